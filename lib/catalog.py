@@ -1,0 +1,24 @@
+"""Every skill with its status: the fresh manifest, each entry's state, and the static checks."""
+
+from . import config as configlib, discovery, manifest as manifestlib, state as statelib, status
+
+
+def current_manifest(config, warn):
+    return manifestlib.current(discovery.sources(config), on_diagnostic=warn)
+
+
+def evaluate_all(manifest, config, warn):
+    """Manifest entries merged with {'status', 'verified', 'missing'}, then the invalid skills."""
+    checker = status.Checker(config)
+    records = []
+    for entry in manifest["skills"].values():
+        state = statelib.read(entry["name"], entry, on_problem=warn) if entry.get("type") != "prompt" else {}
+        records.append({**entry, **checker.evaluate(entry, state)})
+    records.extend(manifest.get("invalid", []))
+    return records
+
+
+def load(warn):
+    """(config, records) for the commands that show every skill."""
+    config = configlib.load()
+    return config, evaluate_all(current_manifest(config, warn), config, warn)

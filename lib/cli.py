@@ -1,0 +1,85 @@
+"""What every tool's main() shares: argument parsing, error mapping, JSON Lines in and out."""
+
+import json
+import os
+import sys
+
+from .errors import BadInput, NexusError
+
+
+def parse(doc, argv, options_first=False):
+    """docopt-ng on `doc`; usage errors go to stderr with exit 2, --help to stdout with exit 0."""
+    import contextlib
+
+    from docopt import DocoptExit, docopt
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
+            args = docopt(doc, argv=argv, default_help=False, options_first=options_first)
+    except DocoptExit as e:
+        print(str(e.code), file=sys.stderr)
+        raise SystemExit(2) from None
+    if args.get("--help"):
+        sys.stdout.write(doc.strip("\n") + "\n")
+        raise SystemExit(0)
+    return args
+
+
+def warn(prog, message):
+    print(f"{prog}: {message}", file=sys.stderr)
+
+
+def run(prog, body, argv):
+    """Call body(argv) and map what it raises to a message and an exit code."""
+    try:
+        code = body(sys.argv[1:] if argv is None else list(argv))
+        sys.stdout.flush()
+        return code or 0
+    except NexusError as e:
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise
+        warn(prog, str(e))
+        return e.exit_code
+    except BrokenPipeError:
+        # The reader went away (`nexus ... | head`): stay quiet, as the Python docs recommend.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def command(prog):
+    """Turn body(argv) into a main(argv=None) -> int that maps errors to exit codes."""
+
+    def wrap(body):
+        def main(argv=None):
+            return run(prog, body, argv)
+
+        main.__doc__ = body.__doc__
+        return main
+
+    return wrap
+
+
+def dumps(obj):
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def write_jsonl(records, stream=None):
+    stream = stream or sys.stdout
+    for record in records:
+        stream.write(dumps(record) + "\n")
+
+
+def read_jsonl(stream, label="stdin"):
+    """Dicts from a JSON Lines stream; BadInput naming the line of the first bad one."""
+    import jsonlines
+
+    if stream.isatty():
+        raise BadInput(f"{label} is a terminal: pipe JSON Lines into this command (see --help)")
+    reader = jsonlines.Reader(stream)
+    try:
+        yield from reader.iter(type=dict, skip_empty=True)
+    except jsonlines.InvalidLineError as e:
+        raise BadInput(f"{label}:{e.lineno}: not a JSON object: {e.line[:80]!r}") from None

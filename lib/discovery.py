@@ -1,0 +1,117 @@
+"""Find skills in the four sources, highest precedence wins: workspace > managed > bundled > extra dirs."""
+
+import os
+
+from . import config as configlib, paths, schema, skillmd
+
+
+def sources(config):
+    """(source, folder) pairs, lowest precedence first."""
+    extra = configlib.get(config, "skills.load.extraDirs", [])
+    if isinstance(extra, str):
+        extra = [extra]
+    found = [("nexus-extra", os.path.abspath(os.path.expanduser(d))) for d in extra if isinstance(d, str)]
+    found.append(("nexus-bundled", paths.bundled_skills()))
+    found.append(("nexus-managed", paths.managed_skills()))
+    found.append(("nexus-workspace", paths.workspace_skills()))
+    return found
+
+
+def folder_sources(folders):
+    """Explicit folders given on a command line, as sources (the last one wins)."""
+    return [("nexus-extra", os.path.abspath(f)) for f in folders]
+
+
+def mtime(path):
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def source_stamps(source_list):
+    return [{"source": s, "path": p, "mtimeNs": mtime(p)} for s, p in source_list]
+
+
+class Scan:
+    """The result of scanning sources: winning entries, shadowed ones, invalid skills and diagnostics."""
+
+    def __init__(self):
+        self.entries = {}
+        self.shadowed = []
+        self.invalid = []
+        self.diagnostics = []  # one formatted line each, for stderr
+        self.readable_sources = 0
+
+
+def scan(source_list):
+    result = Scan()
+    for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
+        for skill_dir in _skill_dirs(folder, result):
+            _load(skill_dir, source, result)
+    result.entries = dict(sorted(result.entries.items()))
+    return result
+
+
+def _skill_dirs(folder, result):
+    try:
+        with os.scandir(folder) as it:
+            children = sorted(it, key=lambda d: d.name)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        result.diagnostics.append(f"{folder}: cannot read folder: {e.strerror}")
+        return
+    result.readable_sources += 1
+    for child in children:
+        if child.name.startswith("."):
+            continue
+        try:
+            is_dir = child.is_dir()
+            if not is_dir and child.is_symlink():
+                os.stat(child.path)  # raises for a dangling or looping link
+        except OSError as e:
+            result.diagnostics.append(f"{child.path}: broken symlink: {e.strerror}")
+            continue
+        if is_dir:
+            yield child.path
+
+
+def _load(skill_dir, source, result):
+    path = os.path.join(skill_dir, "SKILL.md")
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return  # a folder without SKILL.md is not a skill
+    except OSError as e:
+        _invalid(result, source, skill_dir, skillmd.Problem("error", f"cannot read folder: {e.strerror}"))
+        return
+    dir_mtime, file_mtime = mtime(skill_dir), mtime(path)  # before reading: a change during the read is seen next time
+    skill = skillmd.read(path, os.path.basename(skill_dir))
+    for problem in skill.problems:
+        if problem.severity != "error":
+            result.diagnostics.append(problem.format(path))
+    if not skill.ok:
+        error = next(p for p in skill.problems if p.severity == "error")
+        _invalid(result, source, skill_dir, error, dir_mtime, file_mtime)
+        return
+    entry = schema.manifest_entry(skill, source, skill_dir, dir_mtime, file_mtime)
+    winner = result.entries.get(skill.name)
+    if winner is None:
+        result.entries[skill.name] = entry
+    elif winner["source"] == source:
+        result.diagnostics.append(
+            f"{path}: warning: skill '{skill.name}' is also defined in {winner['filePath']}; using that one")
+    else:
+        entry["shadowedBy"] = winner["source"]
+        result.shadowed.append(entry)
+
+
+def _invalid(result, source, skill_dir, problem, dir_mtime=None, file_mtime=None):
+    path = os.path.join(skill_dir, "SKILL.md")
+    result.diagnostics.append(problem.format(path))
+    result.invalid.append({
+        "name": os.path.basename(skill_dir), "status": "invalid", "source": source, "filePath": path,
+        "dir": skill_dir, "line": problem.line, "error": problem.message,
+        "dirMtimeNs": dir_mtime, "fileMtimeNs": file_mtime,
+    })

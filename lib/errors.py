@@ -1,0 +1,19 @@
+"""The small family of errors a tool maps to an exit code and a one-line message."""
+
+
+class NexusError(Exception):
+    """The gateway refuses: not found, not installed, not configured (exit 1)."""
+
+    exit_code = 1
+
+
+class UsageError(NexusError):
+    """The call's words are off (exit 2)."""
+
+    exit_code = 2
+
+
+class BadInput(NexusError):
+    """Input that cannot be read: bad JSON on stdin, a malformed config file (exit 2)."""
+
+    exit_code = 2

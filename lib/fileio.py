@@ -1,0 +1,90 @@
+"""File I/O that survives crashes and concurrent writers: private dirs, atomic JSON, locks, appends."""
+
+import fcntl
+import json
+import os
+
+from .errors import BadInput
+
+
+def private_dirs(path, top):
+    """Create `path` and every folder between `top` and it with mode 0700."""
+    missing = []
+    while path != top and not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    os.makedirs(top, mode=0o700, exist_ok=True)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+
+
+def read_json(path):
+    """The parsed JSON document at `path`, None when there is no file."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BadInput(f"cannot read '{path}': {e.strerror}") from None
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BadInput(f"'{path}' is not valid JSON: {e}") from None
+
+
+def write_atomic(path, data):
+    """Replace `path` with `data` (bytes) so that readers only ever see the old or the new file.
+
+    The rename is atomic against a crash or kill of this process; we do not fsync, so a
+    power loss may lose the last update but never leaves a torn file on a journalling FS.
+    """
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json(path, obj, indent=None):
+    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    write_atomic(path, (text + "\n").encode())
+
+
+class Lock:
+    """An exclusive flock on a lock file, held for the `with` block."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)  # closing releases the lock
+        self.fd = None
+
+
+def append(path, data):
+    """Append bytes with O_APPEND in one write; returns the file's size afterwards."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)

@@ -1,0 +1,74 @@
+"""Human output: colour, emoji and box characters on a TTY only, never with NO_COLOR."""
+
+import datetime
+import os
+
+WIDTH = 63
+COLORS = {"green": 32, "yellow": 33, "red": 31, "blue": 34, "dim": 2, "bold": 1}
+
+
+class Style:
+    def __init__(self, stream):
+        self.fancy = stream.isatty() and "NO_COLOR" not in os.environ
+
+    def color(self, text, name):
+        return f"\033[{COLORS[name]}m{text}\033[0m" if self.fancy else text
+
+    def emoji(self, symbol):
+        return f"{symbol} " if self.fancy and symbol else ""
+
+    def rule(self, heavy=True):
+        if not self.fancy:
+            return ("=" if heavy else "-") * WIDTH
+        return ("═" if heavy else "─") * WIDTH
+
+    @property
+    def dash(self):
+        return "—" if self.fancy else "-"
+
+    def bar(self, count, largest, width=30):
+        size = round(width * count / largest) if largest else 0
+        return ("█" if self.fancy else "#") * size
+
+    def header(self, title):
+        return [self.rule(), self.color(title, "bold"), self.rule()]
+
+
+def truncate(text, width):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
+
+
+def table(rows, indent="   "):
+    """Rows of cells, the columns padded to their widest cell (the last column is not padded)."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [indent + "  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[-1]]).rstrip() for row in rows]
+
+
+def parse_iso(ts):
+    """An ISO 8601 timestamp as an aware UTC datetime, or None."""
+    if not isinstance(ts, str):
+        return None
+    try:
+        value = datetime.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+
+
+def ago(ts, now=None):
+    """'2 hours ago' for an ISO timestamp; 'never' for none."""
+    then = parse_iso(ts)
+    if then is None:
+        return "never"
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    seconds = int((now - then).total_seconds())
+    if seconds < 0:
+        return "in the future"
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"

@@ -1,0 +1,48 @@
+"""Builders for the files tests put in place: skills, stand-in tools, config."""
+
+import json
+import stat
+import textwrap
+
+
+def make_tool(bindir, name, script="#!/bin/sh\nexit 0\n"):
+    path = bindir / name
+    path.write_text(textwrap.dedent(script))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def write_skill(root, name, description="A test skill.", meta=None, body="# Body\n\nDo the thing.\n",
+                folder=None, extra=""):
+    """A skill folder with a SKILL.md; `meta` is the metadata.nexus object."""
+    skill_dir = root / (folder or name)
+    skill_dir.mkdir(parents=True, exist_ok=True)
+    lines = ["---", f"name: {name}", f"description: {json.dumps(description)}"]
+    if meta is not None:
+        lines.append("metadata: " + json.dumps({"nexus": meta}, ensure_ascii=False))
+    text = "\n".join(lines) + "\n" + extra + "---\n" + body
+    (skill_dir / "SKILL.md").write_text(text)
+    return skill_dir
+
+
+def write_raw(root, folder, content):
+    skill_dir = root / folder
+    skill_dir.mkdir(parents=True, exist_ok=True)
+    path = skill_dir / "SKILL.md"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+def jsonl(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def by_name(records):
+    return {r["name"]: r for r in records}
+
+
+def write_config(nexus_home, text):
+    nexus_home.mkdir(parents=True, exist_ok=True)
+    path = nexus_home / "nexus.toml"
+    path.write_text(textwrap.dedent(text))
+    return path

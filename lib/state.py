@@ -10,6 +10,10 @@ def path(name):
     return os.path.join(paths.skill_state_dir(name), "state.json")
 
 
+def lock_path(name):
+    return os.path.join(paths.skill_state_dir(name), ".lock")
+
+
 def read(name, entry=None, on_problem=None):
     """The skill's state; defaults when there is none, and when it is corrupt (reported via on_problem)."""
     try:
@@ -21,3 +25,38 @@ def read(name, entry=None, on_problem=None):
     if not isinstance(state, dict):
         return schema.default_state(entry)
     return state
+
+
+class Update:
+    """`with Update(name) as state:` holds the skill's lock, and writes `state` back atomically
+    when the block ends without an exception. The usage log is appended under the same lock."""
+
+    def __init__(self, name, entry=None, on_problem=None):
+        self.name, self.entry, self.on_problem = name, entry, on_problem
+        self.lock = fileio.Lock(lock_path(name))
+
+    def __enter__(self):
+        fileio.private_dirs(paths.skill_state_dir(self.name), paths.home())
+        self.lock.__enter__()
+        try:
+            self.state = read(self.name, self.entry, self.on_problem)
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self.state
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                fileio.write_json(path(self.name), self.state)
+        finally:
+            self.lock.__exit__(None, None, None)
+
+
+def count_call(state, ts, ok, ms):
+    """Lifetime counters, kept in state so they survive log rotation."""
+    total = state.get("totalInvocations", 0) + 1
+    successes = state.get("successCount", 0) + (1 if ok else 0)
+    duration = state.get("totalDurationMs", 0) + ms
+    state.update(totalInvocations=total, successCount=successes, totalDurationMs=duration,
+                 successRate=round(successes / total, 4), avgDurationMs=round(duration / total), lastUsed=ts)

@@ -4,15 +4,37 @@ Finds the skills an agent can use right now, runs them, and records every run.
 
 Usage:
   nexus skills list [--ready | --locked | --all] [--json]
-  nexus skills refresh
-  nexus skills path
+  nexus skills refresh [--json]
+  nexus skills path [--json]
+  nexus skills verify --all [--stale HOURS] [--json]
+  nexus skills rotate [--json]
+  nexus skills check [PATH...] [--strict] [--json]
+  nexus skills cursor-rules [--write [DIR]]
+  nexus skills agents-md [--write FILE]
+  nexus skills prompt [--format xml|markdown]
+  nexus skill show NAME [--json | --prompt-only]
+  nexus skill verify NAME [--force] [--json]
+  nexus skill run NAME [--dry-run] [--no-verify] [--no-log] [--json] [--timeout SECONDS] [-- ARGS...]
+  nexus skill stats [NAME] [--days N] [--json]
+  nexus status [--json]
   nexus COMMAND... --help
   nexus (-h | --help | --version)
 
 Commands:
-  skills list     List skills grouped by status: ready, needs setup, not installed, disabled.
-  skills refresh  Rescan every skill source and rewrite the manifest.
-  skills path     Print every skill source folder, lowest precedence first.
+  skills list          Skills grouped by status: ready, needs setup, not installed, disabled, invalid.
+  skills refresh       Rescan every skill source and rewrite the manifest.
+  skills path          Print every skill source folder, lowest precedence first.
+  skills verify        Re-verify every skill never verified or verified over HOURS ago (for cron).
+  skills rotate        Prune every usage log to its limits (for cron).
+  skills check         Lint SKILL.md files against the Agent Skills and nexus rules.
+  skills cursor-rules  The Cursor rules text; --write puts it in DIR/.cursor/rules/.
+  skills agents-md     The AGENTS.md skills section; --write updates only that section of FILE.
+  skills prompt        The block of ready skills an agent's system prompt includes.
+  skill show           A skill's status, requirements, usage and prompt.
+  skill verify         Run a skill's verify command and record the outcome.
+  skill run            The gateway: run a skill's tool or script, or print its prompt; every call is logged.
+  skill stats          Usage statistics, for every skill or one.
+  status               One line: how many skills are ready, need setup, are not installed, disabled.
 
 Options:
   -h --help  Show this help; after a command, that command's help.
@@ -40,6 +62,17 @@ COMMANDS = {
     "skills list": "nexus.tools.nexus_list:skills_list",
     "skills refresh": "nexus.tools.nexus_list:skills_refresh",
     "skills path": "nexus.tools.nexus_list:skills_path",
+    "skills verify": "nexus.tools.nexus_skill:skills_verify",
+    "skills rotate": "nexus.tools.nexus_stats:skills_rotate",
+    "skills check": "nexus.tools.nexus_check:skills_check",
+    "skills cursor-rules": "nexus.tools.nexus_integrate:cursor_rules",
+    "skills agents-md": "nexus.tools.nexus_integrate:agents_md",
+    "skills prompt": "nexus.tools.nexus_integrate:prompt",
+    "skill show": "nexus.tools.nexus_skill:skill_show",
+    "skill verify": "nexus.tools.nexus_skill:skill_verify",
+    "skill run": "nexus.tools.run:main",
+    "skill stats": "nexus.tools.nexus_stats:skill_stats",
+    "status": "nexus.tools.nexus_stats:status",
 }
 
 

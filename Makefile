@@ -22,8 +22,9 @@ $(VENV)/.deps: pyproject.toml
 	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts
 	touch $@
 
+# PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --force-reinstall .
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --force-reinstall .
 	rm -rf build
 	touch $@
 

@@ -1,10 +1,10 @@
 """Every skill with its status: the fresh manifest, each entry's state, and the static checks."""
 
-from . import config as configlib, discovery, manifest as manifestlib, state as statelib, status
+from . import config as configlib, manifest as manifestlib, state as statelib, status
 
 
 def current_manifest(config, warn):
-    return manifestlib.current(discovery.sources(config), on_diagnostic=warn)
+    return manifestlib.current(configlib.sources(config), on_diagnostic=warn)
 
 
 def evaluate_all(manifest, config, warn):

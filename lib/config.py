@@ -81,3 +81,15 @@ def bin_path(config):
     if isinstance(dirs, str):
         dirs = [dirs]
     return [os.path.expanduser(d) for d in dirs if isinstance(d, str)]
+
+
+def sources(config):
+    """The skill sources as (source, folder) pairs, lowest precedence first."""
+    extra = get(config, "skills.load.extraDirs", [])
+    if isinstance(extra, str):
+        extra = [extra]
+    found = [("nexus-extra", os.path.abspath(os.path.expanduser(d))) for d in extra if isinstance(d, str)]
+    found.append(("nexus-bundled", paths.bundled_skills()))
+    found.append(("nexus-managed", paths.managed_skills()))
+    found.append(("nexus-workspace", paths.workspace_skills()))
+    return found

@@ -2,35 +2,7 @@
 
 import os
 
-from . import config as configlib, paths, schema, skillmd
-
-
-def sources(config):
-    """(source, folder) pairs, lowest precedence first."""
-    extra = configlib.get(config, "skills.load.extraDirs", [])
-    if isinstance(extra, str):
-        extra = [extra]
-    found = [("nexus-extra", os.path.abspath(os.path.expanduser(d))) for d in extra if isinstance(d, str)]
-    found.append(("nexus-bundled", paths.bundled_skills()))
-    found.append(("nexus-managed", paths.managed_skills()))
-    found.append(("nexus-workspace", paths.workspace_skills()))
-    return found
-
-
-def folder_sources(folders):
-    """Explicit folders given on a command line, as sources (the last one wins)."""
-    return [("nexus-extra", os.path.abspath(f)) for f in folders]
-
-
-def mtime(path):
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-def source_stamps(source_list):
-    return [{"source": s, "path": p, "mtimeNs": mtime(p)} for s, p in source_list]
+from . import paths, schema, skillmd
 
 
 class Scan:
@@ -86,7 +58,7 @@ def _load(skill_dir, source, result):
     except OSError as e:
         _invalid(result, source, skill_dir, skillmd.Problem("error", f"cannot read folder: {e.strerror}"))
         return
-    dir_mtime, file_mtime = mtime(skill_dir), mtime(path)  # before reading: a change during the read is seen next time
+    dir_mtime, file_mtime = paths.mtime(skill_dir), paths.mtime(path)  # before reading: a change during the read is seen next time
     skill = skillmd.read(path, os.path.basename(skill_dir))
     for problem in skill.problems:
         if problem.severity != "error":

@@ -1,14 +1,17 @@
 """manifest.json: the cache of discovered skills, rebuilt only when a source or skill folder changed."""
 
-import datetime
 import os
 
-from . import __version__, discovery, fileio, paths, schema
+from . import __version__, fileio, paths, schema
 from .errors import BadInput, NexusError
 
 
 def now_iso():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The current time as ISO 8601 UTC with milliseconds (time, not datetime: it is cheaper to import)."""
+    import time
+
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 def build(entries, invalid, stamps):
@@ -40,37 +43,43 @@ def load():
 
 
 def _unchanged(record):
-    return (discovery.mtime(record["dir"]) == record.get("dirMtimeNs")
-            and discovery.mtime(record["filePath"]) == record.get("fileMtimeNs"))
+    return (paths.mtime(record["dir"]) == record.get("dirMtimeNs")
+            and paths.mtime(record["filePath"]) == record.get("fileMtimeNs"))
 
 
-def is_fresh(manifest, source_list):
+def is_fresh(manifest, source_list, name=None):
+    """True when no source or skill folder changed since the manifest was written.
+
+    With `name`, only the sources and that one skill are checked: enough to run it.
+    """
     try:
-        return (
-            manifest is not None
-            and manifest.get("version") == schema.MANIFEST_VERSION
-            and manifest.get("nexusVersion") == __version__
-            and manifest.get("sources") == discovery.source_stamps(source_list)
-            and all(_unchanged(e) for e in manifest["skills"].values())
-            and all(_unchanged(e) for e in manifest.get("invalid", []))
-        )
+        if (manifest is None or manifest.get("version") != schema.MANIFEST_VERSION
+                or manifest.get("nexusVersion") != __version__
+                or manifest.get("sources") != paths.source_stamps(source_list)):
+            return False
+        records = list(manifest["skills"].values()) + manifest.get("invalid", [])
+        if name is not None:
+            records = [r for r in records if r["name"] == name]
+        return all(_unchanged(r) for r in records)
     except (KeyError, TypeError, AttributeError):
         return False
 
 
 def refresh(source_list):
     """Scan the sources and write a new manifest; returns (manifest, scan)."""
-    stamps = discovery.source_stamps(source_list)  # taken first, so a change during the scan makes it stale
+    stamps = paths.source_stamps(source_list)  # taken first, so a change during the scan makes it stale
+    from . import discovery
+
     scan = discovery.scan(source_list)
     manifest = build(scan.entries.values(), scan.invalid, stamps)
     write(manifest)
     return manifest, scan
 
 
-def current(source_list, on_diagnostic=None):
-    """A fresh manifest: the cached one when nothing changed, else a new scan."""
+def current(source_list, on_diagnostic=None, name=None):
+    """A fresh manifest: the cached one when nothing changed (for `name` alone, when given), else a new scan."""
     manifest = load()
-    if is_fresh(manifest, source_list):
+    if is_fresh(manifest, source_list, name):
         return manifest
     manifest, scan = refresh(source_list)
     if on_diagnostic:
@@ -84,6 +93,10 @@ def find(manifest, name):
     entry = manifest["skills"].get(name)
     if entry is not None:
         return entry
+    for broken in manifest.get("invalid", []):
+        if broken["name"] == name:
+            where = f"{broken['filePath']}:{broken['line']}" if broken.get("line") else broken["filePath"]
+            raise NexusError(f"Skill '{name}' is invalid: {where}: {broken['error']}")
     import difflib
 
     close = difflib.get_close_matches(name, list(manifest["skills"]), n=3, cutoff=0.6)

@@ -64,3 +64,20 @@ def skill_state_dir(name):
     if not is_valid_name(name):
         raise NexusError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
     return os.path.join(skills_state(), name)
+
+
+def folder_sources(folders):
+    """Folders named on a command line, as sources (the last one wins a name)."""
+    return [("nexus-extra", os.path.abspath(f)) for f in folders]
+
+
+def mtime(path):
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def source_stamps(source_list):
+    """What the manifest records of each source, to tell when one changed."""
+    return [{"source": s, "path": p, "mtimeNs": mtime(p)} for s, p in source_list]

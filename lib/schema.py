@@ -1,7 +1,5 @@
 """The shapes of nexus's records, in one place: ManifestEntry (spec 5.2), SkillState (4.2), UsageLogEntry (4.3)."""
 
-from . import known
-
 MANIFEST_VERSION = 1
 STATE_VERSION = 1
 SOURCES = ("nexus-extra", "nexus-bundled", "nexus-managed", "nexus-workspace")  # lowest precedence first
@@ -44,6 +42,8 @@ def manifest_entry(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
         entry["os"] = _string_list(entry["os"])
     requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
     entry["requires"] = {k: _string_list(requires.get(k)) for k in REQUIRE_KEYS}
+    from . import known
+
     execution = known.execution(skill.name, meta)
     if "requiredEnv" in execution:
         execution["requiredEnv"] = _string_list(execution["requiredEnv"])

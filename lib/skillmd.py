@@ -4,7 +4,6 @@ The parser never raises for bad content: it returns what it could read and a lis
 each with a line number, so loading (lenient) and checking (strict) share one reading of a file.
 """
 
-import hashlib
 import json
 import os
 
@@ -57,6 +56,8 @@ def read(path, folder_name=None):
     data = _read_bytes(skill)
     if data is None:
         return skill
+    import hashlib
+
     skill.sha256 = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
@@ -110,6 +111,17 @@ def _split(skill, text):
             return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]).lstrip("\n")
     skill.error("unterminated frontmatter: no closing '---' line", 1, "frontmatter")
     return None
+
+
+def body(path):
+    """The prompt of a SKILL.md: everything after its frontmatter (no YAML parsing)."""
+    skill = SkillFile(path)
+    data = _read_bytes(skill)
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n") if data else ""
+    split = _split(skill, text) if data else None
+    if split is None:
+        raise OSError(skill.problems[0].message if skill.problems else "cannot read")
+    return split[1]
 
 
 def _loader_class():

@@ -29,7 +29,7 @@ Examples:
 
 import sys
 
-from nexus import cli, config as configlib, discovery
+from nexus import cli, config as configlib, discovery, paths
 from nexus.errors import BadInput
 
 PROG = "nexus-discover"
@@ -39,9 +39,9 @@ PROG = "nexus-discover"
 def main(argv):
     args = cli.parse(__doc__, argv)
     if args["DIR"]:
-        source_list = discovery.folder_sources(args["DIR"])
+        source_list = paths.folder_sources(args["DIR"])
     else:
-        source_list = discovery.sources(configlib.load())
+        source_list = configlib.sources(configlib.load())
     scan = discovery.scan(source_list)
     for line in scan.diagnostics:
         print(line, file=sys.stderr)

@@ -31,7 +31,7 @@ Examples:
   nexus-manifest check || nexus skills refresh
 """
 
-from nexus import cli, config as configlib, discovery, manifest as manifestlib, paths
+from nexus import cli, config as configlib, manifest as manifestlib, paths
 from nexus.errors import BadInput, NexusError
 
 PROG = "nexus-manifest"
@@ -52,7 +52,7 @@ def write():
             raise BadInput(f"stdin:{number}: skill '{name}' appears twice")
         seen.add(name)
         entries.append(record)
-    stamps = discovery.source_stamps(discovery.sources(configlib.load()))
+    stamps = paths.source_stamps(configlib.sources(configlib.load()))
     manifestlib.write(manifestlib.build(entries, invalid, stamps))
 
 
@@ -66,7 +66,7 @@ def read(with_invalid):
 
 
 def check():
-    sources = discovery.sources(configlib.load())
+    sources = configlib.sources(configlib.load())
     return 0 if manifestlib.is_fresh(manifestlib.load(), sources) else 1
 
 

@@ -81,10 +81,8 @@ def main(argv=None):
     for words in (2, 1):
         target = COMMANDS.get(" ".join(argv[:words])) if len(argv) >= words else None
         if target:
-            import importlib
-
             module, function = target.split(":")
-            return getattr(importlib.import_module(module), function)(argv[words:])
+            return getattr(__import__(module, fromlist=[function]), function)(argv[words:])
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(__doc__.strip("\n") + "\n")
         return 0

@@ -2,7 +2,7 @@
 
 import sys
 
-from nexus import cli, config as configlib, discovery, install, manifest as manifestlib
+from nexus import cli, config as configlib, install, manifest as manifestlib
 from nexus.catalog import load
 from nexus.style import Style, table, truncate
 
@@ -120,7 +120,7 @@ def skills_refresh(argv):
     args = cli.parse(REFRESH_DOC, ["skills", "refresh", *argv])
     from nexus import paths
 
-    manifest, scan = manifestlib.refresh(discovery.sources(configlib.load()))
+    manifest, scan = manifestlib.refresh(configlib.sources(configlib.load()))
     for line in scan.diagnostics:
         _warn(line)
     summary = {"skills": len(manifest["skills"]), "invalid": len(scan.invalid),
@@ -151,7 +151,7 @@ def skills_path(argv):
     import os
 
     args = cli.parse(PATH_DOC, ["skills", "path", *argv])
-    for source, path in discovery.sources(configlib.load()):
+    for source, path in configlib.sources(configlib.load()):
         if args["--json"]:
             print(cli.dumps({"source": source, "path": path, "exists": os.path.isdir(path)}))
         else:

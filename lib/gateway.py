@@ -1,0 +1,115 @@
+"""What nexus-run and nexus-verify share: a skill's command line, its environment, and verification.
+
+Verification is "Option C": once on first use, trusted until a run fails or SKILL.md changes.
+Only `nexus-verify` and the first `nexus-run` of a skill ever call verify().
+"""
+
+import os
+import time
+
+from . import config as configlib, state as statelib, status
+from .errors import NexusError
+
+VERIFY_TIMEOUT = 30
+ERROR_CHARS = 200
+
+
+def now_iso(t=None):
+    t = time.time() if t is None else t
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def environment(entry, config):
+    """The tool's environment: ours, plus the skill's injected vars, with skills.binPath before PATH."""
+    env = dict(os.environ)
+    env.update(status.injected_env(entry, config))
+    extra = configlib.bin_path(config)
+    if extra:
+        env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
+    env["NEXUS_CALLER_CWD"] = os.getcwd()
+    return env
+
+
+def secrets(entry, env):
+    """Values of the env vars a skill declares as secret, to be masked in logs."""
+    names = entry.get("requires", {}).get("env", []) + entry.get("requiredEnv", [])
+    names += [entry["primaryEnv"]] if entry.get("primaryEnv") else []
+    return sorted({env[n] for n in names if env.get(n)}, key=len, reverse=True)
+
+
+def command(entry, args, config):
+    """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    dirs = status.search_dirs(config)
+    binary = entry.get("tool") if entry["type"] == "tool" else entry.get("runner")
+    found = status.which(binary, dirs) if binary else None
+    if not found:
+        raise NexusError(not_installed_message(entry, binary))
+    if entry["type"] == "tool":
+        return [found, *args], None
+    skill_dir = os.path.realpath(entry["dir"])
+    script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
+    if not script.startswith(skill_dir + os.sep) or not os.path.isfile(script):
+        raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
+    return [found, script, *args], skill_dir
+
+
+def not_installed_message(entry, binary):
+    from . import install
+
+    lines = [f"Tool '{binary}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
+    hints = install.hints(entry)
+    if hints:
+        lines.append("Install with: " + hints[0])
+        lines += ["          or: " + h for h in hints[1:]]
+    return "\n".join(lines)
+
+
+def setup_message(entry, missing):
+    needs = missing["env"] + [f"config {p} (in {configlib.paths.config_file()})" for p in missing["config"]]
+    return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+
+
+def verify(entry, config, timeout=VERIFY_TIMEOUT):
+    """Check requirements, run the verify command, record the outcome in state; returns the outcome."""
+    import hashlib
+    import subprocess
+
+    started = time.monotonic()
+    outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
+               "ok": True, "exit": None, "error": None}
+    checker = status.Checker(config)
+    missing = checker.missing(entry)
+    output = b""
+    if entry["type"] == "prompt":
+        pass
+    elif missing["bins"] or missing["anyBins"]:
+        outcome.update(ok=False, error=not_installed_message(entry, (missing["bins"] or missing["anyBins"])[0]))
+    elif missing["env"] or missing["config"]:
+        outcome.update(ok=False, error=setup_message(entry, missing))
+    elif entry.get("verify"):
+        try:
+            done = subprocess.run(["/bin/sh", "-c", entry["verify"]], env=environment(entry, config),
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+            output = done.stdout
+            outcome.update(ok=done.returncode == 0, exit=done.returncode)
+            if done.returncode != 0:
+                text = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+                outcome["error"] = text[-ERROR_CHARS:] or f"exit {done.returncode}"
+        except subprocess.TimeoutExpired:
+            outcome.update(ok=False, error=f"verify command timed out after {timeout} s")
+    outcome["ms"] = int((time.monotonic() - started) * 1000)
+    ts = now_iso()
+    with statelib.Update(entry["name"], entry) as state:
+        for key in ("type", "tool", "verify"):
+            if entry.get(key):
+                state[key] = entry[key]
+        if outcome["ok"] and not state.get("configured"):
+            state["configuredAt"] = ts
+        state.update(configured=outcome["ok"], lastVerified=ts, lastVerifyOk=outcome["ok"])
+        if outcome["ok"]:
+            state["fingerprint"] = {"skillSha256": entry.get("sha256"),
+                                    "verifyOutputHash": hashlib.sha256(output).hexdigest(), "capturedAt": ts}
+        else:
+            state["lastError"] = outcome["error"][-ERROR_CHARS:]
+    outcome["configured"] = outcome["ok"]
+    return outcome

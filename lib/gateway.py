@@ -65,8 +65,31 @@ def not_installed_message(entry, binary):
 
 
 def setup_message(entry, missing):
-    needs = missing["env"] + [f"config {p} (in {configlib.paths.config_file()})" for p in missing["config"]]
+    from . import paths
+
+    needs = missing["env"] + [f"config {p} (in {paths.config_file()})" for p in missing["config"]]
     return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+
+
+def setup_steps(entry, missing):
+    """Numbered steps that take a skill from where it is to verified."""
+    from . import install, paths
+
+    name, steps = entry["name"], []
+    if missing["bins"] or missing["anyBins"]:
+        hints = install.hints(entry)
+        what = ", ".join(missing["bins"]) or "one of " + ", ".join(missing["anyBins"])
+        steps.append(f"Install {what}: {hints[0]}" if hints else f"Install {what} and put it on PATH")
+    key = status.primary_env(entry)
+    for var in missing["env"]:
+        also = f", or set skills.entries.{entry.get('skillKey') or name}.apiKey in {paths.config_file()}" if var == key else ""
+        steps.append(f"Set {var}: export {var}=...{also}")
+    for path in missing["config"]:
+        steps.append(f"Set {path} = true in {paths.config_file()}")
+    if entry.get("verify"):
+        steps.append(f"Make this succeed: {entry['verify']}")
+    steps.append(f"Verify: nexus skill verify {name}")
+    return [f"{i}. {step}" for i, step in enumerate(steps, 1)]
 
 
 def verify(entry, config, timeout=VERIFY_TIMEOUT):

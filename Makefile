@@ -33,7 +33,7 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests $(PYTEST_ARGS)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests --script-launch-mode=subprocess $(PYTEST_ARGS)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests --script-launch-mode=subprocess -m 'not once' $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python tests/bench.py

@@ -39,10 +39,24 @@ def _parse(path):
         with open(path, "rb") as f:
             config = tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"config '{path}': {e}") from None
+        raise BadInput(f"config {_where(path, str(e))}") from None
     except OSError as e:
         raise BadInput(f"cannot read config '{path}': {e.strerror}") from None
     return _jsonable(config)
+
+
+def _where(path, message):
+    """'path:LINE: problem' from tomllib's 'problem (at line L, column C)' or '(at end of document)'."""
+    import re
+
+    found = re.search(r" \(at (?:line (\d+), column \d+|end of document)\)$", message)
+    if not found:
+        return f"'{path}': {message}"
+    line = found.group(1)
+    if line is None:
+        with open(path, "rb") as f:
+            line = max(1, f.read().count(b"\n"))
+    return f"'{path}', line {line}: {message[:found.start()]}"
 
 
 def _jsonable(value):

@@ -1,0 +1,128 @@
+"""nexus skills list and path: status of every skill, by the static checks of spec 5.3."""
+
+import json
+import sys
+
+import pytest
+from helpers import by_name, make_tool, write_config, write_skill
+
+
+def listed(script_runner, *flags):
+    result = script_runner.run(["nexus", "skills", "list", "--json", *flags])
+    assert result.returncode == 0, result.stderr
+    return by_name(json.loads(result.stdout))
+
+
+@pytest.fixture
+def zoo(workspace, bindir, nexus_home):
+    """One skill for each status."""
+    make_tool(bindir, "have")
+    write_skill(workspace, "prompt-only")
+    write_skill(workspace, "has-tool", meta={"tool": "have"})
+    write_skill(workspace, "no-tool", meta={"requires": {"bins": ["have", "missing-bin"]},
+                                            "install": [{"kind": "node", "package": "missing-cli"}]})
+    write_skill(workspace, "any-bin", meta={"requires": {"anyBins": ["nope1", "have"]}})
+    write_skill(workspace, "no-any-bin", meta={"requires": {"anyBins": ["nope1", "nope2"]}})
+    write_skill(workspace, "needs-env", meta={"requires": {"env": ["ZOO_TOKEN"]}})
+    write_skill(workspace, "keyed", meta={"requires": {"env": ["KEYED_TOKEN"]}, "primaryEnv": "KEYED_TOKEN"})
+    write_skill(workspace, "needs-config", meta={"requires": {"config": ["browser.enabled"]}})
+    write_skill(workspace, "always-on", meta={"always": True, "requires": {"bins": ["missing-bin"]}})
+    write_skill(workspace, "turned-off")
+    other = "win32" if sys.platform != "win32" else "linux"
+    write_skill(workspace, "elsewhere", meta={"os": [other]})
+    write_skill(workspace, "mac-alias", meta={"os": ["macos", "linux"]})
+    write_config(nexus_home, """
+        [skills.entries.turned-off]
+        enabled = false
+        [skills.entries.keyed]
+        apiKey = "k"
+        [browser]
+        enabled = false
+    """)
+    (workspace / "broken").mkdir()
+    (workspace / "broken" / "SKILL.md").write_text("---\nname: broken\n")
+
+
+def test_every_status(script_runner, zoo):
+    skills = listed(script_runner)
+    expected = {
+        "prompt-only": "ready", "has-tool": "ready", "no-tool": "not-installed", "any-bin": "ready",
+        "no-any-bin": "not-installed", "needs-env": "needs-setup", "keyed": "ready",
+        "needs-config": "needs-setup", "always-on": "ready", "turned-off": "disabled", "broken": "invalid",
+    }
+    assert {name: skills[name]["status"] for name in expected} == expected
+    assert skills["no-tool"]["missing"]["bins"] == ["missing-bin"]
+    assert skills["no-any-bin"]["missing"]["anyBins"] == ["nope1", "nope2"]
+    assert skills["needs-env"]["missing"]["env"] == ["ZOO_TOKEN"]
+    assert skills["needs-config"]["missing"]["config"] == ["browser.enabled"]
+    assert "elsewhere" not in skills
+    assert ("mac-alias" in skills) == (sys.platform in ("linux", "darwin"))
+    assert "error" in skills["broken"] and skills["broken"]["filePath"].endswith("broken/SKILL.md")
+    for name in ("prompt-only", "has-tool"):
+        assert {"name", "description", "source", "type", "status", "verified", "missing"} <= set(skills[name])
+
+
+def test_env_set_and_config_truthy_make_ready(script_runner, zoo, nexus_home, monkeypatch):
+    monkeypatch.setenv("ZOO_TOKEN", "t")
+    write_config(nexus_home, "[browser]\nenabled = true\n")
+    skills = listed(script_runner)
+    assert skills["needs-env"]["status"] == "ready" and skills["needs-config"]["status"] == "ready"
+
+
+def test_filters(script_runner, zoo):
+    assert {s["status"] for s in listed(script_runner, "--ready").values()} == {"ready"}
+    assert {s["status"] for s in listed(script_runner, "--locked").values()} == {"needs-setup", "not-installed"}
+    assert listed(script_runner, "--all")["elsewhere"]["status"] == "unsupported"
+
+
+def test_allow_bundled_disables_the_rest(script_runner, nexus_home):
+    write_config(nexus_home, '[skills]\nallowBundled = ["filesystem"]\n')
+    skills = listed(script_runner)
+    bundled = {n: s["status"] for n, s in skills.items() if s.get("source") == "nexus-bundled"}
+    assert bundled["filesystem"] == "ready" and len(bundled) >= 6
+    assert {s for n, s in bundled.items() if n != "filesystem"} == {"disabled"}
+
+
+def test_bin_path_from_config(script_runner, workspace, tmp_path, nexus_home):
+    extra = tmp_path / "extra-bin"
+    extra.mkdir()
+    make_tool(extra, "hidden-tool")
+    write_skill(workspace, "hidden", meta={"tool": "hidden-tool"})
+    assert listed(script_runner)["hidden"]["status"] == "not-installed"
+    write_config(nexus_home, f'[skills]\nbinPath = ["{extra}"]\n')
+    assert listed(script_runner)["hidden"]["status"] == "ready"
+
+
+def test_human_layout(script_runner, zoo):
+    result = script_runner.run(["nexus", "skills", "list"])
+    out = result.stdout
+    assert result.returncode == 0
+    for heading in ("READY (configured, working)", "NEEDS SETUP", "NOT INSTALLED", "DISABLED", "INVALID"):
+        assert heading in out, heading
+    assert "[tool: have]" in out and "[prompt]" in out
+    assert "install: npm install -g missing-cli" in out
+    assert "needs: ZOO_TOKEN" in out and "needs: config browser.enabled" in out
+    assert "broken/SKILL.md" in out
+    assert "✅" not in out and "\033[" not in out and "═" not in out  # not a terminal
+
+
+def test_bundled_skills_ship(script_runner):
+    skills = listed(script_runner, "--all")
+    bundled = {n for n, s in skills.items() if s["source"] == "nexus-bundled"}
+    assert {"filesystem", "weather", "github", "tmux", "video-frames", "disk-report"} <= bundled
+    assert skills["disk-report"]["type"] == "script" and skills["tmux"]["type"] == "tool"
+
+
+def test_broken_config_exits_2(script_runner, nexus_home):
+    path = write_config(nexus_home, "[skills]\nallowBundled = [\n")
+    result = script_runner.run(["nexus", "skills", "list"])
+    assert result.returncode == 2
+    assert str(path) in result.stderr and "line" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_skills_path_order(script_runner, tmp_path, nexus_home):
+    write_config(nexus_home, f'[skills.load]\nextraDirs = ["{tmp_path / "x"}"]\n')
+    paths = script_runner.run(["nexus", "skills", "path"]).stdout.splitlines()
+    assert paths[0] == str(tmp_path / "x")
+    assert paths[1].endswith("nexus/skills")  # bundled, inside the package
+    assert paths[2:] == [str(tmp_path / "managed"), str(nexus_home / "skills")]

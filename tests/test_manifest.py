@@ -1,0 +1,101 @@
+"""nexus-manifest and the freshness rules: rebuilt only when something changed."""
+
+import io
+import json
+import os
+import time
+
+from helpers import by_name, jsonl, write_config, write_skill
+
+
+def manifest_path(nexus_home):
+    return nexus_home / "state" / "nexus" / "skills" / "manifest.json"
+
+
+def pipeline(script_runner):
+    discovered = script_runner.run(["nexus-discover", "--invalid"])
+    written = script_runner.run(["nexus-manifest", "write"], stdin=io.StringIO(discovered.stdout))
+    assert written.returncode == 0, written.stderr
+    return discovered
+
+
+def touch_later(path):
+    later = time.time() + 5
+    os.utime(path, (later, later))
+
+
+def test_pipeline_round_trips(script_runner, workspace, nexus_home):
+    write_skill(workspace, "alpha")
+    discovered = pipeline(script_runner)
+    read = script_runner.run(["nexus-manifest", "read"])
+    assert by_name(jsonl(read.stdout))["alpha"] == by_name(jsonl(discovered.stdout))["alpha"]
+    manifest = json.loads(manifest_path(nexus_home).read_text())
+    assert manifest["version"] == 1 and manifest["generatedAt"].endswith("Z")
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 0
+
+
+def test_stale_after_changes(script_runner, workspace, nexus_home):
+    skill_dir = write_skill(workspace, "alpha")
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1  # missing
+    pipeline(script_runner)
+    touch_later(skill_dir / "SKILL.md")
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1  # edited in place
+    pipeline(script_runner)
+    write_skill(workspace, "beta")
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1  # a new folder
+    pipeline(script_runner)
+    manifest = json.loads(manifest_path(nexus_home).read_text())
+    manifest["nexusVersion"] = "0.0.0-other"
+    manifest_path(nexus_home).write_text(json.dumps(manifest))
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1  # another version
+    pipeline(script_runner)
+    write_config(nexus_home, f'[skills.load]\nextraDirs = ["{workspace.parent / "extra"}"]\n')
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1  # another set of sources
+
+
+def test_list_reuses_a_fresh_manifest(script_runner, workspace, nexus_home):
+    skill_dir = write_skill(workspace, "alpha")
+    script_runner.run(["nexus", "skills", "list"])
+    first = json.loads(manifest_path(nexus_home).read_text())["generatedAt"]
+    time.sleep(0.01)
+    script_runner.run(["nexus", "skills", "list", "--json"])
+    assert json.loads(manifest_path(nexus_home).read_text())["generatedAt"] == first
+    touch_later(skill_dir / "SKILL.md")
+    script_runner.run(["nexus", "skills", "list", "--json"])
+    assert json.loads(manifest_path(nexus_home).read_text())["generatedAt"] != first
+
+
+def test_write_rejects_bad_input_and_keeps_the_old_manifest(script_runner, workspace, nexus_home):
+    write_skill(workspace, "alpha")
+    pipeline(script_runner)
+    before = manifest_path(nexus_home).read_bytes()
+    for bad, where in (('{"name": "ok", "filePath": "/x"}\n{broken\n', "stdin:2"),
+                       ('{"name": "../evil", "filePath": "/x"}\n', "stdin:1"),
+                       ('{"name": "a", "filePath": "/x"}\n{"name": "a", "filePath": "/y"}\n', "appears twice")):
+        result = script_runner.run(["nexus-manifest", "write"], stdin=io.StringIO(bad))
+        assert result.returncode == 2 and where in result.stderr
+    assert manifest_path(nexus_home).read_bytes() == before
+
+
+def test_read_without_manifest(script_runner):
+    result = script_runner.run(["nexus-manifest", "read"])
+    assert result.returncode == 1 and "nexus skills refresh" in result.stderr
+
+
+def test_corrupt_manifest_is_rebuilt(script_runner, workspace, nexus_home):
+    write_skill(workspace, "alpha")
+    script_runner.run(["nexus", "skills", "refresh"])
+    manifest_path(nexus_home).write_text("{not json")
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1
+    listed = script_runner.run(["nexus", "skills", "list", "--json"])
+    assert listed.returncode == 0 and "alpha" in by_name(json.loads(listed.stdout))
+
+
+def test_refresh_reports_counts(script_runner, workspace):
+    write_skill(workspace, "alpha")
+    (workspace / "broken").mkdir()
+    (workspace / "broken" / "SKILL.md").write_text("nope\n")
+    result = script_runner.run(["nexus", "skills", "refresh", "--json"])
+    summary = json.loads(result.stdout)
+    assert summary["invalid"] == 1 and summary["skills"] >= 1
+    assert "broken/SKILL.md" in result.stderr

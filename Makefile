@@ -36,7 +36,7 @@ test: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests --script-launch-mode=subprocess -m 'not once' $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python tests/bench.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python tests/bench/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .bench

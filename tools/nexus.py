@@ -12,6 +12,11 @@ Usage:
   nexus skills cursor-rules [--write [DIR]]
   nexus skills agents-md [--write FILE]
   nexus skills prompt [--format xml|markdown]
+  nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
+  nexus skills remove NAME...
+  nexus skills update [NAME...] [--json]
+  nexus skills link --agent AGENT [--dir DIR] [--unlink]
+  nexus skill install NAME [--id ID] [--dry-run] [--yes]
   nexus skill show NAME [--json | --prompt-only]
   nexus skill verify NAME [--force] [--json]
   nexus skill run NAME [--dry-run] [--no-verify] [--no-log] [--json] [--timeout SECONDS] [-- ARGS...]
@@ -30,6 +35,11 @@ Commands:
   skills cursor-rules  The Cursor rules text; --write puts it in DIR/.cursor/rules/.
   skills agents-md     The AGENTS.md skills section; --write updates only that section of FILE.
   skills prompt        The block of ready skills an agent's system prompt includes.
+  skills add           Add skills from a folder or a git repository to the managed source.
+  skills remove        Remove added skills.
+  skills update        Fetch added skills again and report which changed.
+  skills link          Link the ready skills where an agent looks (cursor, claude-code, codex, agents).
+  skill install        Run the install spec that fits this platform, then verify the skill.
   skill show           A skill's status, requirements, usage and prompt.
   skill verify         Run a skill's verify command and record the outcome.
   skill run            The gateway: run a skill's tool or script, or print its prompt; every call is logged.
@@ -68,6 +78,11 @@ COMMANDS = {
     "skills cursor-rules": "nexus.tools.nexus_integrate:cursor_rules",
     "skills agents-md": "nexus.tools.nexus_integrate:agents_md",
     "skills prompt": "nexus.tools.nexus_integrate:prompt",
+    "skills add": "nexus.tools.nexus_add:skills_add",
+    "skills remove": "nexus.tools.nexus_add:skills_remove",
+    "skills update": "nexus.tools.nexus_add:skills_update",
+    "skills link": "nexus.tools.nexus_add:skills_link",
+    "skill install": "nexus.tools.nexus_add:skill_install",
     "skill show": "nexus.tools.nexus_skill:skill_show",
     "skill verify": "nexus.tools.nexus_skill:skill_verify",
     "skill run": "nexus.tools.run:main",

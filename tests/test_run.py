@@ -102,11 +102,12 @@ def test_failed_verification_refuses_with_setup(script_runner, workspace, bindir
     write_skill(workspace, "gog", meta={"verify": "echo 'token expired' >&2; exit 1"})
     result = script_runner.run(["nexus", "skill", "run", "gog", "--", "x"])
     assert result.returncode == 1
-    assert "Skill 'gog' is not configured." in result.stderr and "token expired" in result.stderr
+    assert "Skill 'gog' is not configured: token expired" in result.stderr
     assert not argv_out.exists()
     state = read_state(nexus_home, "gog")
     assert state["lastVerifyOk"] is False and state["configured"] is False
     assert read_log(nexus_home, "gog")[-1]["exit"] == 1
+    assert read_log(nexus_home, "gog")[-1]["error"] == "Skill 'gog' is not configured: token expired"
 
 
 def test_no_verify_skips_verification(script_runner, workspace, bindir, counted_verify):

@@ -90,18 +90,16 @@ def parse(argv):
 
 
 def load_entry(name, config):
-    source_list = configlib.sources(config)
-    manifest = manifestlib.current(source_list, lambda line: cli.warn(PROG, line), name=name)
+    manifest = manifestlib.current(configlib.sources(config), lambda line: cli.warn(PROG, line), name=name)
     entry = manifestlib.find(manifest, name)
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
         from nexus import paths
 
-        raise NexusError(f"Skill '{name}' is disabled ({reason}). To enable it, set "
-                         f"skills.entries.{entry.get('skillKey') or name}.enabled = true in {paths.config_file()}"
-                         if reason == "disabled in config" else
-                         f"Skill '{name}' is disabled ({reason}). Add it to skills.allowBundled in {paths.config_file()}")
+        fix = ("add it to skills.allowBundled" if entry["source"] == "nexus-bundled" and reason != "disabled in config"
+               else f"set skills.entries.{entry.get('skillKey') or name}.enabled = true")
+        raise NexusError(f"Skill '{name}' is disabled ({reason}). To enable it, {fix} in {paths.config_file()}")
     if not checker.supported(entry):
         raise NexusError(f"Skill '{name}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
     return entry, checker
@@ -122,37 +120,43 @@ def record(entry, config, opts, state_extra, ts, ms, exit_code, error=None, args
             usage.append(entry["name"], state, line, config)
 
 
-def run_prompt(entry, config, opts, ts, started):
+def run_prompt(entry, config, opts):
     import time
 
     from nexus import skillmd
 
+    started, ts = time.monotonic(), now_iso()
     try:
         text = skillmd.body(entry["filePath"]).replace("{baseDir}", entry["dir"])
     except OSError as e:
         raise NexusError(f"cannot read '{entry['filePath']}': {e}") from None
+    ms = int((time.monotonic() - started) * 1000)
     if opts["json"]:
-        text = cli.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "prompt": text}) + "\n"
+        text = cli.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text, "stderr": ""}) + "\n"
     sys.stdout.write(text)
     sys.stdout.flush()
-    record(entry, config, opts, {}, ts, int((time.monotonic() - started) * 1000), 0)
+    record(entry, config, opts, {}, ts, ms, 0)
     return 0
 
 
-def ensure_verified(entry, config, state):
-    """First-run verification; NexusError with setup instructions when it fails."""
+def ensure_verified(entry, config):
+    """First-run verification: state changes to record, or NexusError when it fails."""
     from nexus import gateway
 
-    if status.is_verified(entry, state):
+    if already_verified(entry):
         return {}
     if not entry.get("verify"):
         return {"configured": True}  # nothing to verify beyond the binary, which exists
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
     outcome = gateway.verify(entry, config)
     if not outcome["ok"]:
-        raise NexusError(f"Skill '{entry['name']}' is not configured.\nError: {outcome['error']}\n"
+        raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
                          f"Run 'nexus skill show {entry['name']}' for setup instructions.")
     return {}
+
+
+def already_verified(entry):
+    return status.is_verified(entry, statelib.read(entry["name"], entry, lambda m: cli.warn(PROG, m)))
 
 
 def dry_run(entry, argv, cwd, env_names, opts):
@@ -175,45 +179,36 @@ def run(argv):
     opts = parse(argv)
     config = configlib.load()
     entry, checker = load_entry(opts["name"], config)
-    started, ts = time.monotonic(), now_iso()
     if entry["type"] == "prompt":
         if opts["dry_run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], opts)
-        return run_prompt(entry, config, opts, ts, started)
+        return run_prompt(entry, config, opts)
     from nexus import gateway
+    from nexus.usage import mask
 
-    binary = entry.get("tool") if entry["type"] == "tool" else entry.get("runner")
+    env = gateway.environment(entry, config)
+    secrets = gateway.secrets(entry, env)
+    call = {"args": [mask(a, secrets) for a in opts["args"]],
+            "tool": entry.get("tool") if entry["type"] == "tool" else entry.get("runner")}
+    ts = now_iso()
     try:
         command, cwd = gateway.command(entry, opts["args"], config)
         missing = checker.missing(entry)
         if missing["env"] or missing["config"]:
             raise NexusError(gateway.setup_message(entry, missing))
+        if opts["dry_run"]:
+            return dry_run(entry, command, cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], opts)
+        state_extra = {} if opts["no_verify"] else ensure_verified(entry, config)
     except NexusError as e:
-        record(entry, config, opts, {}, ts, 0, 1, error=str(e).splitlines()[0], args=opts["args"], tool=binary)
+        record(entry, config, opts, {}, ts, 0, 1, error=mask(str(e).splitlines()[0], secrets)[-ERROR_CHARS:], **call)
         raise
-    env = gateway.environment(entry, config)
-    if opts["dry_run"]:
-        injected = sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"]
-        return dry_run(entry, command, cwd, injected, opts)
-    state_extra = {}
-    if not opts["no_verify"]:
-        try:
-            state_extra = ensure_verified(entry, config, statelib.read(entry["name"], entry))
-        except NexusError as e:
-            record(entry, config, opts, {}, ts, 0, 1, error="verification failed", args=opts["args"], tool=binary)
-            raise
     started, ts = time.monotonic(), now_iso()
-    runner = capture if opts["json"] else stream
-    exit_code, error = runner(entry, command, cwd, env, opts["timeout"])
+    exit_code, error = (capture if opts["json"] else stream)(entry, command, cwd, env, opts["timeout"])
     ms = int((time.monotonic() - started) * 1000)
-    secrets = gateway.secrets(entry, env)
     if exit_code != 0:
         state_extra["configured"] = False  # trust until failure: verify again before the next run
-    from nexus.usage import mask
-
-    record(entry, config, opts, state_extra, ts, ms, exit_code,
-           error=mask(error, secrets)[-ERROR_CHARS:] if exit_code != 0 and error else None,
-           args=[mask(a, secrets) for a in opts["args"]], tool=binary)
+    error = mask(error, secrets)[-ERROR_CHARS:] if exit_code != 0 and error else None
+    record(entry, config, opts, state_extra, ts, ms, exit_code, error=error, **call)
     return exit_code
 
 

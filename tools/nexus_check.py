@@ -41,6 +41,8 @@ Examples:
 
 
 class Findings:
+    """What one run found, as (path, Problem) pairs in the order read, and how many skills it read."""
+
     def __init__(self, strict):
         self.strict = strict
         self.found = []  # (path, Problem)

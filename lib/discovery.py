@@ -1,5 +1,6 @@
 """Find skills in the four sources, highest precedence wins: workspace > managed > bundled > extra dirs."""
 
+import errno
 import os
 
 from . import paths, schema, skillmd
@@ -18,23 +19,36 @@ class Scan:
 
 def scan(source_list):
     result = Scan()
+
+    def report(path, problem):
+        result.diagnostics.append(problem.format(path))
+
     for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
-        for skill_dir in _skill_dirs(folder, result):
+        skill_dirs = child_dirs(folder, report)
+        if skill_dirs is None:
+            continue
+        result.readable_sources += 1
+        for skill_dir in skill_dirs:
             _load(skill_dir, source, result)
     result.entries = dict(sorted(result.entries.items()))
     return result
 
 
-def _skill_dirs(folder, result):
+def child_dirs(folder, report):
+    """The sub-folders of `folder`, symlinks followed, by name; None when `folder` cannot be listed.
+
+    Only one level is read, so a symlink pointing back up is never followed forever; a link that
+    loops or dangles is reported once through report(path, Problem) and skipped.
+    """
     try:
         with os.scandir(folder) as it:
             children = sorted(it, key=lambda d: d.name)
     except FileNotFoundError:
-        return
+        return None
     except OSError as e:
-        result.diagnostics.append(f"{folder}: cannot read folder: {e.strerror}")
-        return
-    result.readable_sources += 1
+        report(folder, skillmd.Problem("error", f"cannot read folder: {e.strerror}", code="unreadable"))
+        return None
+    found = []
     for child in children:
         if child.name.startswith("."):
             continue
@@ -43,10 +57,12 @@ def _skill_dirs(folder, result):
             if not is_dir and child.is_symlink():
                 os.stat(child.path)  # raises for a dangling or looping link
         except OSError as e:
-            result.diagnostics.append(f"{child.path}: broken symlink: {e.strerror}")
+            reason = "symlink loop" if e.errno == errno.ELOOP else f"broken symlink: {e.strerror}"
+            report(child.path, skillmd.Problem("error", reason, code="symlink"))
             continue
         if is_dir:
-            yield child.path
+            found.append(child.path)
+    return found
 
 
 def _load(skill_dir, source, result):

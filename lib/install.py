@@ -2,37 +2,46 @@
 
 import sys
 
-KINDS = ("brew", "node", "go", "uv", "shell", "download")
+# kind -> the fields naming what to install (any one will do), and the command it stands for
+NEEDS = {
+    "brew": (("formula",), "brew install {}"),
+    "node": (("package",), "npm install -g {}"),
+    "go": (("package",), "go install {}"),
+    "uv": (("package", "module"), "uv tool install {}"),
+    "shell": (("script",), "{}"),
+    "download": (("url",), "download {}"),  # OpenClaw's kind; `sha256` says what the file must hash to
+}
+KINDS = tuple(NEEDS)
 
 
 def command(spec):
     """The shell command an install spec stands for, or None when it names nothing to run."""
     kind = spec.get("kind")
-    if kind == "brew" and spec.get("formula"):
-        return f"brew install {spec['formula']}"
-    if kind == "node" and spec.get("package"):
-        return f"npm install -g {spec['package']}"
-    if kind == "go" and spec.get("package"):
-        return f"go install {spec['package']}"
-    if kind == "uv" and (spec.get("package") or spec.get("module")):
-        return f"uv tool install {spec.get('package') or spec['module']}"
-    if kind == "shell" and spec.get("script"):
-        return spec["script"]
-    if kind == "download" and spec.get("url"):
-        return f"download {spec['url']}"
-    return None
+    fields, template = NEEDS.get(kind, ((), "")) if isinstance(kind, str) else ((), "")
+    target = next((spec[f] for f in fields if spec.get(f)), None)
+    return template.format(target) if target else None
+
+
+def fits(spec, platform):
+    """False when the spec's own `os` (OpenClaw writes one on downloads) leaves this platform out."""
+    from .schema import string_list
+    from .status import OS_ALIASES
+
+    wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in string_list(spec.get("os"))]
+    return not wanted or platform in wanted
 
 
 def ordered(specs, platform=None):
-    """Specs that fit this platform first: on Linux, brew comes last."""
+    """The specs for this platform, best fit first: on Linux, brew comes last."""
     platform = platform or sys.platform
+    specs = [s for s in specs if fits(s, platform)]
     if platform == "darwin":
-        return list(specs)
+        return specs
     return sorted(specs, key=lambda s: s.get("kind") == "brew")
 
 
 def hints(entry, platform=None):
-    """Human lines: 'label: command' for each install spec, best fit first."""
+    """Human lines: the command of each install spec, best fit first."""
     platform = platform or sys.platform
     lines = []
     for spec in ordered(entry.get("install", []), platform):

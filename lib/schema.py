@@ -12,7 +12,7 @@ FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
 META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always")
 
 
-def _string_list(value):
+def string_list(value):
     """A list of strings; OpenClaw skills often write lists as comma-separated strings."""
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
@@ -39,14 +39,14 @@ def manifest_entry(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
         if meta.get(key) not in (None, "", []):
             entry[key] = meta[key]
     if "os" in entry:
-        entry["os"] = _string_list(entry["os"])
+        entry["os"] = string_list(entry["os"])
     requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
-    entry["requires"] = {k: _string_list(requires.get(k)) for k in REQUIRE_KEYS}
+    entry["requires"] = {k: string_list(requires.get(k)) for k in REQUIRE_KEYS}
     from . import known
 
     execution = known.execution(skill.name, meta)
     if "requiredEnv" in execution:
-        execution["requiredEnv"] = _string_list(execution["requiredEnv"])
+        execution["requiredEnv"] = string_list(execution["requiredEnv"])
     entry.update(execution)
     install = meta.get("install")
     entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []

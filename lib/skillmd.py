@@ -4,6 +4,7 @@ The parser never raises for bad content: it returns what it could read and a lis
 each with a line number, so loading (lenient) and checking (strict) share one reading of a file.
 """
 
+import errno
 import json
 import os
 
@@ -15,9 +16,10 @@ class Problem:
     def __init__(self, severity, message, line=None, code=None):
         self.severity, self.message, self.line, self.code = severity, message, line, code
 
-    def format(self, path):
+    def format(self, path, label_errors=False):
+        """`path:line: message`, with `warning: ` before a warning's message (and an error's, if asked)."""
         where = f"{path}:{self.line}" if self.line else path
-        label = "" if self.severity == "error" else f"{self.severity}: "
+        label = f"{self.severity}: " if label_errors or self.severity != "error" else ""
         return f"{where}: {label}{self.message}"
 
     def as_dict(self, path):
@@ -37,6 +39,7 @@ class SkillFile:
         self.meta = {}  # the product object of metadata (nexus, or openclaw / clawdbot)
         self.meta_key = None
         self.name = None
+        self.parsed = False  # the frontmatter was read as a mapping
         self.problems = []
 
     @property
@@ -70,7 +73,7 @@ def read(path, folder_name=None):
         return skill
     frontmatter_text, skill.body = split
     _parse_frontmatter(skill, frontmatter_text)
-    if skill.ok:
+    if skill.parsed:
         _read_metadata(skill)
         _check_identity(skill, folder_name or os.path.basename(os.path.dirname(path)))
     return skill
@@ -84,7 +87,8 @@ def _read_bytes(skill):
         skill.error(reason, code="unreadable")
         return None
     except OSError as e:
-        skill.error(f"cannot read: {e.strerror}", code="unreadable")
+        reason = "symlink loop" if e.errno == errno.ELOOP else f"cannot read: {e.strerror}"
+        skill.error(reason, code="unreadable")
         return None
     with os.fdopen(fd, "rb") as f:
         size = os.fstat(fd).st_size
@@ -131,6 +135,49 @@ def _loader_class():
 
 
 def _parse_frontmatter(skill, text):
+    """Read the frontmatter mapping; a plain top-level value with an unquoted ': ' is read as if quoted."""
+    import yaml
+
+    for _ in range(text.count("\n") + 1):  # each repair quotes one more line
+        try:
+            _read_mapping(skill, text)
+            return
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            problem = getattr(e, "problem", None) or str(e)
+            colon = "mapping values are not allowed" in problem
+            repaired = _quote_value(text, mark.line) if colon and mark else None
+            if repaired is None:
+                line = mark.line + 2 if mark else None
+                skill.error(f"invalid YAML in frontmatter: {problem}{_hint(text, mark, colon)}", line, "yaml")
+                return
+            text, key = repaired
+            skill.warn(f"the value of '{key}' has an unquoted ': ', which other loaders reject; "
+                       "it was read as text: quote the value", mark.line + 2, "colon")
+
+
+def _hint(text, mark, colon):
+    if colon:
+        return " (a value with ': ' in it must be quoted)"
+    lines = text.split("\n")
+    if mark and mark.line < len(lines) and "\t" in lines[mark.line]:
+        return " (indent with spaces, not tabs)"
+    return ""
+
+
+def _quote_value(text, index):
+    """`text` with line `index`, a plain top-level `key: value`, quoted as `key: "value"`; else None."""
+    lines = text.split("\n")
+    key, sep, value = lines[index].partition(": ")
+    value = value.strip()
+    plain_key = key.replace("-", "").replace("_", "").isalnum()
+    if not sep or not plain_key or not value or value[0] in "\"'[]{}|>&*!%@`#,?":  # not a plain scalar
+        return None
+    lines[index] = f"{key}: {json.dumps(value, ensure_ascii=False)}"
+    return "\n".join(lines), key
+
+
+def _read_mapping(skill, text):
     import yaml
 
     loader = _loader_class()(text)
@@ -152,18 +199,11 @@ def _parse_frontmatter(skill, text):
             if isinstance(value_node, yaml.ScalarNode):
                 # Top-level scalars keep their text: 'name: off' is "off", 'version: 1.10' is "1.10".
                 skill.frontmatter[key] = value_node.value
-                if value_node.style is None:
+                if not value_node.style:  # plain (the C loader says "", the Python one None)
                     _warn_comment(skill, key, value_node, source_lines)
             else:
                 skill.frontmatter[key] = _jsonable(loader.construct_object(value_node, deep=True))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e)
-        if "mapping values are not allowed" in problem:
-            problem += " (a value with ': ' in it must be quoted)"
-        elif "'\\t'" in problem:
-            problem += " (indent with spaces, not tabs)"
-        skill.error(f"invalid YAML in frontmatter: {problem}", mark.line + 2 if mark else None, "yaml")
+        skill.parsed = True
     finally:
         loader.dispose()
 
@@ -233,10 +273,12 @@ def _check_identity(skill, folder_name):
     if not is_valid_name(name):
         skill.error(f"invalid name {name!r}: use 1-64 lowercase letters, digits and single hyphens",
                     line, "name")
-        return
-    if name != folder_name:
-        skill.warn(f"name '{name}' differs from its folder '{folder_name}'; using '{name}'", line, "name")
-    skill.name = name
+    else:
+        if name != folder_name:
+            skill.warn(f"name '{name}' differs from its folder '{folder_name}'; using '{name}'", line, "name")
+        skill.name = name
     description = skill.frontmatter.get("description")
-    if not isinstance(description, str) or not description.strip():
+    if description is not None and not isinstance(description, str):
+        skill.error("description must be text, not a list or mapping", skill.lines["description"], "description")
+    elif not description or not description.strip():
         skill.error("no description", skill.lines.get("description"), "description")

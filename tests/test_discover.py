@@ -111,7 +111,7 @@ BROKEN = {
     "unterminated": ("---\nname: unterminated\ndescription: d\n", "unterminated frontmatter"),
     "not-mapping": ("---\n- a\n- b\n---\nbody\n", "frontmatter is not a mapping"),
     "bad-yaml": ("---\nname: bad-yaml\ndescription: [unclosed\n---\nbody\n", "invalid YAML"),
-    "colon": ("---\nname: colon\ndescription: Use it: now\n---\nbody\n", "must be quoted"),
+    "colon": ("---\nname: colon\ndescription: Use it\n  when: now\n---\nbody\n", "must be quoted"),
     "bad-metadata": ("---\nname: bad-metadata\ndescription: d\nmetadata: '{not json'\n---\nb\n", "metadata is neither a mapping nor valid JSON"),
     "bad-name": ("---\nname: Bad_Name\ndescription: d\n---\nbody\n", "invalid name 'Bad_Name'"),
     "no-description": ("---\nname: no-description\n---\nbody\n", "no description"),
@@ -133,9 +133,9 @@ def test_broken_skill_is_reported_and_skipped(script_runner, workspace, folder):
 
 
 def test_broken_yaml_names_the_line(script_runner, workspace):
-    path = write_raw(workspace, "colon", "---\nname: colon\ndescription: Use it: now\n---\nbody\n")
+    path = write_raw(workspace, "colon", "---\nname: colon\ndescription: Use it\n  when: now\n---\nbody\n")
     result, _ = discover(script_runner)
-    assert f"{path}:3: invalid YAML" in result.stderr
+    assert f"{path}:4: invalid YAML" in result.stderr
 
 
 def test_dangling_symlink_and_unreadable_folder(script_runner, workspace, tmp_path):

@@ -1,0 +1,294 @@
+"""nexus skills check: the corpus through both policies, the YAML traps, OpenClaw skills, symlinks, scale."""
+
+import json
+import os
+import pathlib
+import sys
+import time
+
+import pytest
+from helpers import by_name, jsonl, write_config, write_raw, write_skill
+
+CORPUS = pathlib.Path(__file__).parent / "corpus"
+VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
+_RUNS = {}  # launch mode -> Corpus: each tool reads the whole corpus once, every variant's test reads its part
+
+
+class Corpus:
+    def __init__(self, script_runner):
+        discover = script_runner.run(["nexus-discover", "--invalid", str(CORPUS)])
+        assert discover.returncode == 0, discover.stderr
+        self.entries = {e["filePath"]: e for e in jsonl(discover.stdout)}
+        self.load_stderr = discover.stderr.splitlines()
+        self.check = self._check(script_runner)
+        self.strict = self._check(script_runner, "--strict")
+
+    @staticmethod
+    def _check(script_runner, *flags):
+        result = script_runner.run(["nexus", "skills", "check", "--json", *flags, str(CORPUS)])
+        assert result.returncode == 1, result.stderr
+        findings = {}
+        for finding in jsonl(result.stdout):
+            findings.setdefault(finding["path"], []).append(finding)
+        return findings
+
+
+@pytest.fixture
+def corpus(script_runner):
+    if script_runner.launch_mode not in _RUNS:
+        _RUNS[script_runner.launch_mode] = Corpus(script_runner)
+    return _RUNS[script_runner.launch_mode]
+
+
+def codes(findings):
+    return sorted(f"{f['severity']}:{f['code']}" for f in findings)
+
+
+def test_corpus_is_large_enough():
+    assert len(VARIANTS) >= 60
+    assert {json.loads((CORPUS / v / "expect.json").read_text())["load"] for v in VARIANTS} == {"ok", "warn", "invalid"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_corpus_variant(corpus, variant):
+    expect = json.loads((CORPUS / variant / "expect.json").read_text())
+    path = str(CORPUS / variant / "SKILL.md")
+    entry = corpus.entries.get(path)
+    load_lines = [line for line in corpus.load_stderr if line.startswith(path + ":")]
+    if expect["load"] == "invalid":
+        assert entry is not None and entry["status"] == "invalid", load_lines
+        errors = [line for line in load_lines if ": warning: " not in line]
+        assert len(errors) == 1 and entry["error"] in errors[0]
+    else:
+        assert entry is not None and entry.get("status") != "invalid", load_lines
+        assert bool(load_lines) == (expect["load"] == "warn"), load_lines
+        assert all(": warning: " in line for line in load_lines)
+    for key, value in expect.get("entry", {}).items():
+        assert entry[key] == value, key
+
+    found = corpus.check.get(path, [])
+    assert codes(found) == expect["check"], found
+    assert codes(corpus.strict.get(path, [])) == sorted(expect["check"] + expect.get("strict", []))
+    if "message" in expect:
+        assert any(expect["message"] in f["message"] for f in corpus.strict.get(path, [])), found
+        if expect["load"] != "ok":
+            assert any(expect["message"] in line for line in load_lines), load_lines
+
+
+def test_body_rules_stay_in_the_body():
+    from nexus import skillmd
+
+    skill = skillmd.read(str(CORPUS / "body-rules" / "SKILL.md"))
+    assert skill.frontmatter == {"name": "body-rules", "description": "A test skill."}
+    assert "name: not-frontmatter" in skill.body and skill.body.count("---") == 2
+
+
+def check(script_runner, *args):
+    return script_runner.run(["nexus", "skills", "check", *args])
+
+
+def test_clean_skill_exits_0_with_no_findings(script_runner, tmp_path):
+    skill_dir = write_skill(tmp_path, "clean", meta={"tool": "jq", "requires": {"bins": ["jq"]}})
+    for target in (skill_dir, skill_dir / "SKILL.md", tmp_path):
+        result = check(script_runner, str(target))
+        assert (result.returncode, result.stdout) == (0, ""), result.stderr
+        assert "nexus: 1 skill checked: 0 errors, 0 warnings" in result.stderr
+
+
+def test_findings_are_path_line_severity_message(script_runner, tmp_path):
+    path = write_raw(tmp_path, "two", "---\nname: two\ndescription: Use it: now\nversion: 2\n---\nbody\n")
+    result = check(script_runner, "--strict", str(path))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        f"{path}:3: error: the value of 'description' has an unquoted ': ', which other loaders reject; "
+        "it was read as text: quote the value",
+        f"{path}:4: warning: unexpected field 'version': neither Agent Skills nor nexus defines it",
+    ]
+    assert "1 skill checked: 1 error, 1 warning" in result.stderr
+
+
+def test_warnings_alone_exit_0(script_runner, tmp_path):
+    write_raw(tmp_path, "cut", "---\nname: cut\ndescription: Counts words #fast\n---\nbody\n")
+    result = check(script_runner, "--json", str(tmp_path))
+    assert result.returncode == 0
+    assert [f["code"] for f in jsonl(result.stdout)] == ["comment"]
+    assert result.stderr == ""
+
+
+def test_usage_errors_exit_2(script_runner, tmp_path):
+    missing = check(script_runner, str(tmp_path / "nope"))
+    assert missing.returncode == 2 and f"nexus: {tmp_path / 'nope'}: no such file or folder" in missing.stderr
+    assert check(script_runner, "--bogus").returncode == 2
+    helped = check(script_runner, "--help")
+    assert helped.returncode == 0 and "nexus skills check [PATH...] [--strict] [--json]" in helped.stdout
+
+
+def test_folder_without_skills_is_an_error(script_runner, tmp_path):
+    (tmp_path / "empty" / "notes").mkdir(parents=True)
+    result = check(script_runner, "--json", str(tmp_path / "empty"))
+    assert result.returncode == 1
+    assert [(f["path"], f["code"]) for f in jsonl(result.stdout)] == [(str(tmp_path / "empty"), "no-skill")]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
+def test_unreadable_skill_folder_is_an_error(script_runner, tmp_path):
+    locked = write_skill(tmp_path, "locked")
+    locked.chmod(0)
+    try:
+        result = check(script_runner, str(tmp_path))
+    finally:
+        locked.chmod(0o755)
+    assert result.returncode == 1
+    assert f"{locked}/SKILL.md: error: cannot read: Permission denied" in result.stdout
+
+
+def test_default_checks_every_source(script_runner, tmp_path, workspace, nexus_home):
+    extra = tmp_path / "extra"
+    write_config(nexus_home, f'[skills.load]\nextraDirs = ["{extra}"]\n')
+    write_skill(workspace, "ws-skill", folder="ws-folder")
+    write_raw(extra, "extra-skill", "---\nname: extra-skill\ndescription: d\ndescription: e\n---\nb\n")
+    result = check(script_runner, "--json")
+    assert result.returncode == 1
+    found = {(pathlib.Path(f["path"]).parent.name, f["code"]) for f in jsonl(result.stdout)}
+    assert found == {("ws-folder", "name"), ("extra-skill", "duplicate-key")}
+
+
+def test_unquoted_colon_loads_with_a_warning_and_fails_check(script_runner, workspace):
+    path = write_raw(workspace, "colon", "---\nname: colon\ndescription: Use it: now\n---\nbody\n")
+    loaded = script_runner.run(["nexus-discover"])
+    assert jsonl(loaded.stdout)[0]["description"] == "Use it: now"
+    assert f"{path}:3: warning: the value of 'description' has an unquoted ': '" in loaded.stderr
+    checked = check(script_runner, str(path))
+    assert checked.returncode == 1 and f"{path}:3: error: the value of 'description'" in checked.stdout
+
+
+def test_skills_list_shows_the_invalid_group(script_runner, workspace):
+    path = write_raw(workspace, "broken", "---\nname: broken\ndescription: Use it\n  when: now\n---\nbody\n")
+    write_skill(workspace, "fine")
+    result = script_runner.run(["nexus", "skills", "list"])
+    assert "INVALID (broken SKILL.md) - 1 skill" in result.stdout
+    assert f"{path}: invalid YAML in frontmatter: mapping values are not allowed" in result.stdout
+
+
+OPENCLAW_SKILL = """---
+name: gh-helper
+description: "Interact with GitHub using the `gh` CLI."
+homepage: https://cli.github.com
+metadata:
+  {
+    "openclaw":
+      {
+        "emoji": "🐙",
+        "os": ["macos", "linux"],
+        "requires": { "bins": ["gh"], "env": "GH_TOKEN, GH_HOST" },
+        "install":
+          [
+            { "id": "brew", "kind": "brew", "formula": "gh", "bins": ["gh"], },
+            { "id": "dl", "kind": "download", "url": "https://example.com/gh.tgz", "sha256": "%s", },
+          ],
+      },
+  }
+---
+# GitHub
+
+Use `gh` for issues and pull requests.
+""" % ("ab" * 32)
+
+
+@pytest.mark.parametrize("key", ["nexus", "clawdbot"])
+def test_openclaw_skill_and_its_renamed_twin_give_identical_entries(script_runner, tmp_path, key):
+    write_raw(tmp_path / "openclaw", "gh-helper", OPENCLAW_SKILL)
+    write_raw(tmp_path / "renamed", "gh-helper", OPENCLAW_SKILL.replace('"openclaw"', f'"{key}"'))
+    entries = []
+    for folder in ("openclaw", "renamed"):
+        result = script_runner.run(["nexus-discover", str(tmp_path / folder)])
+        assert result.returncode == 0 and result.stderr == ""
+        (entry,) = jsonl(result.stdout)
+        entries.append({k: v for k, v in entry.items()
+                        if k not in ("filePath", "dir", "sha256", "dirMtimeNs", "fileMtimeNs")})
+    assert entries[0] == entries[1]
+    assert entries[0]["requires"]["env"] == ["GH_TOKEN", "GH_HOST"]
+    assert [s["kind"] for s in entries[0]["install"]] == ["brew", "download"]
+    checked = check(script_runner, str(tmp_path / "openclaw"), str(tmp_path / "renamed"))
+    assert (checked.returncode, checked.stdout) == (0, "")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="install hints depend on the platform")
+def test_install_hints_fit_linux(script_runner, workspace, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    download = {"kind": "download", "url": "https://example.com/tool.tgz", "sha256": "ab" * 32}
+    write_skill(workspace, "brew-only", meta={"requires": {"bins": ["nexus-absent-a"]},
+                                              "install": [{"kind": "brew", "formula": "tool-a"}]})
+    write_skill(workspace, "mixed", meta={"requires": {"bins": ["nexus-absent-b"]}, "install": [
+        {"kind": "brew", "formula": "tool-b"}, {**download, "url": "https://example.com/mac.tgz", "os": ["macos"]},
+        download]})
+    result = script_runner.run(["nexus", "skills", "list"])
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("   ")}
+    assert lines["brew-only"].endswith("install: brew install tool-a (needs Homebrew)")
+    assert lines["mixed"].endswith("install: download https://example.com/tool.tgz")
+
+
+def test_symlinked_skill_folders_are_followed(script_runner, tmp_path, workspace):
+    real = write_skill(tmp_path / "elsewhere", "linked")
+    (workspace / "linked").symlink_to(real, target_is_directory=True)
+    (workspace / "up").symlink_to(workspace, target_is_directory=True)  # a cycle: never walked into
+    result = script_runner.run(["nexus-discover"])
+    assert [e["name"] for e in jsonl(result.stdout) if e["source"] == "nexus-workspace"] == ["linked"]
+    assert by_name(jsonl(result.stdout))["linked"]["dir"] == str(workspace / "linked")
+    assert result.stderr == ""
+    assert check(script_runner, str(workspace)).returncode == 0
+
+
+def test_symlink_loop_is_reported_once(script_runner, workspace):
+    (workspace / "loop-a").symlink_to(workspace / "loop-b")
+    (workspace / "loop-b").symlink_to(workspace / "loop-a")
+    write_skill(workspace, "healthy")
+    result = script_runner.run(["nexus-discover"])
+    assert [e["name"] for e in jsonl(result.stdout) if e["source"] == "nexus-workspace"] == ["healthy"]
+    assert result.stderr.splitlines() == [f"{workspace / 'loop-a'}: symlink loop", f"{workspace / 'loop-b'}: symlink loop"]
+    checked = check(script_runner, "--json", str(workspace), str(workspace / "loop-a"))
+    assert checked.returncode == 1
+    found = [(f["path"], f["code"], f["message"]) for f in jsonl(checked.stdout)]
+    assert found == [(str(workspace / "loop-a"), "symlink", "symlink loop"),
+                     (str(workspace / "loop-b"), "symlink", "symlink loop"),
+                     (str(workspace / "loop-a"), "unreadable", "symlink loop")]
+
+
+def test_too_large_skill_is_reported_not_read(script_runner, tmp_path):
+    path = write_raw(tmp_path, "huge", "---\nname: huge\ndescription: d\n---\n" + "x" * (256 * 1024))
+    result = check(script_runner, "--json", str(path))
+    (finding,) = jsonl(result.stdout)
+    assert result.returncode == 1 and finding["code"] == "too-large"
+    assert finding["message"] == f"too large: {path.stat().st_size} bytes (the limit is 256 KB)"
+
+
+KINDS_OF_SKILL = [  # (loads, SKILL.md text for folder NAME)
+    (True, "---\nname: NAME\ndescription: Plain skill NAME.\n---\nBody.\n"),
+    (True, '---\nname: NAME\ndescription: d\nmetadata: {"openclaw": {"requires": {"bins": ["a",],},},}\n---\nB\n'),
+    (True, "\ufeff---\r\nname: NAME\r\ndescription: Use it: when asked\r\n---\r\nB\r\n"),
+    (True, "---\ndescription: |\n  Nameless.\n---\n---\nrule in body\n"),
+    (True, "---\nname: NAME\ndescription: first\ndescription: second #cut\nversion: 1.10\n---\nB\n"),
+    (False, "---\nname: NAME\n---\nno description\n"),
+    (False, "---\nname: NAME\ndescription: [unclosed\n---\nB\n"),
+    (False, "no frontmatter at all\n"),
+    (False, "---\nname: NAME\ndescription: d\nmetadata:\n\tnexus: {}\n---\nB\n"),
+]
+
+
+def test_thousands_of_mixed_skills_load_every_valid_one(script_runner, tmp_path):
+    root = tmp_path / "many"
+    root.mkdir()
+    valid, invalid = set(), set()
+    for i in range(3000):
+        loads, text = KINDS_OF_SKILL[i % len(KINDS_OF_SKILL)]
+        name = f"skill-{i:04d}"
+        (root / name).mkdir()
+        (root / name / "SKILL.md").write_bytes(text.replace("NAME", name).encode())
+        (valid if loads else invalid).add(name)
+    started = time.monotonic()
+    result = script_runner.run(["nexus-discover", "--invalid", str(root)])
+    elapsed = time.monotonic() - started
+    records = jsonl(result.stdout)
+    assert {r["name"] for r in records if r.get("status") != "invalid"} == valid
+    assert {r["name"] for r in records if r.get("status") == "invalid"} == invalid
+    assert elapsed < 10, f"{elapsed:.1f} s"

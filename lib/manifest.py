@@ -26,9 +26,13 @@ def build(entries, invalid, stamps):
 
 
 def write(manifest):
+    """Replace manifest.json, and give each new tool or script skill its initial state."""
+    from . import state
+
     path = paths.manifest_file()
     fileio.private_dirs(os.path.dirname(path), paths.home())
     fileio.write_json(path, manifest)
+    state.populate(manifest["skills"].values())
 
 
 def load():

@@ -60,3 +60,12 @@ def count_call(state, ts, ok, ms):
     duration = state.get("totalDurationMs", 0) + ms
     state.update(totalInvocations=total, successCount=successes, totalDurationMs=duration,
                  successRate=round(successes / total, 4), avgDurationMs=round(duration / total), lastUsed=ts)
+
+
+def populate(entries):
+    """Create the state of tool and script skills that have none yet (spec: on refresh, for known tools)."""
+    for entry in entries:
+        if entry.get("type") in ("tool", "script") and paths.is_valid_name(entry.get("name")):
+            if not os.path.exists(path(entry["name"])):
+                with Update(entry["name"], entry):
+                    pass

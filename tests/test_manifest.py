@@ -99,3 +99,13 @@ def test_refresh_reports_counts(script_runner, workspace):
     summary = json.loads(result.stdout)
     assert summary["invalid"] == 1 and summary["skills"] >= 1
     assert "broken/SKILL.md" in result.stderr
+
+
+def test_refresh_creates_state_for_tool_skills(script_runner, workspace, nexus_home):
+    write_skill(workspace, "gog")
+    write_skill(workspace, "notes")
+    script_runner.run(["nexus", "skills", "refresh"])
+    state = json.loads((nexus_home / "state/nexus/skills/gog/state.json").read_text())
+    assert state == {"version": 1, "configured": False, "type": "tool", "tool": "gog",
+                     "verify": "gog gmail labels list --account default"}
+    assert not (nexus_home / "state/nexus/skills/notes").exists()

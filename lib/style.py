@@ -39,12 +39,15 @@ def truncate(text, width):
     return text if len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
-def table(rows, indent="   "):
-    """Rows of cells, the columns padded to their widest cell (the last column is not padded)."""
-    if not rows:
-        return []
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return [indent + "  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[-1]]).rstrip() for row in rows]
+def widths(rows):
+    """The width of each column but the last: its widest cell."""
+    return [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
+
+
+def table(rows, indent="   ", column_widths=None):
+    """Rows of cells, the columns padded (the last column is not), to `column_widths` or their widest cell."""
+    column_widths = column_widths or widths(rows)
+    return [indent + "  ".join([c.ljust(w) for c, w in zip(row, column_widths)] + [row[-1]]).rstrip() for row in rows]
 
 
 def parse_iso(ts):

@@ -4,7 +4,7 @@ import sys
 
 from nexus import cli, config as configlib, install, manifest as manifestlib
 from nexus.catalog import load
-from nexus.style import Style, table, truncate
+from nexus.style import Style, table, truncate, widths
 
 PROG = "nexus"
 
@@ -71,9 +71,14 @@ def _detail(record):
     return record.get("error", "")
 
 
+def _row(record):
+    return [record["name"], truncate(record.get("description", ""), 44), _detail(record)]
+
+
 def _human(records, out):
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
+    aligned = widths([_row(r) for r in skills])  # one set of columns across every group
     lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
     for status, emoji, heading in GROUPS:
         group = [r for r in records if r["status"] == status]
@@ -84,7 +89,7 @@ def _human(records, out):
         if status == "invalid":
             lines += [f"   {r['filePath']}: {r.get('error', '')}" for r in group]
         else:
-            lines += table([[r["name"], truncate(r.get("description", ""), 44), _detail(r)] for r in group])
+            lines += table([_row(r) for r in group], column_widths=aligned)
     lines += ["", "Run 'nexus skill show <name>' for details on any skill.",
               "Run 'nexus skill run <name>' to use a skill."]
     out.write("\n".join(lines) + "\n")

@@ -49,11 +49,9 @@ def table(rows, indent="   "):
 
 def parse_iso(ts):
     """An ISO 8601 timestamp as an aware UTC datetime, or None."""
-    if not isinstance(ts, str):
-        return None
     try:
-        value = datetime.datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
+        value = datetime.datetime.fromisoformat(ts)  # since 3.11 it reads the "Z" of UTC too
+    except (TypeError, ValueError):
         return None
     return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
 

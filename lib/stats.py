@@ -76,7 +76,7 @@ class Figures:
         self.calls = self.successes = self.ms = 0
         self.last = self.last_ok = self.type = self.tool = None
 
-    def count(self, ts, ok, ms, type_=None, tool=None):
+    def count(self, ts, ok, ms, type_, tool):
         self.calls += 1
         self.ms += ms
         if ok:

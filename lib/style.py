@@ -26,6 +26,10 @@ class Style:
     def dash(self):
         return "—" if self.fancy else "-"
 
+    @property
+    def bullet(self):
+        return "•" if self.fancy else "-"
+
     def bar(self, count, largest, width=30):
         size = round(width * count / largest) if largest else 0
         return ("█" if self.fancy else "#") * size

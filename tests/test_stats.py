@@ -211,7 +211,21 @@ def test_human_output_all_skills(script_runner, usage):
         assert f" {skill['totalInvocations']} " in rows[skill["name"]]
     assert "(prompt)" in rows["notes"] and "(removed)" in rows[GONE]
     assert "Recent Failures (past 7 days):" in out and "Skill Categories:" in out
+    failures = expected["recentFailures"]
+    shown = [line for line in out.splitlines() if line.startswith("  - ") and "occurrence" in line]
+    assert len(shown) == len(failures)
+    assert shown[0] == '  - {skill}: "{error}" ({count} occurrences)'.format(**failures[0])
     assert out.isascii() and "\033" not in out  # not a terminal: plain ASCII
+    assert script_runner.run(["nexus-stats"]).stdout == out  # the plumbing prints the same layout
+
+
+def test_human_output_lists_ten_failure_messages(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    write_log(nexus_home, "tmux", [{"ts": ago(hours=n + 1), "skill": "tmux", "type": "tool", "exit": 1, "ms": 5,
+                                    "error": f"failure number {n}"} for n in range(13)])
+    out = script_runner.run(["nexus", "skill", "stats"]).stdout
+    assert sum(line.startswith('  - tmux: "failure number') for line in out.splitlines()) == 10
+    assert "  - 3 other messages: see --json" in out
 
 
 def test_human_output_one_skill_with_bars(script_runner, workspace, nexus_home):
@@ -392,7 +406,7 @@ def test_stdin_on_a_terminal_is_refused_not_awaited():
         os.close(slave)
         os.close(master)
     assert result.returncode == 2
-    assert "stdin is a terminal" in result.stderr
+    assert "stdin is a terminal or closed" in result.stderr
 
 
 @pytest.mark.parametrize("argv", [["nexus-stats"], ["nexus", "skill", "stats"], ["nexus", "status"],

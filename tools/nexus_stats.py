@@ -24,6 +24,7 @@ skill by default (skills.log.maxEntries); `nexus skill show` has the lifetime co
 To aggregate logs from elsewhere: cat */usage.log | nexus-stats --stdin.
 """
 
+MOST_FAILURES = 10
 CATEGORY_LABELS = {"userData": "User Data", "credentials": "Credentials", "prompts": "Prompts", "other": "Other"}
 
 
@@ -49,7 +50,6 @@ def _local_time(ts):
 
 
 def _all_skills(report, style):
-    bullet = "•" if style.fancy else "-"
     lines = [*style.header("NEXUS SKILL USAGE STATISTICS"), "",
              f"Total invocations: {report['totalInvocations']} (past {_plural(report['days'], 'day')})"]
     if not report["skills"]:
@@ -62,8 +62,11 @@ def _all_skills(report, style):
     lines += ["", "Most Used Skills:", *table(rows, indent="  ")]
     if report["recentFailures"]:
         lines += ["", f"Recent Failures (past {_plural(stats.recent_days(report['days']), 'day')}):"]
-        lines += [f'  {bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({_plural(f["count"], "occurrence")})'
-                  for f in report["recentFailures"]]
+        lines += [f'  {style.bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({_plural(f["count"], "occurrence")})'
+                  for f in report["recentFailures"][:MOST_FAILURES]]
+        more = len(report["recentFailures"]) - MOST_FAILURES
+        if more > 0:
+            lines.append(f"  {style.bullet} {_plural(more, 'other message')}: see --json")
     used = [c for c in report["categories"] if c["totalInvocations"]]
     width = max(len(str(c["totalInvocations"])) for c in used)
     lines += ["", "Skill Categories:"]
@@ -78,7 +81,6 @@ def _names(names, most=4):
 
 
 def _one_skill(report, style):
-    bullet = "•" if style.fancy else "-"
     lines = [*style.header(f"{report['name'].upper()} USAGE STATISTICS"), "",
              f"Total invocations: {report['totalInvocations']} (past {_plural(report['days'], 'day')})"]
     if not report["totalInvocations"]:
@@ -98,8 +100,9 @@ def _one_skill(report, style):
                   for rank, c in enumerate(report["commonCommands"], 1)]
     if report["recentErrors"]:
         lines += ["", "Recent Errors:"]
-        lines += [f'  {bullet} {_local_time(e["ts"])}: "{truncate(e["error"], 60)}"' + (" (resolved)" if e["resolved"] else "")
-                  for e in report["recentErrors"]]
+        for error in report["recentErrors"]:
+            resolved = " (resolved)" if error["resolved"] else ""
+            lines.append(f'  {style.bullet} {_local_time(error["ts"])}: "{truncate(error["error"], 60)}"{resolved}')
     return lines
 
 

@@ -43,10 +43,10 @@ PROG = "nexus-stats"
 
 
 def stdin_lines():
-    if sys.stdin.isatty():
-        raise BadInput("stdin is a terminal: pipe usage entries (JSON Lines) into --stdin")
-    if hasattr(sys.stdin, "reconfigure"):
-        sys.stdin.reconfigure(errors="replace")  # a stray byte spoils one entry, not the whole run
+    if sys.stdin is None or sys.stdin.isatty():
+        raise BadInput("--stdin reads usage entries (JSON Lines) piped in, but stdin is a terminal or closed")
+    if hasattr(sys.stdin, "reconfigure"):  # read it as usage.read reads a log: a stray byte spoils one entry
+        sys.stdin.reconfigure(errors="replace", newline="\n")
     return sys.stdin
 
 

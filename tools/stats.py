@@ -3,8 +3,10 @@
 Streams usage entries as `nexus skill run` logs them ({"ts", "skill", "type", "ms", "exit", "error",
 "args", ...}) and keeps only running figures, so logs of any size take little memory. For every
 skill: total invocations, success rate, average duration, last use, recent failures grouped by
-message, and calls per category (user data, credentials, prompts, other). With NAME, one skill in
-detail: calls per day over the past week, its most common commands and its latest errors.
+message, and calls per category, from each skill's metadata: user data (a tool that signs in to
+the user's accounts), credentials (it needs a secret: primaryEnv, requires.env), prompts, other.
+With NAME, one skill in detail: calls per day over the past week, its most common commands and
+its latest errors.
 
 Usage:
   nexus-stats [NAME] [--days N] [--stdin] [--json]
@@ -15,8 +17,8 @@ Options:
   --stdin    Read usage entries (JSON Lines) from stdin instead of every
              $NEXUS_HOME/state/nexus/skills/NAME/usage.log.
   --json     One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs,
-             lastUsed, skills, recentFailures, categories, skippedLines; with NAME also
-             daily, commonCommands, recentErrors.
+             lastUsed, skills, recentFailures, categories, skippedLines; with NAME, that
+             skill's figures with daily, commonCommands and recentErrors.
   -h --help  Show this help.
 
 A line that is not a JSON object, an entry without a valid ts, skill, type or ms, and an
@@ -26,7 +28,7 @@ skippedLines. A success is an exit code of 0, or no error logged for a call with
 Exit status:
   0  success
   1  NAME is not a skill and has no usage log
-  2  usage error (--days below 1), or --stdin while stdin is a terminal
+  2  usage error (--days not a whole number from 1 to 36500), or --stdin with nothing piped in
 
 Examples:
   nexus-stats --days 7

@@ -26,6 +26,10 @@ class Style:
     def dash(self):
         return "—" if self.fancy else "-"
 
+    @property
+    def bullet(self):
+        return "•" if self.fancy else "-"
+
     def bar(self, count, largest, width=30):
         size = round(width * count / largest) if largest else 0
         return ("█" if self.fancy else "#") * size
@@ -52,11 +56,9 @@ def table(rows, indent="   ", column_widths=None):
 
 def parse_iso(ts):
     """An ISO 8601 timestamp as an aware UTC datetime, or None."""
-    if not isinstance(ts, str):
-        return None
     try:
-        value = datetime.datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
+        value = datetime.datetime.fromisoformat(ts)  # since 3.11 it reads the "Z" of UTC too
+    except (TypeError, ValueError):
         return None
     return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
 

@@ -1,0 +1,504 @@
+"""nexus-stats and `nexus skill stats` against figures computed here from the logs the tests write;
+every kind of bad input; `nexus status`; `nexus skills rotate`, also while runs append."""
+
+import collections
+import datetime
+import json
+import os
+import pty
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+from helpers import write_config, write_raw, write_skill
+
+NOW = datetime.datetime.now(datetime.timezone.utc)
+DAY_MINUTES = 24 * 60
+
+
+def iso(moment):
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def ago(**delta):
+    return iso(NOW - datetime.timedelta(**delta))
+
+
+def parse(ts):
+    return datetime.datetime.fromisoformat(ts)
+
+
+def age_days(entry):
+    return (NOW - parse(entry["ts"])).total_seconds() / 86400
+
+
+def write_log(nexus_home, name, lines):
+    """A usage.log of dicts (written as JSON) and raw strings (written as they are)."""
+    folder = nexus_home / "state" / "nexus" / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "usage.log"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def run_json(script_runner, *argv, **kwargs):
+    result = script_runner.run(list(argv), **kwargs)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# The expected figures, computed from the entries the test wrote.
+
+def succeeded(entry):
+    return entry["exit"] == 0 if "exit" in entry else "error" not in entry
+
+
+def message(entry):
+    return entry.get("error") or f"exit {entry['exit']}"
+
+
+def figures(entries):
+    calls = len(entries)
+    return {
+        "totalInvocations": calls,
+        "successRate": round(sum(map(succeeded, entries)) / calls, 4),
+        "avgDurationMs": round(sum(e["ms"] for e in entries) / calls),
+        "lastUsed": max(e["ts"] for e in entries),  # canonical UTC strings sort as times
+    }
+
+
+# name -> (metadata.nexus, category): the category follows from the metadata alone.
+SKILLS = {
+    "gog": ({}, "userData"),  # a known tool that signs in to the user's account
+    "search": ({"tool": "search", "primaryEnv": "SEARCH_KEY"}, "credentials"),
+    "notes": ({}, "prompts"),
+    "tmux": ({}, "other"),
+}
+GONE = "gone"  # has a log but no SKILL.md any more
+GOG_COMMANDS = [  # args, calls in the window: distinct counts, so the ranking is unambiguous
+    (["gmail", "messages", "list", "--limit", "5"], 12),
+    (["calendar", "events", "today"], 8),
+    (["drive", "files", "list", "--all"], 5),
+    (["gmail", "send", "-t", "me@example.com"], 3),
+    ([], 2),
+    (["tasks", "list", "done", "extra"], 1),
+]
+EXPECTED_COMMANDS = [{"command": "gmail messages list", "calls": 12}, {"command": "calendar events today", "calls": 8},
+                     {"command": "drive files list", "calls": 5}, {"command": "gmail send", "calls": 3},
+                     {"command": "", "calls": 2}]
+ERRORS = ["rate limit exceeded", "token expired", "network unreachable"]
+
+
+def random_age(rng, days):
+    """Minutes ago, clear of the 7-day and 30-day edges, which the tool measures from a later `now`."""
+    while True:
+        minutes = rng.uniform(1, days * DAY_MINUTES)
+        if all(abs(minutes - edge * DAY_MINUTES) > 60 for edge in (7, 30)):
+            return minutes
+
+
+def tool_entry(rng, name, args, minutes):
+    entry = {"ts": ago(minutes=minutes), "skill": name, "type": "tool", "args": args, "ms": rng.randint(5, 4000)}
+    roll = rng.random()
+    if roll < 0.15:
+        entry["error"] = "not configured"  # refused before running: no exit code
+    elif roll < 0.4:
+        entry["exit"] = rng.choice([1, 2, 124])
+        if rng.random() < 0.7:
+            entry["error"] = rng.choice(ERRORS)
+    else:
+        entry["exit"] = 0
+    return entry
+
+
+@pytest.fixture
+def usage(workspace, nexus_home):
+    """Skills and logs with known content; returns every entry written, in and out of the window."""
+    rng = random.Random(4)
+    for name, (meta, _) in SKILLS.items():
+        write_skill(workspace, name, meta=meta)
+    entries = []
+    for args, calls in GOG_COMMANDS:
+        entries += [tool_entry(rng, "gog", args, random_age(rng, 29)) for _ in range(calls)]
+    entries += [tool_entry(rng, "gog", ["old", "command"], rng.uniform(31, 40) * DAY_MINUTES) for _ in range(20)]
+    for name in ("search", "tmux", GONE):
+        entries += [tool_entry(rng, name, ["query", str(i)], random_age(rng, 40)) for i in range(rng.randint(20, 50))]
+    entries += [{"ts": ago(minutes=random_age(rng, 40)), "skill": "notes", "type": "prompt", "ms": rng.randint(1, 9)}
+                for _ in range(30)]
+    for name in (*SKILLS, GONE):
+        write_log(nexus_home, name, sorted((e for e in entries if e["skill"] == name), key=lambda e: e["ts"]))
+    return entries
+
+
+def expected_all(entries):
+    window = [e for e in entries if age_days(e) < 30]
+    skills = []
+    for name in (*SKILLS, GONE):
+        mine = [e for e in window if e["skill"] == name]
+        category = SKILLS[name][1] if name in SKILLS else "other"
+        skills.append({"name": name, "type": mine[0]["type"], "category": category, "removed": name == GONE,
+                       **figures(mine)})
+    skills.sort(key=lambda s: (-s["totalInvocations"], s["name"]))
+    failures = collections.Counter((e["skill"], message(e)) for e in window if age_days(e) < 7 and not succeeded(e))
+    categories = [{"name": c, "totalInvocations": sum(s["totalInvocations"] for s in skills if s["category"] == c),
+                   "skills": [s["name"] for s in skills if s["category"] == c]}
+                  for c in ("userData", "credentials", "prompts", "other")]
+    return {"days": 30, **figures(window), "skills": skills,
+            "recentFailures": [{"skill": s, "error": m, "count": n}
+                               for (s, m), n in sorted(failures.items(), key=lambda i: (-i[1], i[0]))],
+            "categories": categories, "skippedLines": 0}
+
+
+def expected_gog(entries):
+    window = [e for e in entries if e["skill"] == "gog" and age_days(e) < 30]
+    today = datetime.datetime.now().astimezone().date()
+    dates = [today - datetime.timedelta(days=n) for n in range(6, -1, -1)]
+    per_date = collections.Counter(parse(e["ts"]).astimezone().date() for e in window)
+    failed = sorted((e for e in window if not succeeded(e)), key=lambda e: e["ts"], reverse=True)[:5]
+    errors = [{"ts": e["ts"], "error": message(e), **({"exit": e["exit"]} if "exit" in e else {}),
+               "resolved": any(succeeded(s) and s["ts"] > e["ts"] for s in window)} for e in failed]
+    return {"name": "gog", "days": 30, "type": "tool", "category": "userData", "removed": False, **figures(window),
+            "daily": [{"date": d.isoformat(), "calls": per_date[d]} for d in dates],
+            "commonCommands": EXPECTED_COMMANDS, "recentErrors": errors, "skippedLines": 0}
+
+
+def without_since(report):
+    assert report.pop("since").endswith("Z")
+    return report
+
+
+def test_all_skills_figures_match(script_runner, usage):
+    expected = expected_all(usage)
+    assert without_since(run_json(script_runner, "nexus-stats", "--json")) == expected
+    assert without_since(run_json(script_runner, "nexus", "skill", "stats", "--json")) == expected
+
+
+def test_one_skill_figures_match(script_runner, usage):
+    expected = expected_gog(usage)
+    assert sum(d["calls"] for d in expected["daily"]) > 0 and expected["recentErrors"]
+    assert without_since(run_json(script_runner, "nexus-stats", "gog", "--json")) == expected
+    assert without_since(run_json(script_runner, "nexus", "skill", "stats", "gog", "--json")) == expected
+
+
+def test_days_narrows_the_window(script_runner, usage):
+    report = run_json(script_runner, "nexus", "skill", "stats", "--days", "3", "--json")
+    assert report["totalInvocations"] == sum(1 for e in usage if age_days(e) < 3)
+    gog = run_json(script_runner, "nexus", "skill", "stats", "gog", "--days", "3", "--json")
+    assert len(gog["daily"]) == 3
+
+
+def test_stdin_gives_the_same_figures(script_runner, usage, nexus_home, tmp_path):
+    combined = tmp_path / "all.log"
+    logs = sorted((nexus_home / "state" / "nexus" / "skills").glob("*/usage.log"))
+    combined.write_text("".join(p.read_text() for p in logs))
+    with combined.open() as stdin:
+        report = run_json(script_runner, "nexus-stats", "--stdin", "--json", stdin=stdin)
+    assert without_since(report) == expected_all(usage)
+
+
+def test_human_output_all_skills(script_runner, usage):
+    result = script_runner.run(["nexus", "skill", "stats"])
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    expected = expected_all(usage)
+    assert out.splitlines()[:3] == ["=" * 63, "NEXUS SKILL USAGE STATISTICS", "=" * 63]
+    assert f"Total invocations: {expected['totalInvocations']} (past 30 days)" in out
+    rows = {line.split()[1]: line for line in out.splitlines() if line[:5].strip().rstrip(".").isdigit()}
+    assert set(rows) == {*SKILLS, GONE}
+    for skill in expected["skills"]:
+        assert f" {skill['totalInvocations']} " in rows[skill["name"]]
+    assert "(prompt)" in rows["notes"] and "(removed)" in rows[GONE]
+    assert "Recent Failures (past 7 days):" in out and "Skill Categories:" in out
+    failures = expected["recentFailures"]
+    shown = [line for line in out.splitlines() if line.startswith("  - ") and "occurrence" in line]
+    assert len(shown) == len(failures)
+    assert shown[0] == '  - {skill}: "{error}" ({count} occurrences)'.format(**failures[0])
+    assert out.isascii() and "\033" not in out  # not a terminal: plain ASCII
+    assert script_runner.run(["nexus-stats"]).stdout == out  # the plumbing prints the same layout
+
+
+def test_human_output_lists_ten_failure_messages(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    write_log(nexus_home, "tmux", [{"ts": ago(hours=n + 1), "skill": "tmux", "type": "tool", "exit": 1, "ms": 5,
+                                    "error": f"failure number {n}"} for n in range(13)])
+    out = script_runner.run(["nexus", "skill", "stats"]).stdout
+    assert sum(line.startswith('  - tmux: "failure number') for line in out.splitlines()) == 10
+    assert "  - 3 other messages: see --json" in out
+
+
+def test_human_output_one_skill_with_bars(script_runner, workspace, nexus_home):
+    write_skill(workspace, "gog")
+    counts = {0: 4, 1: 2, 3: 1}  # days ago -> calls
+    entries = [{"ts": ago(days=days, minutes=2 + i), "skill": "gog", "type": "tool", "args": ["x"], "exit": 0, "ms": 1500}
+               for days, calls in counts.items() for i in range(calls)]
+    entries.append({"ts": ago(hours=2, minutes=5), "skill": "gog", "type": "tool", "args": ["x"], "exit": 3,
+                    "error": "rate limit exceeded", "ms": 500})
+    write_log(nexus_home, "gog", sorted(entries, key=lambda e: e["ts"]))
+    result = script_runner.run(["nexus", "skill", "stats", "gog"])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "GOG USAGE STATISTICS" in lines and "Average duration: 1.4s" in lines
+    per_date = collections.Counter(parse(e["ts"]).astimezone().date() for e in entries)
+    bars = [line for line in lines if line.startswith("  ") and line[2:5].isalpha() and line[5] == ":"]
+    assert [int(line.split()[-1]) for line in bars] == [per_date[datetime.datetime.now().astimezone().date()
+                                                                 - datetime.timedelta(days=n)] for n in range(6, -1, -1)]
+    largest = max(per_date.values())
+    for line in bars:
+        calls = int(line.split()[-1])
+        assert line.count("#") == round(30 * calls / largest)  # scaled to the largest day
+    assert "  1. x (8 calls)" in lines
+    # a later call succeeded, so the error is marked resolved
+    assert any(line.startswith("  - ") and line.endswith(': "rate limit exceeded" (resolved)') for line in lines)
+    assert "Last used: 2 hours ago" not in lines  # the newest call is the 2-minute-old one
+    assert "Last used: 2 minutes ago" in lines
+
+
+def test_relative_time_in_the_table(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    write_log(nexus_home, "tmux", [{"ts": ago(hours=2, minutes=5), "skill": "tmux", "type": "tool", "exit": 0, "ms": 300}])
+    result = script_runner.run(["nexus", "skill", "stats"])
+    row = next(line for line in result.stdout.splitlines() if " tmux " in line)
+    assert row.split()[1:5] == ["tmux", "1", "100%", "0.3s"] and row.endswith("2 hours ago")
+
+
+def run_on_tty(argv, **env):
+    """Run argv with stdout on a pseudo-terminal; returns (exit code, stdout, stderr)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE,
+                            env={**os.environ, **env})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=30), b"".join(chunks).decode(), proc.stderr.read().decode()
+
+
+def test_terminal_gets_bars_and_no_color_plain(workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    write_log(nexus_home, "tmux", [{"ts": ago(minutes=5), "skill": "tmux", "type": "tool", "exit": 0, "ms": 3}])
+    argv = [shutil.which("nexus"), "skill", "stats", "tmux"]
+    code, out, err = run_on_tty(argv)
+    assert code == 0, err
+    assert "█" * 30 in out and "═" in out
+    code, out, err = run_on_tty(argv, NO_COLOR="1")
+    assert code == 0, err
+    assert "#" * 30 in out and "█" not in out and "\033" not in out
+
+
+# Bad input: counted or reported, never a traceback.
+
+def test_corrupt_lines_are_skipped_and_counted(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    good = {"ts": ago(hours=1), "skill": "tmux", "type": "tool", "exit": 0, "ms": 10}
+    path = write_log(nexus_home, "tmux", [good, "garbage", '{"ts": "', "[1, 2]", '"text"', "", "   ", good,
+                                          '{"ts": "x"} trailing'])
+    with path.open("ab") as f:
+        f.write(b'\xff\xfe not json\n' + json.dumps({**good, "error": "caf\xe9"}).encode("latin-1") + b"\n")
+    for argv in (["nexus-stats", "--json"], ["nexus", "skill", "stats", "tmux", "--json"]):
+        result = script_runner.run(argv)
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["totalInvocations"] == 3  # the non-UTF-8 line still counts
+        assert report["skippedLines"] == 6
+        assert f"{path}: skipped 6 lines: not a JSON object" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("broken", [
+    {"skill": "tmux", "type": "tool", "ms": 1},  # no ts
+    {"ts": "yesterday", "skill": "tmux", "type": "tool", "ms": 1},
+    {"ts": "NOW", "type": "tool", "ms": 1},  # no skill
+    {"ts": "NOW", "skill": "tmux", "ms": 1},  # no type
+    {"ts": "NOW", "skill": "tmux", "type": "shell", "ms": 1},
+    {"ts": "NOW", "skill": "tmux", "type": "tool"},  # no ms
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": "12"},
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": -5},
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": 1, "exit": "0"},
+    {"ts": "NOW", "skill": ["tmux"], "type": "tool", "ms": 1},
+    {"ts": "NOW", "skill": "../etc", "type": "tool", "ms": 1},
+    {"ts": 12345, "skill": "tmux", "type": "tool", "ms": 1},
+])
+def test_entries_missing_fields_are_skipped(script_runner, workspace, nexus_home, broken):
+    write_skill(workspace, "tmux")
+    good = {"ts": ago(hours=1), "skill": "tmux", "type": "tool", "exit": 0, "ms": 10}
+    if broken.get("ts") == "NOW":
+        broken["ts"] = good["ts"]
+    path = write_log(nexus_home, "tmux", [good, broken, good, '{"ts": "%s", "skill": "tmux", "type": "tool", "ms": NaN}'
+                                          % good["ts"]])
+    result = script_runner.run(["nexus-stats", "--json"])
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["totalInvocations"], report["skippedLines"]) == (2, 2)
+    assert [s["name"] for s in report["skills"]] == ["tmux"]
+    assert f"{path}: skipped 2 lines: missing or invalid ts, skill, type, ms or exit" in result.stderr
+
+
+def test_future_timestamps_are_skipped(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    entry = {"skill": "tmux", "type": "tool", "exit": 0, "ms": 10}
+    path = write_log(nexus_home, "tmux", [{**entry, "ts": ago(hours=1)}, {**entry, "ts": ago(days=-2)},
+                                          {**entry, "ts": "2999-01-01T00:00:00Z"},
+                                          {**entry, "ts": ago(minutes=-1)}])  # a slightly fast clock is fine
+    result = script_runner.run(["nexus", "skill", "stats", "--json"])
+    report = json.loads(result.stdout)
+    assert (report["totalInvocations"], report["skippedLines"]) == (2, 2)
+    assert f"{path}: skipped 2 lines: timestamp in the future" in result.stderr
+
+
+def test_empty_logs_and_no_logs(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tmux")
+    for argv in (["nexus-stats", "--json"], ["nexus", "skill", "stats", "tmux", "--json"]):
+        report = run_json(script_runner, *argv)
+        assert report["totalInvocations"] == 0 and report["successRate"] is None and report["lastUsed"] is None
+    write_log(nexus_home, "tmux", [])
+    report = run_json(script_runner, "nexus-stats", "--json")
+    assert (report["totalInvocations"], report["skills"], report["skippedLines"]) == (0, [], 0)
+    human = script_runner.run(["nexus", "skill", "stats"])
+    assert human.returncode == 0 and "No skill was used in this window." in human.stdout
+    one = script_runner.run(["nexus", "skill", "stats", "tmux"])
+    assert one.returncode == 0 and "'tmux' was not used in this window." in one.stdout
+
+
+def test_log_of_a_removed_skill_still_counts(script_runner, workspace, nexus_home):
+    write_log(nexus_home, "gone", [{"ts": ago(hours=3), "skill": "gone", "type": "tool", "exit": 1, "ms": 7}])
+    report = run_json(script_runner, "nexus-stats", "--json")
+    assert report["totalInvocations"] == 1
+    assert report["skills"][0] | {"lastUsed": None} == {"name": "gone", "type": "tool", "category": "other",
+                                                        "removed": True, "totalInvocations": 1, "successRate": 0.0,
+                                                        "avgDurationMs": 7, "lastUsed": None}
+    assert run_json(script_runner, "nexus", "skill", "stats", "gone", "--json")["totalInvocations"] == 1
+    assert "gone (removed)" in script_runner.run(["nexus", "skill", "stats"]).stdout
+
+
+def test_unknown_skill_is_refused(script_runner, workspace):
+    write_skill(workspace, "tmux")
+    result = script_runner.run(["nexus", "skill", "stats", "tmx"])
+    assert result.returncode == 1
+    assert "Skill 'tmx' not found. Did you mean: tmux?" in result.stderr
+    result = script_runner.run(["nexus-stats", "Bad/Name"])
+    assert result.returncode == 1 and "invalid skill name" in result.stderr
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "-30", "abc", "1.5", "99999999"])
+def test_bad_days_is_a_usage_error(script_runner, days):
+    for argv in (["nexus-stats", "--days", days], ["nexus", "skill", "stats", f"--days={days}", "--json"]):
+        result = script_runner.run(argv)
+        assert result.returncode == 2
+        assert "--days must be a whole number from 1 to 36500" in result.stderr
+        assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_stdin_on_a_terminal_is_refused_not_awaited():
+    master, slave = pty.openpty()
+    try:
+        result = subprocess.run([shutil.which("nexus-stats"), "--stdin"], stdin=slave, capture_output=True,
+                                text=True, timeout=30)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert result.returncode == 2
+    assert "stdin is a terminal or closed" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [["nexus-stats"], ["nexus", "skill", "stats"], ["nexus", "status"],
+                                  ["nexus", "skills", "rotate"]])
+def test_help(script_runner, argv):
+    result = script_runner.run([*argv, "--help"])
+    assert result.returncode == 0 and "Usage:" in result.stdout
+
+
+# nexus status
+
+def test_status_counts_every_status(script_runner, workspace, nexus_home):
+    write_skill(workspace, "ready-one")
+    write_skill(workspace, "needs-key", meta={"requires": {"env": ["NEXUS_TEST_UNSET_KEY"]}})
+    write_skill(workspace, "needs-bin", meta={"requires": {"bins": ["nexus-test-no-such-binary"]}})
+    write_skill(workspace, "switched-off")
+    write_skill(workspace, "elsewhere", meta={"os": ["win32" if sys.platform != "win32" else "darwin"]})
+    write_config(nexus_home, "[skills.entries.switched-off]\nenabled = false\n")
+    result = script_runner.run(["nexus", "status"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "nexus: 1 ready, 1 need setup, 1 not installed, 1 disabled\n"
+    write_raw(workspace, "broken", "---\nname: broken\n---\nno description\n")
+    result = script_runner.run(["nexus", "status"])
+    assert result.stdout == "nexus: 1 ready, 1 need setup, 1 not installed, 1 disabled, 1 invalid\n"
+    assert run_json(script_runner, "nexus", "status", "--json") == {
+        "ready": 1, "needsSetup": 1, "notInstalled": 1, "disabled": 1, "invalid": 1, "unsupported": 1}
+
+
+# nexus skills rotate
+
+def seq_lines(name, count):
+    return [{"ts": ago(minutes=count - i), "skill": name, "type": "tool", "exit": 0, "ms": 1, "seq": i}
+            for i in range(count)]
+
+
+def log_seqs(nexus_home, name):
+    text = (nexus_home / "state" / "nexus" / "skills" / name / "usage.log").read_text()
+    return [json.loads(line)["seq"] for line in text.splitlines()]
+
+
+def test_rotate_keeps_the_newest_entries(script_runner, nexus_home):
+    write_config(nexus_home, "[skills.log]\nmaxEntries = 10\n")
+    write_log(nexus_home, "busy", seq_lines("busy", 25))
+    write_log(nexus_home, "quiet", seq_lines("quiet", 5))
+    report = run_json(script_runner, "nexus", "skills", "rotate", "--json")
+    assert report == {"skills": [{"name": "busy", "logEntries": 10}, {"name": "quiet", "logEntries": 5}],
+                      "maxEntries": 10, "maxBytes": 2 * 1024 * 1024}
+    assert log_seqs(nexus_home, "busy") == list(range(15, 25))
+    assert log_seqs(nexus_home, "quiet") == list(range(5))
+    state = json.loads((nexus_home / "state" / "nexus" / "skills" / "busy" / "state.json").read_text())
+    assert state["logEntries"] == 10
+    result = script_runner.run(["nexus", "skills", "rotate"])
+    assert result.stdout == "nexus: rotated 2 usage logs to at most 10 entries and 2097152 bytes each\n"
+
+
+def test_rotate_keeps_within_max_bytes(script_runner, nexus_home):
+    lines = seq_lines("busy", 20)
+    size = len(json.dumps(lines[-1])) + 1
+    write_config(nexus_home, f"[skills.log]\nmaxBytes = {size * 3 + 1}\n")
+    write_log(nexus_home, "busy", lines)
+    assert run_json(script_runner, "nexus", "skills", "rotate", "--json")["skills"] == [{"name": "busy", "logEntries": 3}]
+    assert log_seqs(nexus_home, "busy") == [17, 18, 19]
+
+
+APPENDER = """
+import sys
+from nexus import config, state, usage
+name, count = sys.argv[1], int(sys.argv[2])
+settings = config.load()
+for _ in range(count):
+    with state.Update(name) as current:
+        current["seq"] = current.get("seq", 0) + 1  # the global order of appends, kept under the lock
+        entry = {"ts": "2026-01-01T00:00:00.000Z", "skill": name, "type": "tool", "exit": 0, "ms": 1,
+                 "seq": current["seq"]}
+        usage.append(name, current, entry, settings)
+"""
+
+
+def test_rotate_while_runs_append_loses_nothing_beyond_the_limit(script_runner, nexus_home):
+    write_config(nexus_home, "[skills.log]\nmaxEntries = 40\n")
+    write_log(nexus_home, "busy", [])
+    writers, appends = 4, 150
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, "busy", str(appends)]) for _ in range(writers)]
+    rotations_during = 0
+    while any(p.poll() is None for p in procs):
+        assert script_runner.run(["nexus", "skills", "rotate"]).returncode == 0
+        rotations_during += 1
+    assert [p.wait() for p in procs] == [0] * writers
+    assert rotations_during > 0
+    assert script_runner.run(["nexus", "skills", "rotate"]).returncode == 0
+    total = writers * appends
+    seqs = log_seqs(nexus_home, "busy")  # every line parses as JSON
+    # The log holds the newest entries without a gap: rotation dropped only what the limit prunes.
+    assert 36 <= len(seqs) <= 40
+    assert seqs == list(range(total - len(seqs) + 1, total + 1))

@@ -5,6 +5,7 @@ import collections
 import datetime
 import json
 import os
+import pathlib
 import pty
 import random
 import shutil
@@ -424,15 +425,23 @@ def test_status_counts_every_status(script_runner, workspace, nexus_home):
     write_skill(workspace, "needs-bin", meta={"requires": {"bins": ["nexus-test-no-such-binary"]}})
     write_skill(workspace, "switched-off")
     write_skill(workspace, "elsewhere", meta={"os": ["win32" if sys.platform != "win32" else "darwin"]})
-    write_config(nexus_home, "[skills.entries.switched-off]\nenabled = false\n")
+    # allowBundled = [] disables every bundled skill, so the counts do not depend on this machine's tools
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.switched-off]\nenabled = false\n")
+    disabled = 1 + len(bundled_skills())
     result = script_runner.run(["nexus", "status"])
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "nexus: 1 ready, 1 need setup, 1 not installed, 1 disabled\n"
+    assert result.stdout == f"nexus: 1 ready, 1 need setup, 1 not installed, {disabled} disabled\n"
     write_raw(workspace, "broken", "---\nname: broken\n---\nno description\n")
     result = script_runner.run(["nexus", "status"])
-    assert result.stdout == "nexus: 1 ready, 1 need setup, 1 not installed, 1 disabled, 1 invalid\n"
+    assert result.stdout == f"nexus: 1 ready, 1 need setup, 1 not installed, {disabled} disabled, 1 invalid\n"
     assert run_json(script_runner, "nexus", "status", "--json") == {
-        "ready": 1, "needsSetup": 1, "notInstalled": 1, "disabled": 1, "invalid": 1, "unsupported": 1}
+        "ready": 1, "needsSetup": 1, "notInstalled": 1, "disabled": disabled, "invalid": 1, "unsupported": 1}
+
+
+def bundled_skills():
+    import nexus
+
+    return [p for p in (pathlib.Path(nexus.__file__).parent / "skills").iterdir() if (p / "SKILL.md").exists()]
 
 
 # nexus skills rotate

@@ -4,6 +4,7 @@ Finds the skills an agent can use right now, runs them, and records every run.
 
 Usage:
   nexus skills list [--ready | --locked | --all] [--json]
+  nexus skills list --summary [--json]
   nexus skills refresh [--json]
   nexus skills path [--json]
   nexus skills verify --all [--stale HOURS] [--json]

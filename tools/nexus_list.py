@@ -12,12 +12,14 @@ LIST_DOC = """nexus skills list: the skills, grouped by status.
 
 Usage:
   nexus skills list [--ready | --locked | --all] [--json]
+  nexus skills list --summary [--json]
   nexus skills list (-h | --help)
 
 Options:
   --ready    Only skills that are ready to use.
   --locked   Only skills that need setup or are not installed.
   --all      Also skills whose `os` excludes this platform.
+  --summary  One line of counts per status: the same as `nexus status`.
   --json     An array of entries: name, description, source, type, status, verified, missing, ...
   -h --help  Show this help.
 
@@ -98,6 +100,10 @@ def _human(records, out):
 @cli.command(PROG)
 def skills_list(argv):
     args = cli.parse(LIST_DOC, ["skills", "list", *argv])
+    if args["--summary"]:
+        from nexus.tools.nexus_stats import status
+
+        return status(["--json"] if args["--json"] else [])
     _, records = load(_warn)
     records = [r for r in records if _selected(r, args)]
     if args["--json"]:

@@ -1,6 +1,8 @@
-"""man/*.1: generated from the usage docs and current, clean under groff, naming every option and command."""
+"""man/*.1: generated from the usage docs and current, clean under groff, naming every option and command;
+`make install` puts them, the completions and the console scripts in place and `make uninstall` removes them."""
 
 import importlib.util
+import os
 import pathlib
 import re
 import shutil
@@ -96,3 +98,39 @@ def test_nexus_page_has_files_environment_exit_status_and_a_cron_example():
         assert name in text
     assert re.search(r"^[0-9*/, ]+ +nexus skills verify --all --stale 24$", text, re.M)
     assert re.search(r"^[0-9*/, ]+ +nexus skills rotate$", text, re.M)
+
+
+def test_make_install_and_uninstall_with_destdir(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    source, stage = tmp_path / "source", tmp_path / "stage"  # a copy, so the build leaves the checkout alone
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "tests", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".bench"))
+    make = ["make", "--no-print-directory", "-C", str(source), f"DESTDIR={stage}", "PREFIX=/opt/nexus",
+            f"PYTHON={sys.executable}", "PIPFLAGS=--no-deps --no-build-isolation"]  # offline: the venv has both
+    result = subprocess.run([*make, "install"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    root = stage / "opt" / "nexus"
+    expected = {"share/zsh/site-functions/_nexus": "completions/_nexus"}
+    for prog in SCRIPTS:
+        expected[f"share/bash-completion/completions/{prog}"] = "completions/nexus.bash"
+        expected[f"share/fish/vendor_completions.d/{prog}.fish"] = "completions/nexus.fish"
+    expected.update({f"share/man/man1/{page.name}": f"man/{page.name}" for page in PAGES})
+    for path, origin in expected.items():
+        assert (root / path).read_bytes() == (ROOT / origin).read_bytes(), path
+        assert (root / path).stat().st_mode & 0o777 == 0o644, path
+    for prog, target in SCRIPTS.items():
+        launcher = root / "bin" / prog
+        assert launcher.stat().st_mode & 0o777 == 0o755
+        text = launcher.read_text()
+        assert '"/opt/nexus/lib/nexus"' in text and "from {} import {} as main".format(*target.split(":")) in text
+        assert str(stage) not in text  # the final paths, not the staging area
+    assert (root / "lib" / "nexus" / "nexus" / "tools" / "nexus_integrate.py").is_file()
+
+    env = {**os.environ, "PYTHONPATH": str(root / "lib" / "nexus")}  # stands in for the final /opt/nexus
+    ran = subprocess.run([root / "bin" / "nexus", "skills", "prompt"], env=env, capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout.startswith("<available_skills>"), ran.stderr
+
+    result = subprocess.run([*make, "uninstall"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert [p for p in stage.rglob("*") if not p.is_dir()] == []

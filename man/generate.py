@@ -105,6 +105,13 @@ def module(name):
         return None
 
 
+def completion_usage(parsed):
+    """The usage lines with docopt's `[options]` spelled out from the Options section."""
+    terms = [term for term, _ in definitions(parsed.get("Options", [])) if "--help" not in term]
+    spelled = " ".join(f"[{term.replace(',', '')}]" for term in terms)
+    return [line.replace("[options]", spelled) for line in usage_lines(parsed)]
+
+
 def help_text(target):
     """What `target` ("module:function") prints for --help; None when its module does not exist yet."""
     module_name, function = target.split(":")
@@ -261,7 +268,7 @@ def render():
     from nexus import __version__
 
     found, command_docs = programs(), commands()
-    completion = shells.model({prog: usage_lines(parsed) for prog, parsed in found.items()})
+    completion = shells.model([line for parsed in found.values() for line in completion_usage(parsed)])
     check_commands(completion, command_docs)
     return {**man_pages(found, command_docs, __version__), **shells.completions(completion, HEADER)}
 

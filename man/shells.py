@@ -9,6 +9,7 @@ import re
 
 FLAG = re.compile(r"(--?[a-z][\w-]*)(?:[ =]\[?([A-Z][A-Z_]*|[a-z]+(?:\|[a-z]+)+)\]?)?")
 PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_]*)(\.\.\.)?")
+DASHDASH = re.compile(r"(?:^|(?<=[\s\[]))--(?=[\s\]]|$)")  # `[-- ARGS...]`, `[--]`: the rest is not ours
 KINDS = {"NAME": "skill", "SKILL": "skill", "FILE": "file", "PATH": "file", "ARGS": "file", "DIR": "dir"}
 
 
@@ -19,31 +20,29 @@ def kind_of(value):
 
 
 def model(usage):
-    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from {program: usage lines}."""
+    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from usage lines."""
     found = {}
-    for lines in usage.values():
-        for line in lines:
-            if "COMMAND" in line:
-                continue
-            words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0)
-            rest = line[len(words):]
-            path = words.split()
-            for depth in range(1, len(path) + 1):
-                node = found.setdefault(" ".join(path[:depth]), {"commands": [], "flags": [], "values": {},
-                                                                "args": "", "dashdash": False})
-                if depth < len(path) and path[depth] not in node["commands"]:
-                    node["commands"].append(path[depth])
-            for flag, value in FLAG.findall(rest):
-                if flag not in node["flags"]:
-                    node["flags"].append(flag)
-                if value:
-                    node["values"][flag] = kind_of(value)
-            node["dashdash"] = node["dashdash"] or "[-- " in rest
-            positional = PLACEHOLDER.search(FLAG.sub("", re.split(r"\[-- ", rest)[0]))
-            if positional and not node["args"]:
-                node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
+    for line in usage:
+        if "COMMAND" in line:  # `nexus COMMAND... --help`: every command gets --help below
+            continue
+        words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
+        rest = line[len(" ".join(words)):]
+        for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
+            node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
+                                                               "args": "", "dashdash": False})
+            if depth < len(words) and words[depth] not in node["commands"]:
+                node["commands"].append(words[depth])
+        for flag, value in FLAG.findall(rest):  # node is now this line's command
+            if flag not in node["flags"]:
+                node["flags"].append(flag)
+            if value:
+                node["values"][flag] = kind_of(value)
+        node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
+        positional = PLACEHOLDER.search(FLAG.sub("", DASHDASH.split(rest)[0]))
+        if positional and not node["args"]:
+            node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
     for node in found.values():
-        node["flags"] += [] if "--help" in node["flags"] else ["--help"]  # every command has --help
+        node["flags"] += [] if "--help" in node["flags"] else ["--help"]
     return found
 
 
@@ -203,7 +202,7 @@ def fish_lines(found):
         if node["args"]:
             kind = node["args"].removesuffix("...")
             condition = inside if node["args"].endswith("...") else at
-            when = f" -n '{condition}'" if condition != "__nexus_in" else ""
+            when = f" -n '{condition}'" if condition != "__nexus_in" else ""  # a bare __nexus_in: always
             lines.append(f"complete -c {prog}{when} {fish_offer(kind)}".rstrip())
         if node["dashdash"]:
             lines.append(f"complete -c {prog} -n '{inside}; and __nexus_after_dashdash' -F")

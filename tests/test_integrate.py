@@ -42,7 +42,7 @@ def test_prompt_xml_lists_exactly_the_ready_skills_in_order(script_runner, skill
 def test_prompt_markdown(script_runner, skills):
     result = script_runner.run(["nexus", "skills", "prompt", "--format", "markdown"])
     assert result.returncode == 0, result.stderr
-    items = re.findall(r"^- \*\*(\S+)\*\*: (.*) \(`(.*)`\)$", result.stdout, re.M)
+    items = re.findall(r"^- \*\*(\S+)\*\*: (.*) \((/.*)\)$", result.stdout, re.M)
     assert [name for name, _, _ in items] == READY
     assert items[2][1:] == ("Prompt only: &lt;b&gt;bold&lt;/b&gt; &amp; more.", str(skills / "zeta" / "SKILL.md"))
 

@@ -76,7 +76,7 @@ def markdown_list(skills, locations=False):
     lines = []
     for skill in skills:
         line = f"- **{escaped(skill['name'])}**: {escaped(skill.get('description', ''))}"
-        lines.append(line + (f" (`{escaped(skill['filePath'])}`)" if locations else ""))
+        lines.append(line + (f" ({escaped(skill['filePath'])})" if locations else ""))  # no code span: it would show &amp;
     return "\n".join(lines) + "\n"
 
 

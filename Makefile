@@ -9,10 +9,12 @@ MANDIR  ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+LIBDIR  ?= $(PREFIX)/lib
+PIPFLAGS ?=
 
 SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
 
-.PHONY: run test bench install uninstall clean
+.PHONY: run test bench man install uninstall clean
 
 # The venv holds the dependencies and a regular (non-editable) install of nexus, reinstalled
 # whenever a source changes: a regular install keeps interpreter start-up free of import hooks.
@@ -37,6 +39,46 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python tests/bench/run.py
+
+# man/*.1 and completions/* are generated from the usage docs and committed; tests fail when stale.
+man: $(VENV)/.installed
+	$(BIN)/python man/generate.py
+
+# The package and its dependencies go to a folder of their own, $(LIBDIR)/nexus, so any PREFIX
+# works and nothing else is touched; each console script is a small launcher in $(BINDIR) that
+# puts that folder first on sys.path. Launchers name the final paths, so DESTDIR staging works.
+SCRIPTS   := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z-]*\) = "\(.*\)"$$/\1=\2/p' pyproject.toml)
+PROGRAMS  := $(foreach script,$(SCRIPTS),$(firstword $(subst =, ,$(script))))
+MANPAGES  := $(wildcard man/*.1)
+PKGDIR    := $(LIBDIR)/nexus
+
+install:
+	rm -rf $(DESTDIR)$(PKGDIR)
+	$(PYTHON) -m pip install --quiet --no-compile --target $(DESTDIR)$(PKGDIR) $(PIPFLAGS) .
+	rm -rf build $(DESTDIR)$(PKGDIR)/bin
+	$(PYTHON) -m compileall -q -d $(PKGDIR) $(DESTDIR)$(PKGDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	python=$$($(PYTHON) -c 'import sys; print(sys.executable)') && \
+	for script in $(SCRIPTS); do \
+		prog=$${script%%=*} target=$${script#*=}; \
+		printf '#!%s\nimport sys\nsys.path.insert(0, "%s")\nfrom %s import %s as main\nsys.exit(main())\n' \
+			"$$python" "$(PKGDIR)" "$${target%:*}" "$${target#*:}" > $(DESTDIR)$(BINDIR)/$$prog && \
+		chmod 0755 $(DESTDIR)$(BINDIR)/$$prog || exit 1; \
+	done
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	for prog in $(PROGRAMS); do \
+		install -m 0644 completions/nexus.bash $(DESTDIR)$(BASHCOMPDIR)/$$prog && \
+		install -m 0644 completions/nexus.fish $(DESTDIR)$(FISHCOMPDIR)/$$prog.fish || exit 1; \
+	done
+	install -m 0644 completions/_nexus $(DESTDIR)$(ZSHCOMPDIR)/_nexus
+
+uninstall:
+	rm -rf $(DESTDIR)$(PKGDIR)
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES)))
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(PROGRAMS))
+	rm -f $(addprefix $(DESTDIR)$(FISHCOMPDIR)/,$(addsuffix .fish,$(PROGRAMS)))
+	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_nexus
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .bench

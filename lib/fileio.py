@@ -36,14 +36,14 @@ def read_json(path):
         raise BadInput(f"'{path}' is not valid JSON: {e}") from None
 
 
-def write_atomic(path, data):
+def write_atomic(path, data, mode=0o600):
     """Replace `path` with `data` (bytes) so that readers only ever see the old or the new file.
 
     The rename is atomic against a crash or kill of this process; we do not fsync, so a
     power loss may lose the last update but never leaves a torn file on a journalling FS.
     """
     tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

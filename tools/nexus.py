@@ -94,6 +94,10 @@ COMMANDS = {
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--list-skills"]:  # hidden: skill names for shell completion, read from the manifest alone
+        from nexus.tools.nexus_integrate import print_skill_names
+
+        return print_skill_names()
     for words in (2, 1):
         target = COMMANDS.get(" ".join(argv[:words])) if len(argv) >= words else None
         if target:

@@ -1,0 +1,219 @@
+"""Shell completions (bash, zsh, fish) from the usage lines of nexus and its tools; used by generate.py.
+
+The usage lines say everything completion needs: command words, flags, which flags take a value
+(HOURS, FILE, DIR, xml|markdown) and what the arguments are (NAME is a skill, PATH... files).
+Skill names come from `nexus --list-skills`, which reads the manifest only.
+"""
+
+import re
+
+FLAG = re.compile(r"(--?[a-z][\w-]*)(?:[ =]\[?([A-Z][A-Z_]*|[a-z]+(?:\|[a-z]+)+)\]?)?")
+PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_]*)(\.\.\.)?")
+DASHDASH = re.compile(r"(?:^|(?<=[\s\[]))--(?=[\s\]]|$)")  # `[-- ARGS...]`, `[--]`: the rest is not ours
+KINDS = {"NAME": "skill", "SKILL": "skill", "FILE": "file", "PATH": "file", "ARGS": "file", "DIR": "dir"}
+
+
+def kind_of(value):
+    if "|" in value:
+        return "words " + value.replace("|", " ")
+    return KINDS.get(value, "none")
+
+
+def model(usage):
+    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from usage lines."""
+    found = {}
+    for line in usage:
+        if "COMMAND" in line:  # `nexus COMMAND... --help`: every command gets --help below
+            continue
+        words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
+        rest = line[len(" ".join(words)):]
+        for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
+            node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
+                                                               "args": "", "dashdash": False})
+            if depth < len(words) and words[depth] not in node["commands"]:
+                node["commands"].append(words[depth])
+        for flag, value in FLAG.findall(rest):  # node is now this line's command
+            if flag not in node["flags"]:
+                node["flags"].append(flag)
+            if value:
+                node["values"][flag] = kind_of(value)
+        node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
+        positional = PLACEHOLDER.search(FLAG.sub("", DASHDASH.split(rest)[0]))
+        if positional and not node["args"]:
+            node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
+    for node in found.values():
+        node["flags"] += [] if "--help" in node["flags"] else ["--help"]
+    return found
+
+
+def shell_functions(found):
+    """What bash and zsh share: the command table, and _nexus_kind, which reads the words typed so far."""
+    spec, values = [], {}
+    for key, node in found.items():
+        parts = [f"subcommands='{' '.join(node['commands'])}'"] if node["commands"] else []
+        parts.append(f"flags='{' '.join(node['flags'])}'")
+        parts += [f"args='{node['args']}'"] if node["args"] else []
+        parts += ["dashdash=1"] if node["dashdash"] else []
+        spec.append(f"        '{key}') {'; '.join(parts)} ;;")
+        for flag, kind in node["values"].items():
+            values.setdefault(kind, []).append(f"'{key} {flag}'")
+    value_cases = [f"        {'|'.join(keys)}) echo '{kind}' ;;" for kind, keys in values.items()]
+    return SHARED.format(spec="\n".join(spec), values="\n".join(value_cases))
+
+
+# Valid bash and zsh alike. A kind is skill, file, dir, none, or "words W...".
+SHARED = """\
+_nexus_spec() {{  # $1: a program and command words; sets what they take next
+    subcommands= flags= args= dashdash=
+    case $1 in
+{spec}
+        *) return 1 ;;
+    esac
+}}
+
+_nexus_value() {{  # $1: command words and an option; prints the kind of the value it takes
+    case $1 in
+{values}
+        *) return 1 ;;
+    esac
+}}
+
+_nexus_kind() {{  # "$@": the words up to the cursor, the program first; prints the kind to offer
+    local cmd=${{1##*/}} subcommands flags args dashdash kind given=0
+    _nexus_spec "$cmd" || return 1
+    shift
+    while (( $# > 1 )) && [[ -n $subcommands && " $subcommands " == *" $1 "* ]]; do
+        cmd+=" $1"
+        _nexus_spec "$cmd"
+        shift
+    done
+    while (( $# > 1 )); do  # count the arguments given; after `--` the words are the skill's
+        case $1 in
+            --) if [[ -n $dashdash ]]; then echo file; return; fi ;;
+            -*) if kind=$(_nexus_value "$cmd $1"); then
+                    if (( $# == 2 )); then echo "$kind"; return; fi
+                    shift
+                fi ;;
+            *) (( given += 1 )) ;;
+        esac
+        shift
+    done
+    if [[ $1 == -* ]]; then
+        echo "words $flags"
+    elif [[ -n $subcommands ]]; then
+        echo "words $subcommands"
+    elif (( given == 0 )) || [[ $args == *... ]]; then
+        echo "${{args%...}}"
+    fi
+}}
+"""
+
+BASH = """\
+# bash completion for {programs} ({header}).
+# Skill names come from `nexus --list-skills`, which reads the manifest only.
+
+{functions}
+_nexus() {{
+    local kind cur=${{COMP_WORDS[COMP_CWORD]}}
+    COMPREPLY=()
+    kind=$(_nexus_kind "${{COMP_WORDS[@]:0:COMP_CWORD+1}}") || return
+    case $kind in
+        skill) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-skills 2>/dev/null)" -- "$cur") ;;
+        file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+        words\\ *) mapfile -t COMPREPLY < <(compgen -W "${{kind#words }}" -- "$cur") ;;
+    esac
+}}
+
+complete -F _nexus {programs}
+"""
+
+ZSH = """\
+#compdef {programs}
+# zsh completion for {programs} ({header}).
+# Skill names come from `nexus --list-skills`, which reads the manifest only.
+
+{functions}
+_nexus() {{
+    local kind
+    kind=$(_nexus_kind "${{(@)words[1,CURRENT]}}") || return 1
+    case $kind in
+        skill) compadd -- ${{(f)"$(_call_program skills nexus --list-skills 2>/dev/null)"}} ;;
+        file) _files ;;
+        dir) _files -/ ;;
+        words\\ *) compadd -- ${{=${{kind#words }}}} ;;
+    esac
+}}
+
+_nexus "$@"
+"""
+
+FISH = """\
+# fish completion for {programs} ({header}).
+# Skill names come from `nexus --list-skills`, which reads the manifest only.
+
+function __nexus_words --description 'The words typed after the program, options left out'
+    set -l tokens (commandline -opc)
+    string match -v -- '-*' $tokens[2..-1]
+end
+
+function __nexus_at --description 'The words typed so far are exactly $argv'
+    set -l typed (__nexus_words)
+    test "$typed" = "$argv"
+end
+
+function __nexus_in --description 'The words typed so far begin with $argv'
+    set -l typed (__nexus_words)
+    string match -q -- "$argv *" "$typed "
+end
+
+function __nexus_after_dashdash --description 'A -- was typed'
+    contains -- -- (commandline -opc)
+end
+
+{lines}
+"""
+
+FISH_OFFER = {"skill": "-a '(nexus --list-skills 2>/dev/null)'", "file": "-F",
+              "dir": "-a '(__fish_complete_directories)'", "none": ""}
+
+
+def fish_offer(kind):
+    return f"-a '{kind[len('words '):]}'" if kind.startswith("words ") else FISH_OFFER[kind]
+
+
+def fish_lines(found):
+    lines = []
+    for key, node in found.items():
+        prog, *words = key.split()
+        if not words:
+            lines.append(f"complete -c {prog} -f")
+        at, inside = " ".join(["__nexus_at", *words]), " ".join(["__nexus_in", *words])
+        flag_condition = at if node["commands"] else (inside if words else "")
+        when = f" -n '{flag_condition}'" if flag_condition else ""
+        if node["commands"]:
+            lines.append(f"complete -c {prog}{when} -a '{' '.join(node['commands'])}'")
+        for flag in node["flags"]:
+            name = f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}"
+            value = node["values"].get(flag)
+            if value is not None:  # -r: takes a value; -x: one that is not a file
+                name += (" -r " if value in ("file", "dir") else " -x ") + fish_offer(value)
+            lines.append(f"complete -c {prog}{when} {name}".rstrip())
+        if node["args"]:
+            kind = node["args"].removesuffix("...")
+            condition = inside if node["args"].endswith("...") else at
+            when = f" -n '{condition}'" if condition != "__nexus_in" else ""  # a bare __nexus_in: always
+            lines.append(f"complete -c {prog}{when} {fish_offer(kind)}".rstrip())
+        if node["dashdash"]:
+            lines.append(f"complete -c {prog} -n '{inside}; and __nexus_after_dashdash' -F")
+    return "\n".join(lines)
+
+
+def completions(found, header):
+    """{path: text} of the three completion files."""
+    programs = " ".join(key for key in found if " " not in key)
+    fill = {"programs": programs, "header": header}
+    functions = shell_functions(found)
+    return {"completions/nexus.bash": BASH.format(functions=functions, **fill),
+            "completions/_nexus": ZSH.format(functions=functions, **fill),
+            "completions/nexus.fish": FISH.format(lines=fish_lines(found), **fill)}

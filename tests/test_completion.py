@@ -1,0 +1,114 @@
+"""completions/: the bash function offers commands, flags, option values and skill names (zsh, fish when present)."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+from helpers import write_skill
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+COMPLETIONS = ROOT / "completions"
+
+
+@pytest.fixture
+def shell_env(script_runner, workspace, tmp_path):
+    """Two skills in the manifest, the nexus console script first on PATH, a scratch folder to complete in."""
+    for name in ("alpha", "beta-tool"):
+        write_skill(workspace, name)
+    assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    (tmp_path / "notes.md").write_text("")
+    (tmp_path / "notes-dir").mkdir()
+    return env
+
+
+def bash_complete(env, *words):
+    """COMPREPLY of _nexus for the command line `words`, the last word being the one under the cursor."""
+    script = f'source "{COMPLETIONS / "nexus.bash"}"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _nexus; ' \
+             'printf "%s\\n" "${COMPREPLY[@]}"'
+    result = subprocess.run(["bash", "-c", script, "bash", *words], env=env, capture_output=True, text=True)
+    assert result.stderr == ""
+    return [line for line in result.stdout.splitlines() if line]
+
+
+@pytest.mark.parametrize("words, expected", [
+    (["nexus", ""], ["skills", "skill", "status"]),
+    (["nexus", "--"], ["--help", "--version"]),
+    (["nexus", "skill", ""], ["show", "verify", "run", "stats"]),
+    (["nexus", "skills", "c"], ["check", "cursor-rules"]),
+    (["nexus", "skills", "list", "--"], ["--ready", "--locked", "--all", "--json", "--help"]),
+    (["nexus", "skill", "run", "alpha", "--t"], ["--timeout"]),
+    (["nexus", "skills", "prompt", "--format", ""], ["xml", "markdown"]),
+    (["nexus", "skills", "verify", "--stale", ""], []),  # a number: nothing to offer
+    (["nexus-manifest", ""], ["write", "read", "check"]),
+    (["nexus-manifest", "read", "--"], ["--invalid", "--help"]),
+])
+def test_bash_commands_flags_and_values(shell_env, words, expected):
+    assert bash_complete(shell_env, *words) == expected
+
+
+@pytest.mark.parametrize("words", [["nexus", "skill", "run", ""], ["nexus", "skill", "show", ""],
+                                   ["nexus", "skill", "stats", "--days", "7", ""]])
+def test_bash_skill_names_come_from_the_manifest(shell_env, words):
+    assert bash_complete(shell_env, *words) == ["alpha", "beta-tool"]
+    assert bash_complete(shell_env, *words[:-1], "be") == ["beta-tool"]
+
+
+def test_bash_stops_offering_names_once_one_is_given(shell_env):
+    assert bash_complete(shell_env, "nexus", "skill", "show", "alpha", "") == []
+
+
+def test_bash_files_and_folders_where_the_usage_says_so(shell_env, tmp_path):
+    prefix = str(tmp_path / "notes")
+    both = [prefix + "-dir", prefix + ".md"]
+    assert sorted(bash_complete(shell_env, "nexus", "skills", "agents-md", "--write", prefix)) == both
+    assert bash_complete(shell_env, "nexus", "skills", "cursor-rules", "--write", prefix) == [prefix + "-dir"]
+    assert sorted(bash_complete(shell_env, "nexus", "skill", "run", "alpha", "--", "x", prefix)) == both
+    assert sorted(bash_complete(shell_env, "nexus", "skills", "check", "a", prefix)) == both
+
+
+def test_bash_offers_every_command_of_the_dispatch_table(shell_env):
+    from nexus.tools.nexus import COMMANDS
+
+    for words in COMMANDS:
+        *group, last = words.split()
+        assert last in bash_complete(shell_env, "nexus", *group, last[:2]), words
+
+
+def test_list_skills_reads_only_the_manifest(shell_env):
+    probe = ("import sys; from nexus.tools.nexus import main; main(['--list-skills']); "
+             "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", probe], env=shell_env, capture_output=True, text=True)
+    assert result.stdout.splitlines() == ["alpha", "beta-tool", "[]"]
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_offers_what_bash_does(shell_env):
+    stubs = ('compadd() { while [[ $1 != -- ]]; do shift; done; shift; print -rl -- "$@"; }; '
+             '_files() { print -r -- "FILES $*"; }; _call_program() { shift; "$@"; }; ')
+    script = stubs + f'source "{COMPLETIONS / "_nexus"}" 2>/dev/null; words=("$@"); CURRENT=$#; _nexus'
+
+    def complete(*words):
+        result = subprocess.run(["zsh", "-f", "-c", script, "zsh", *words], env=shell_env, capture_output=True, text=True)
+        return result.stdout.split()
+
+    assert complete("nexus", "skill", "") == ["show", "verify", "run", "stats"]
+    assert complete("nexus", "skill", "run", "") == ["alpha", "beta-tool"]
+    assert complete("nexus", "skills", "prompt", "--format", "") == ["xml", "markdown"]
+    assert complete("nexus", "skills", "cursor-rules", "--write", "") == ["FILES", "-/"]
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_fish_offers_what_bash_does(shell_env):
+    def complete(line):
+        script = f'source "{COMPLETIONS / "nexus.fish"}"; complete -C "{line}"'
+        result = subprocess.run(["fish", "-c", script], env=shell_env, capture_output=True, text=True)
+        return [candidate.split("\t")[0] for candidate in result.stdout.splitlines()]
+
+    assert sorted(complete("nexus skill ")) == ["run", "show", "stats", "verify"]
+    assert complete("nexus skill run ") == ["alpha", "beta-tool"]
+    assert complete("nexus skill run alpha --ti") == ["--timeout"]
+    assert sorted(complete("nexus skills prompt --format ")) == ["markdown", "xml"]

@@ -1,0 +1,136 @@
+"""man/*.1: generated from the usage docs and current, clean under groff, naming every option and command;
+`make install` puts them, the completions and the console scripts in place and `make uninstall` removes them."""
+
+import importlib.util
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+PAGES = sorted((ROOT / "man").glob("*.1"))
+
+
+def written(target):
+    """Whether the module behind "module:function" exists yet (some are written in parallel)."""
+    return importlib.util.find_spec(target.split(":")[0]) is not None
+
+
+def page_text(prog):
+    """The page's roff source with the escapes that matter here undone."""
+    source = (ROOT / "man" / f"{prog}.1").read_text()
+    return re.sub(r"\\f[BIR]", "", source).replace("\\-", "-").replace("\\e", "\\")
+
+
+def usage_options(help_text):
+    """The options named in a help text's Usage and Options sections."""
+    found, section = set(), None
+    for line in help_text.splitlines():
+        if line and not line[0].isspace():
+            section = line  # a heading such as "Options:", or a paragraph
+        elif section in ("Usage:", "Options:"):
+            found |= set(re.findall(r"(?<![\w-])--?[a-z][\w-]*", line))
+    return found
+
+
+def mentions(text, option):
+    return re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text) is not None
+
+
+def test_generated_man_pages_and_completions_are_current():
+    result = subprocess.run([sys.executable, str(ROOT / "man" / "generate.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, f"stale, run `make man` and commit: {result.stdout}{result.stderr}"
+
+
+def test_every_written_console_script_has_a_page():
+    expected = {f"{prog}.1" for prog, target in SCRIPTS.items() if written(target)}
+    assert {"nexus.1", "nexus-discover.1", "nexus-manifest.1"} <= expected
+    assert expected <= {page.name for page in PAGES}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_page_renders_without_warnings(page):
+    groff = shutil.which("groff")
+    if groff is None:
+        pytest.skip("groff is not installed: rendering is not checked (the other man page tests still run)")
+    result = subprocess.run([groff, "-man", "-ww", "-Tutf8", str(page)], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    shown = re.sub(".\b", "", result.stdout)  # undo grotty's overstriking (bold)
+    assert "SYNOPSIS" in shown and "EXIT STATUS" in shown
+
+
+@pytest.mark.parametrize("prog", sorted(SCRIPTS))
+def test_page_names_every_option_of_the_script(script_runner, prog):
+    if not written(SCRIPTS[prog]):
+        pytest.skip(f"{SCRIPTS[prog]} is not written yet")
+    result = script_runner.run([prog, "--help"])
+    assert result.returncode == 0, result.stderr
+    options = usage_options(result.stdout)
+    assert "--help" in options
+    missing = sorted(option for option in options if not mentions(page_text(prog), option))
+    assert missing == [], f"man/{prog}.1 lacks {missing}: run `make man`"
+
+
+def test_nexus_page_has_every_command_and_its_options(script_runner):
+    from nexus.tools.nexus import COMMANDS
+
+    text = page_text("nexus")
+    for words, target in COMMANDS.items():
+        assert f'.SS "{words}"' in text
+        if written(target):
+            help_text = script_runner.run(["nexus", *words.split(), "--help"]).stdout
+            missing = sorted(option for option in usage_options(help_text) if not mentions(text, option))
+            assert missing == [], f"man/nexus.1 lacks the options {missing} of 'nexus {words}'"
+
+
+def test_nexus_page_has_files_environment_exit_status_and_a_cron_example():
+    text = page_text("nexus")
+    for heading in ("FILES", "ENVIRONMENT", "EXIT STATUS", "EXAMPLES"):
+        assert f".SH {heading}" in text
+    for name in ("manifest.json", "state.json", "usage.log", "nexus.toml", "NEXUS_HOME", "NO_COLOR", "NEXUS_DEBUG"):
+        assert name in text
+    assert re.search(r"^[0-9*/, ]+ +nexus skills verify --all --stale 24$", text, re.M)
+    assert re.search(r"^[0-9*/, ]+ +nexus skills rotate$", text, re.M)
+
+
+def test_make_install_and_uninstall_with_destdir(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    source, stage = tmp_path / "source", tmp_path / "stage"  # a copy, so the build leaves the checkout alone
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "tests", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".bench"))
+    make = ["make", "--no-print-directory", "-C", str(source), f"DESTDIR={stage}", "PREFIX=/opt/nexus",
+            f"PYTHON={sys.executable}", "PIPFLAGS=--no-deps --no-build-isolation"]  # offline: the venv has both
+    result = subprocess.run([*make, "install"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    root = stage / "opt" / "nexus"
+    expected = {"share/zsh/site-functions/_nexus": "completions/_nexus"}
+    for prog in SCRIPTS:
+        expected[f"share/bash-completion/completions/{prog}"] = "completions/nexus.bash"
+        expected[f"share/fish/vendor_completions.d/{prog}.fish"] = "completions/nexus.fish"
+    expected.update({f"share/man/man1/{page.name}": f"man/{page.name}" for page in PAGES})
+    for path, origin in expected.items():
+        assert (root / path).read_bytes() == (ROOT / origin).read_bytes(), path
+        assert (root / path).stat().st_mode & 0o777 == 0o644, path
+    for prog, target in SCRIPTS.items():
+        launcher = root / "bin" / prog
+        assert launcher.stat().st_mode & 0o777 == 0o755
+        text = launcher.read_text()
+        assert '"/opt/nexus/lib/nexus"' in text and "from {} import {} as main".format(*target.split(":")) in text
+        assert str(stage) not in text  # the final paths, not the staging area
+    assert (root / "lib" / "nexus" / "nexus" / "tools" / "nexus_integrate.py").is_file()
+
+    env = {**os.environ, "PYTHONPATH": str(root / "lib" / "nexus")}  # stands in for the final /opt/nexus
+    ran = subprocess.run([root / "bin" / "nexus", "skills", "prompt"], env=env, capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout.startswith("<available_skills>"), ran.stderr
+
+    result = subprocess.run([*make, "uninstall"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert [p for p in stage.rglob("*") if not p.is_dir()] == []

@@ -46,3 +46,13 @@ def write_config(nexus_home, text):
     path = nexus_home / "nexus.toml"
     path.write_text(textwrap.dedent(text))
     return path
+
+
+def bundled_names():
+    """The names of the skills that ship inside the package."""
+    import pathlib
+
+    import nexus
+
+    root = pathlib.Path(nexus.__file__).parent / "skills"
+    return sorted(p.name for p in root.iterdir() if (p / "SKILL.md").exists())

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import write_skill
+from helpers import bundled_names, write_skill
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"
@@ -37,9 +37,9 @@ def bash_complete(env, *words):
 @pytest.mark.parametrize("words, expected", [
     (["nexus", ""], ["skills", "skill", "status"]),
     (["nexus", "--"], ["--help", "--version"]),
-    (["nexus", "skill", ""], ["show", "verify", "run", "stats"]),
+    (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats"]),
     (["nexus", "skills", "c"], ["check", "cursor-rules"]),
-    (["nexus", "skills", "list", "--"], ["--ready", "--locked", "--all", "--json", "--help"]),
+    (["nexus", "skills", "list", "--"], ["--ready", "--locked", "--all", "--json", "--summary", "--help"]),
     (["nexus", "skill", "run", "alpha", "--t"], ["--timeout"]),
     (["nexus", "skills", "prompt", "--format", ""], ["xml", "markdown"]),
     (["nexus", "skills", "verify", "--stale", ""], []),  # a number: nothing to offer
@@ -53,7 +53,7 @@ def test_bash_commands_flags_and_values(shell_env, words, expected):
 @pytest.mark.parametrize("words", [["nexus", "skill", "run", ""], ["nexus", "skill", "show", ""],
                                    ["nexus", "skill", "stats", "--days", "7", ""]])
 def test_bash_skill_names_come_from_the_manifest(shell_env, words):
-    assert bash_complete(shell_env, *words) == ["alpha", "beta-tool"]
+    assert bash_complete(shell_env, *words) == sorted(["alpha", "beta-tool"] + bundled_names())
     assert bash_complete(shell_env, *words[:-1], "be") == ["beta-tool"]
 
 
@@ -82,7 +82,7 @@ def test_list_skills_reads_only_the_manifest(shell_env):
     probe = ("import sys; from nexus.tools.nexus import main; main(['--list-skills']); "
              "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], env=shell_env, capture_output=True, text=True)
-    assert result.stdout.splitlines() == ["alpha", "beta-tool", "[]"]
+    assert result.stdout.splitlines() == sorted(["alpha", "beta-tool"] + bundled_names()) + ["[]"]
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
@@ -95,8 +95,8 @@ def test_zsh_offers_what_bash_does(shell_env):
         result = subprocess.run(["zsh", "-f", "-c", script, "zsh", *words], env=shell_env, capture_output=True, text=True)
         return result.stdout.split()
 
-    assert complete("nexus", "skill", "") == ["show", "verify", "run", "stats"]
-    assert complete("nexus", "skill", "run", "") == ["alpha", "beta-tool"]
+    assert complete("nexus", "skill", "") == ["install", "show", "verify", "run", "stats"]
+    assert complete("nexus", "skill", "run", "") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus", "skills", "prompt", "--format", "") == ["xml", "markdown"]
     assert complete("nexus", "skills", "cursor-rules", "--write", "") == ["FILES", "-/"]
 
@@ -108,7 +108,7 @@ def test_fish_offers_what_bash_does(shell_env):
         result = subprocess.run(["fish", "-c", script], env=shell_env, capture_output=True, text=True)
         return [candidate.split("\t")[0] for candidate in result.stdout.splitlines()]
 
-    assert sorted(complete("nexus skill ")) == ["run", "show", "stats", "verify"]
-    assert complete("nexus skill run ") == ["alpha", "beta-tool"]
+    assert sorted(complete("nexus skill ")) == ["install", "run", "show", "stats", "verify"]
+    assert complete("nexus skill run ") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus skill run alpha --ti") == ["--timeout"]
     assert sorted(complete("nexus skills prompt --format ")) == ["markdown", "xml"]

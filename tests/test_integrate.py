@@ -5,7 +5,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import make_tool, write_config, write_skill
+from helpers import bundled_names, make_tool, write_config, write_skill
 
 
 @pytest.fixture
@@ -19,7 +19,8 @@ def skills(workspace, bindir, nexus_home, monkeypatch):
     write_skill(workspace, "gone", description="Binary missing.", meta={"requires": {"bins": ["no-such-bin-x"]}})
     write_skill(workspace, "keyless", description="Needs a key.", meta={"requires": {"env": ["NEXUS_TEST_UNSET_KEY"]}})
     write_skill(workspace, "off", description="Switched off.")
-    write_config(nexus_home, "[skills.entries.off]\nenabled = false\n")
+    # allowBundled = []: the bundled skills are disabled, so the ready set is exactly the three above
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.off]\nenabled = false\n")
     return workspace
 
 
@@ -54,7 +55,8 @@ def test_prompt_rejects_unknown_format(script_runner, skills):
     assert result.stdout == ""
 
 
-def test_prompt_with_no_ready_skills_is_an_empty_block(script_runner, workspace):
+def test_prompt_with_no_ready_skills_is_an_empty_block(script_runner, workspace, nexus_home):
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")
     result = script_runner.run(["nexus", "skills", "prompt"])
     assert result.returncode == 0, result.stderr
     assert result.stdout == "<available_skills>\n</available_skills>\n"
@@ -174,4 +176,4 @@ def test_list_skills_prints_manifest_names_only(script_runner, skills):
     assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
     result = script_runner.run(["nexus", "--list-skills"])
     assert result.returncode == 0
-    assert result.stdout.split() == sorted(["zeta", "alpha-tool", "omega", "gone", "keyless", "off"])
+    assert result.stdout.split() == sorted(["zeta", "alpha-tool", "omega", "gone", "keyless", "off"] + bundled_names())

@@ -5,7 +5,6 @@ import collections
 import datetime
 import json
 import os
-import pathlib
 import pty
 import random
 import shutil
@@ -13,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import write_config, write_raw, write_skill
+from helpers import bundled_names, write_config, write_raw, write_skill
 
 NOW = datetime.datetime.now(datetime.timezone.utc)
 DAY_MINUTES = 24 * 60
@@ -427,7 +426,7 @@ def test_status_counts_every_status(script_runner, workspace, nexus_home):
     write_skill(workspace, "elsewhere", meta={"os": ["win32" if sys.platform != "win32" else "darwin"]})
     # allowBundled = [] disables every bundled skill, so the counts do not depend on this machine's tools
     write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.switched-off]\nenabled = false\n")
-    disabled = 1 + len(bundled_skills())
+    disabled = 1 + len(bundled_names())
     result = script_runner.run(["nexus", "status"])
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"nexus: 1 ready, 1 need setup, 1 not installed, {disabled} disabled\n"
@@ -438,11 +437,6 @@ def test_status_counts_every_status(script_runner, workspace, nexus_home):
         "ready": 1, "needsSetup": 1, "notInstalled": 1, "disabled": disabled, "invalid": 1, "unsupported": 1}
     assert script_runner.run(["nexus", "skills", "list", "--summary"]).stdout == result.stdout
 
-
-def bundled_skills():
-    import nexus
-
-    return [p for p in (pathlib.Path(nexus.__file__).parent / "skills").iterdir() if (p / "SKILL.md").exists()]
 
 
 # nexus skills rotate

@@ -1,9 +1,9 @@
 """What every tool's main() shares: argument parsing, error mapping, JSON Lines in and out."""
 
-import json
 import os
 import sys
 
+from . import fastjson
 from .errors import BadInput, NexusError
 
 
@@ -63,7 +63,7 @@ def command(prog):
 
 
 def dumps(obj):
-    return json.dumps(obj, ensure_ascii=False)
+    return fastjson.dumps(obj)
 
 
 def write_jsonl(records, stream=None):

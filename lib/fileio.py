@@ -1,9 +1,9 @@
 """File I/O that survives crashes and concurrent writers: private dirs, atomic JSON, locks, appends."""
 
 import fcntl
-import json
 import os
 
+from . import fastjson
 from .errors import BadInput
 
 
@@ -31,8 +31,8 @@ def read_json(path):
     except OSError as e:
         raise BadInput(f"cannot read '{path}': {e.strerror}") from None
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
+        return fastjson.loads(data)
+    except ValueError as e:  # UnicodeDecodeError is one too
         raise BadInput(f"'{path}' is not valid JSON: {e}") from None
 
 
@@ -56,9 +56,8 @@ def write_atomic(path, data, mode=0o600):
         raise
 
 
-def write_json(path, obj, indent=None):
-    text = json.dumps(obj, ensure_ascii=False, indent=indent)
-    write_atomic(path, (text + "\n").encode())
+def write_json(path, obj):
+    write_atomic(path, (fastjson.dumps(obj) + "\n").encode())
 
 
 class Lock:

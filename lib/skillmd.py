@@ -5,8 +5,9 @@ each with a line number, so loading (lenient) and checking (strict) share one re
 """
 
 import errno
-import json
 import os
+
+from . import fastjson
 
 MAX_BYTES = 256 * 1024
 PRODUCT_KEYS = ("nexus", "openclaw", "clawdbot")
@@ -173,7 +174,7 @@ def _quote_value(text, index):
     plain_key = key.replace("-", "").replace("_", "").isalnum()
     if not sep or not plain_key or not value or value[0] in "\"'[]{}|>&*!%@`#,?":  # not a plain scalar
         return None
-    lines[index] = f"{key}: {json.dumps(value, ensure_ascii=False)}"
+    lines[index] = f"{key}: {fastjson.dumps(value)}"
     return "\n".join(lines), key
 
 
@@ -251,7 +252,7 @@ def _read_metadata(skill):
 def _parse_metadata_text(text):
     """JSON, else YAML flow syntax, which accepts the trailing commas of many published skills."""
     try:
-        return json.loads(text)
+        return fastjson.loads(text)
     except ValueError:
         pass
     import yaml

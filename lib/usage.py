@@ -5,11 +5,9 @@ an appender opens the log only after taking the lock, so a rotation never drops 
 concurrently and lines from concurrent runs never interleave.
 """
 
-import collections
-import json
 import os
 
-from . import config as configlib, fileio, paths, state as statelib
+from . import config as configlib, fastjson, fileio, paths, state as statelib
 
 MAX_ENTRIES = 5000
 MAX_BYTES = 2 * 1024 * 1024
@@ -36,7 +34,7 @@ def mask(text, secrets):
 
 
 def encode(entry):
-    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    return (fastjson.dumps(entry) + "\n").encode()
 
 
 def append(name, state, entry, config):
@@ -50,6 +48,8 @@ def append(name, state, entry, config):
 
 def prune(name, max_entries, max_bytes):
     """Keep the newest lines that fit both limits; call under the skill's lock. Returns the lines kept."""
+    import collections
+
     path = log_path(name)
     try:
         with open(path, "rb") as f:
@@ -93,18 +93,14 @@ def read(path, on_bad_line=None):
 
 def entries(lines, label, on_bad_line=None):
     """Entries of a stream of JSON Lines; on_bad_line(label, number) hears of each line that is no object."""
-    decode = json.JSONDecoder().raw_decode  # skips json.loads' checks: a third faster over a big log
     for number, line in enumerate(lines, 1):
         try:
-            entry, end = decode(line)
-        except ValueError:  # a blank line, a corrupt one, or one with leading blanks
+            entry = fastjson.loads(line)
+        except ValueError:  # a corrupt line, or a blank one
             if not line.strip():
                 continue
-            try:
-                entry, end = json.loads(line), len(line)
-            except ValueError:
-                entry = None
-        if isinstance(entry, dict) and not line[end:].strip():
+            entry = None
+        if isinstance(entry, dict):
             yield entry
         elif on_bad_line:
             on_bad_line(label, number)

@@ -1,0 +1,57 @@
+"""JSON for the hot path, straight from CPython's C accelerator.
+
+The json package's pure-Python half imports `re`, which costs more than the rest of a
+`nexus skill run`; the C scanner and encoder it wraps need nothing. Where `_json` is missing
+(another Python implementation), the json package stands in.
+"""
+
+try:
+    import _json
+except ImportError:  # pragma: no cover - CPython always has it
+    _json = None
+
+
+class _Decoding:
+    """The settings the C scanner reads, as json.JSONDecoder's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+def loads(data):
+    """Parse a JSON document (str or UTF-8 bytes); ValueError when it is not valid JSON."""
+    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    if _json is None:
+        import json
+
+        return json.loads(text)
+    text = text.strip(" \t\n\r")
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration as e:
+        raise ValueError(f"expecting a JSON value at character {e.value}") from None
+    if end != len(text):
+        raise ValueError(f"extra data after the JSON value at character {end}")
+    return value
+
+
+def dumps(obj):
+    """Compact JSON with non-ASCII kept as is: the form of every file and line nexus writes."""
+    if _json is None:
+        import json
+
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return "".join(_encode(obj, 0))
+
+
+if _json is not None:
+    _scan = _json.make_scanner(_Decoding())
+    _encode = _json.make_encoder(None, _json.encode_basestring, _json.encode_basestring, None, ":", ",",
+                                 False, False, True)

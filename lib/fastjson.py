@@ -37,6 +37,12 @@ def loads(data):
         value, end = _scan(text, 0)
     except StopIteration as e:
         raise ValueError(f"expecting a JSON value at character {e.value}") from None
+    except SystemError:
+        # The scanner raises its errors as json.decoder.JSONDecodeError, and fails without one when
+        # that module is not loaded yet: let the json package parse the bad document and say why.
+        import json
+
+        return json.loads(text)
     if end != len(text):
         raise ValueError(f"extra data after the JSON value at character {end}")
     return value

@@ -131,3 +131,12 @@ def test_show_human_json_and_prompt_only(script_runner, gog):
 def test_show_unknown_skill(script_runner, gog):
     result = script_runner.run(["nexus", "skill", "show", "gogg"])
     assert result.returncode == 1 and "Did you mean: gog?" in result.stderr
+
+
+def test_skill_verify_says_when_there_is_nothing_to_run(script_runner, workspace, bindir):
+    make_tool(bindir, "plain")
+    write_skill(workspace, "plain", meta={"tool": "plain"})
+    write_skill(workspace, "notes")
+    assert "has no verification command" in script_runner.run(["nexus", "skill", "verify", "plain"]).stdout
+    for force in ([], ["--force"]):
+        assert "prompt skill: always configured" in script_runner.run(["nexus", "skill", "verify", "notes", *force]).stdout

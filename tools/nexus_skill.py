@@ -126,7 +126,12 @@ Exit status:
 def _report(outcome, entry, style, out):
     name = outcome["skill"]
     if outcome["ok"]:
-        out.write(f"{style.emoji('✅')}Skill '{name}' verified successfully.\n")
+        if outcome["type"] == "prompt":
+            out.write(f"{style.emoji('✅')}Skill '{name}' is a prompt skill: always configured.\n")
+        elif not outcome["verify"]:
+            out.write(f"{style.emoji('✅')}Skill '{name}' has no verification command; its requirements are met.\n")
+        else:
+            out.write(f"{style.emoji('✅')}Skill '{name}' verified successfully.\n")
         return
     out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {outcome['error']}\n")
     missing = status.Checker(configlib.load()).missing(entry)
@@ -141,7 +146,8 @@ def skill_verify(argv):
     if result["verified"] and not args["--force"]:
         outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                    "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True}
-        message = f"Skill '{entry['name']}' is verified (last verified: {state.get('lastVerified', 'never: a prompt')}); --force runs it again.\n"
+        message = (f"Skill '{entry['name']}' is a prompt skill: always configured.\n" if entry["type"] == "prompt" else
+                   f"Skill '{entry['name']}' is verified (last verified: {state.get('lastVerified')}); --force runs it again.\n")
     else:
         if not args["--json"] and entry.get("verify"):
             print(f"Verifying skill '{entry['name']}'...\nRunning: {entry['verify']}\n", file=sys.stderr)

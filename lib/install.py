@@ -30,13 +30,12 @@ def argv(spec):
 
 def command(spec):
     """The shell command an install spec stands for, or None when it names nothing to run."""
-    kind = spec.get("kind")
-    if kind == "shell":
-        return spec.get("script") or None
-    if kind == "download":
+    if spec.get("kind") == "download":
         return f"download {spec['url']}" if spec.get("url") else None
     vector = argv(spec)
-    return " ".join(vector) if vector else None
+    if vector is None:
+        return None
+    return vector[2] if spec.get("kind") == "shell" else " ".join(vector)
 
 
 def ordered(specs, platform=None):

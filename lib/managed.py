@@ -130,7 +130,7 @@ def require_added(lock, names):
     strangers = [n for n in names if n not in lock["skills"]]
     if strangers:
         raise NexusError(f"not added by 'nexus skills add' (not in {lock_file()}): {', '.join(strangers)}; "
-                         "a skill placed by hand is removed by hand")
+                         "nexus leaves skills placed by hand alone")
 
 
 def select(candidates, names, source):
@@ -192,6 +192,8 @@ def _same(old, new):
 
 def remove(names):
     """Remove added skills and their lock entries; nothing is removed when one was not added."""
+    if _nothing_added(names):
+        return
     with Locked() as lock:
         require_added(lock, names)
         for name in names:
@@ -202,6 +204,8 @@ def remove(names):
 def update(names=()):
     """Fetch the sources of added skills again: {'changed', 'unchanged', 'removedUpstream', 'failed'}."""
     report = {"changed": [], "unchanged": [], "removedUpstream": [], "failed": []}
+    if _nothing_added(names):
+        return report
     with Locked() as lock:
         names = list(names) or sorted(lock["skills"])
         require_added(lock, names)
@@ -216,6 +220,14 @@ def update(names=()):
             except NexusError as e:  # the source cannot be fetched: none of its skills is touched
                 report["failed"] += [{"name": n, "error": str(e)} for n in group]
     return report
+
+
+def _nothing_added(names):
+    """True when there is no lockfile (and no names to refuse): then no folder or lock is made."""
+    if os.path.exists(lock_file()):
+        return False
+    require_added({"skills": {}}, names)
+    return True
 
 
 def _update_one(entry, name, source, report):

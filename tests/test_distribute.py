@@ -148,6 +148,11 @@ def test_remove_only_what_add_placed(script_runner, tmp_path, managed):
     assert lock(managed) == {} and (managed / "by-hand").exists()
 
 
+def test_update_before_any_add_makes_nothing(script_runner, managed):
+    result = script_runner.run(["nexus", "skills", "update"])
+    assert result.returncode == 0 and result.stdout == "no skills added\n" and not managed.exists()
+
+
 def test_source_without_skills(script_runner, tmp_path):
     (tmp_path / "empty" / "docs").mkdir(parents=True)
     result = add(script_runner, tmp_path / "empty")

@@ -56,8 +56,15 @@ def write_atomic(path, data, mode=0o600):
         raise
 
 
-def write_json(path, obj):
-    write_atomic(path, (fastjson.dumps(obj) + "\n").encode())
+def write_json(path, obj, indent=None):
+    """Compact JSON, or indented for files people read (the json package's pure-Python encoder)."""
+    if indent is None:
+        text = fastjson.dumps(obj)
+    else:
+        import json
+
+        text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    write_atomic(path, (text + "\n").encode())
 
 
 class Lock:

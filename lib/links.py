@@ -1,0 +1,97 @@
+"""Agent folders: each ready skill symlinked where an agent or editor reads skill folders.
+
+The links made are recorded in $NEXUS_HOME/state/nexus/links.json, keyed by agent folder, so nexus
+only ever touches its own links: a name the folder already has from elsewhere is left alone.
+"""
+
+import os
+
+from . import fileio, paths
+from .errors import BadInput, UsageError
+from .managed import Locked
+
+AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
+                 "agents": ".agents/skills"}
+
+
+def links_file():
+    return os.path.join(paths.state_root(), "nexus", "links.json")
+
+
+def agent_folder(agent, project=None):
+    """PROJECT/.cursor/skills and the like; the project folder defaults to the current one."""
+    if agent not in AGENT_FOLDERS:
+        raise UsageError(f"unknown agent '{agent}': use one of {', '.join(AGENT_FOLDERS)}")
+    project = os.path.realpath(project or ".")
+    if not os.path.isdir(project):
+        raise UsageError(f"'{project}' is not a folder")
+    return os.path.join(project, AGENT_FOLDERS[agent])
+
+
+def read_links():
+    path = links_file()
+    data = fileio.read_json(path) or {"version": 1, "folders": {}}
+    if not isinstance(data, dict) or not isinstance(data.get("folders"), dict):
+        raise BadInput(f"'{path}' is corrupt: expected {{\"folders\": {{FOLDER: {{NAME: TARGET}}}}}}; "
+                       "fix it or remove it")
+    return data
+
+
+def _ours(link, target):
+    return os.path.islink(link) and os.readlink(link) == target
+
+
+def sync(folder, ready, on_skip):
+    """Link each ready skill (name -> its folder) into `folder`, and drop our links to skills no longer ready."""
+    report = {"folder": folder, "linked": [], "unchanged": [], "skipped": [], "unlinked": []}
+    with Locked(links_file(), read_links, paths.home()) as records:
+        owned = records["folders"].setdefault(folder, {})
+        for name, target in sorted(ready.items()):
+            link = os.path.join(folder, name)
+            if not paths.is_valid_name(name):
+                continue
+            if name in owned and not _ours(link, owned[name]):
+                del owned[name]  # replaced by someone else since: no longer ours
+            if owned.get(name) == target:
+                report["unchanged"].append(name)
+            elif os.path.lexists(link) and name not in owned:
+                on_skip(f"{link}: skipped: already there, and not linked by nexus")
+                report["skipped"].append(name)
+            else:
+                _symlink(target, link)
+                owned[name] = target
+                report["linked"].append(name)
+        for name in sorted(set(owned) - set(ready)):
+            report["unlinked"] += _unlink(folder, name, owned.pop(name), on_skip)
+        if not owned:
+            del records["folders"][folder]
+    return report
+
+
+def unlink(folder, on_skip):
+    """Remove every link nexus made in `folder`; a link changed since is left alone."""
+    report = {"folder": folder, "unlinked": []}
+    with Locked(links_file(), read_links, paths.home()) as records:
+        for name, target in sorted(records["folders"].pop(folder, {}).items()):
+            report["unlinked"] += _unlink(folder, name, target, on_skip)
+    return report
+
+
+def _unlink(folder, name, target, on_skip):
+    link = os.path.join(folder, name)
+    if not _ours(link, target):
+        if os.path.lexists(link):
+            on_skip(f"{link}: left alone: changed since nexus linked it")
+        return []
+    os.unlink(link)
+    return [name]
+
+
+def _symlink(target, link):
+    """Make or replace `link` in one rename, so an agent never sees it missing."""
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    staging = os.path.join(os.path.dirname(link), f".{os.path.basename(link)}.{os.getpid()}.new")
+    if os.path.lexists(staging):
+        os.unlink(staging)
+    os.symlink(target, staging)
+    os.replace(staging, link)

@@ -1,0 +1,373 @@
+"""nexus skills add|remove|update|link and nexus skill install: skills from folders and git repositories
+made in the test, agent folders in a temp project, installs through stand-in package managers."""
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+
+import pytest
+from helpers import make_tool, write_config, write_skill
+
+
+def git(repo, *args):
+    done = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.com",
+                           "-c", "init.defaultBranch=main", *args], cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def commit(repo, message):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git repository with skills/alpha and skills/beta, one commit."""
+    path = tmp_path / "repo"
+    write_skill(path / "skills", "alpha", description="Alpha, first version.")
+    write_skill(path / "skills", "beta")
+    git(path, "init", "-q")
+    commit(path, "two skills")
+    return path
+
+
+@pytest.fixture
+def managed(tmp_path):
+    return tmp_path / "managed"
+
+
+def lock(managed):
+    return json.loads((managed / ".nexus-lock.json").read_text())["skills"]
+
+
+def add(script_runner, *args):
+    return script_runner.run(["nexus", "skills", "add", *map(str, args)])
+
+
+def test_add_from_git_then_update_reports_exactly_the_changed_skill(script_runner, repo, managed):
+    result = add(script_runner, repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "added alpha (copy, skills/alpha)\nadded beta (copy, skills/beta)\n"
+    assert (managed / "alpha").is_dir() and not (managed / "alpha").is_symlink()
+    entry = lock(managed)["alpha"]
+    assert entry["revision"] == git(repo, "rev-parse", "HEAD") and entry["sourceType"] == "git"
+    assert entry["path"] == "skills/alpha" and entry["placement"] == "copy" and len(entry["sha256"]) == 64
+
+    write_skill(repo / "skills", "alpha", description="Alpha, second version.")
+    head = commit(repo, "edit alpha")
+    result = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"changed": ["alpha"], "unchanged": ["beta"], "removedUpstream": [],
+                                         "failed": []}
+    assert "second version" in (managed / "alpha" / "SKILL.md").read_text()
+    assert lock(managed)["alpha"]["revision"] == head and lock(managed)["alpha"]["sha256"] != entry["sha256"]
+    listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+    assert {s["name"]: s["description"] for s in listed}["alpha"] == "Alpha, second version."
+
+    git(repo, "rm", "-q", "-r", "skills/beta")
+    commit(repo, "drop beta")
+    result = script_runner.run(["nexus", "skills", "update"])
+    assert result.stdout.split("\n")[:2] == ["unchanged         alpha", "removed upstream  beta"]
+    assert (managed / "beta" / "SKILL.md").exists()  # reported, left in place
+
+
+def test_list_shows_a_sources_skills_and_adds_nothing(script_runner, repo, managed):
+    result = add(script_runner, f"file://{repo}", "--list", "--json")
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(result.stdout)
+    assert listed["source"] == f"file://{repo}" and listed["revision"] == git(repo, "rev-parse", "HEAD")
+    assert [(s["name"], s["path"], s["ok"]) for s in listed["skills"]] == [
+        ("alpha", "skills/alpha", True), ("beta", "skills/beta", True)]
+    assert not (managed / "alpha").exists()
+
+
+def test_a_single_skill_source_and_skill_selection(script_runner, tmp_path, managed):
+    solo = write_skill(tmp_path, "solo")
+    result = add(script_runner, solo, "--copy")
+    assert result.returncode == 0 and result.stdout == "added solo (copy, .)\n"
+    pair = tmp_path / "pair"
+    write_skill(pair, "one"), write_skill(pair, "two")
+    assert add(script_runner, pair, "--skill", "two").stdout == "added two (link, two)\n"
+    assert not (managed / "one").exists()
+    missing = add(script_runner, pair, "--skill", "three")
+    assert missing.returncode == 1 and "has no skill 'three' (it has: one, two)" in missing.stderr
+
+
+def test_add_from_a_folder_links_and_update_sees_edits(script_runner, tmp_path, managed):
+    source = tmp_path / "team"
+    write_skill(source, "alpha")
+    assert add(script_runner, source).returncode == 0
+    assert (managed / "alpha").is_symlink() and os.readlink(managed / "alpha") == str(source / "alpha")
+    assert add(script_runner, source).stdout == "unchanged alpha\n"  # safe to repeat
+    write_skill(source, "alpha", description="Edited at the source.")
+    result = script_runner.run(["nexus", "skills", "update", "alpha", "--json"])
+    assert json.loads(result.stdout)["changed"] == ["alpha"]
+
+
+def test_copy_places_a_real_folder(script_runner, tmp_path, managed):
+    source = tmp_path / "team"
+    skill = write_skill(source, "alpha")
+    (skill / "scripts").mkdir()
+    (skill / "scripts" / "run.sh").write_text("#!/bin/sh\n")
+    (skill / "scripts" / "run.sh").chmod(0o755)
+    assert add(script_runner, source, "--copy").returncode == 0
+    placed = managed / "alpha"
+    assert not placed.is_symlink() and (placed / "scripts" / "run.sh").read_text() == "#!/bin/sh\n"
+    assert os.access(placed / "scripts" / "run.sh", os.X_OK)
+    assert lock(managed)["alpha"]["placement"] == "copy"
+
+
+def test_existing_skill_is_kept_without_force(script_runner, tmp_path, managed):
+    write_skill(managed, "alpha", description="Placed by hand.")
+    source = tmp_path / "team"
+    write_skill(source, "alpha", description="From the team.")
+    refused = add(script_runner, source)
+    assert refused.returncode == 1
+    assert "refused alpha: skill 'alpha' already exists" in refused.stderr and "--force" in refused.stderr
+    assert "Placed by hand." in (managed / "alpha" / "SKILL.md").read_text()
+    assert add(script_runner, source, "--force").returncode == 0
+    assert "From the team." in (managed / "alpha" / "SKILL.md").read_text()
+
+
+def test_remove_only_what_add_placed(script_runner, tmp_path, managed):
+    source = tmp_path / "team"
+    write_skill(source, "alpha")
+    add(script_runner, source)
+    write_skill(managed, "by-hand")
+    refused = script_runner.run(["nexus", "skills", "remove", "alpha", "by-hand"])
+    assert refused.returncode == 1
+    assert "not added by 'nexus skills add'" in refused.stderr and "by-hand" in refused.stderr
+    assert (managed / "alpha").exists()  # nothing removed when one name is refused
+    result = script_runner.run(["nexus", "skills", "remove", "alpha"])
+    assert result.returncode == 0 and result.stdout == "removed alpha\n"
+    assert not os.path.lexists(managed / "alpha") and (source / "alpha" / "SKILL.md").exists()
+    assert lock(managed) == {} and (managed / "by-hand").exists()
+
+
+def test_update_before_any_add_makes_nothing(script_runner, managed):
+    result = script_runner.run(["nexus", "skills", "update"])
+    assert result.returncode == 0 and result.stdout == "no skills added\n" and not managed.exists()
+
+
+def test_source_without_skills(script_runner, tmp_path):
+    (tmp_path / "empty" / "docs").mkdir(parents=True)
+    result = add(script_runner, tmp_path / "empty")
+    assert result.returncode == 1 and "no skills in" in result.stderr
+
+
+def test_git_url_that_does_not_clone(script_runner, tmp_path, nexus_home):
+    result = add(script_runner, f"file://{tmp_path}/nowhere")
+    assert result.returncode == 1 and "cannot clone" in result.stderr
+    assert os.listdir(nexus_home / "state" / "nexus" / "cache") == []  # the scratch clone is gone
+
+
+@pytest.mark.parametrize("argv", [["add", "SRC", "--skill", "../evil"], ["remove", "Bad_Name"], ["update", "a/b"]])
+def test_invalid_skill_names(script_runner, tmp_path, argv):
+    write_skill(tmp_path / "team", "alpha")
+    argv = [str(tmp_path / "team") if a == "SRC" else a for a in argv]
+    result = script_runner.run(["nexus", "skills", *argv])
+    assert result.returncode == 2 and "invalid skill name" in result.stderr
+    assert not (tmp_path / "evil").exists()
+
+
+def test_skill_with_an_invalid_name_is_refused_with_the_reason(script_runner, tmp_path, managed):
+    source = tmp_path / "team"
+    write_skill(source, "Not_Valid", folder="bad")
+    write_skill(source, "good")
+    result = add(script_runner, source)
+    assert result.returncode == 1 and result.stdout == "added good (link, good)\n"
+    assert "refused bad: SKILL.md:2: invalid name 'Not_Valid'" in result.stderr
+    assert sorted(lock(managed)) == ["good"]
+
+
+def test_symlinks_out_of_the_source_are_never_followed(script_runner, tmp_path, managed):
+    outside = tmp_path / "outside"
+    write_skill(outside, "stranger")
+    (outside / "secret.txt").write_text("secret\n")
+    source = tmp_path / "team"
+    leaky = write_skill(source, "leaky")
+    (leaky / "notes.txt").symlink_to(outside / "secret.txt")
+    (source / "linked").symlink_to(outside / "stranger")
+    write_skill(source, "fine")
+    result = add(script_runner, source, "--copy")
+    assert result.returncode == 1 and result.stdout == "added fine (copy, fine)\n"
+    assert "refused leaky: 'notes.txt' is a symlink that points outside the source" in result.stderr
+    assert "linked: skipped: symlink points outside the source" in result.stderr
+    assert not os.path.lexists(managed / "leaky") and not os.path.lexists(managed / "stranger")
+
+
+@pytest.mark.parametrize("argv", [["add", "SRC"], ["remove", "alpha"], ["update"]])
+def test_corrupt_lockfile_changes_nothing(script_runner, tmp_path, managed, argv):
+    write_skill(tmp_path / "team", "alpha")
+    managed.mkdir()
+    (managed / ".nexus-lock.json").write_text("{not json")
+    argv = [str(tmp_path / "team") if a == "SRC" else a for a in argv]
+    result = script_runner.run(["nexus", "skills", *argv])
+    assert result.returncode == 2 and str(managed / ".nexus-lock.json") in result.stderr
+    assert (managed / ".nexus-lock.json").read_text() == "{not json"
+    assert not os.path.lexists(managed / "alpha")
+
+
+def test_update_reports_a_source_that_is_gone(script_runner, tmp_path, managed):
+    source = tmp_path / "team"
+    write_skill(source, "alpha")
+    add(script_runner, source, "--copy")
+    os.rename(source, tmp_path / "moved")
+    result = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert result.returncode == 1
+    assert [f["name"] for f in json.loads(result.stdout)["failed"]] == ["alpha"] and "alpha:" in result.stderr
+    assert (managed / "alpha" / "SKILL.md").exists()
+
+
+def test_owner_repo_expands_to_github():
+    from nexus import sources
+
+    assert sources.resolve("octo/skills") == ("git", "https://github.com/octo/skills.git")
+    assert sources.resolve("git@example.com:team/skills.git")[0] == "git"
+    with pytest.raises(Exception, match="only https"):
+        sources.resolve("ext::sh -c evil")
+
+
+# --- link ---------------------------------------------------------------------------------------
+
+def test_link_and_unlink_into_a_project(script_runner, workspace, tmp_path, nexus_home):
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")  # only this test's skills are ready
+    write_skill(workspace, "alpha")
+    write_skill(workspace, "beta")
+    write_skill(workspace, "locked", meta={"requires": {"bins": ["no-such-binary"]}})
+    project = tmp_path / "project"
+    foreign = write_skill(project / ".claude" / "skills", "beta", description="The project's own.")
+    link = ["nexus", "skills", "link", "--agent", "claude-code", "--dir", str(project)]
+
+    first = script_runner.run(link)
+    assert first.returncode == 0, first.stderr
+    folder = project / ".claude" / "skills"
+    assert first.stdout == f"linked alpha\n1 linked, 0 unchanged, 1 skipped, 0 unlinked: {folder}\n"
+    assert f"{folder / 'beta'}: skipped" in first.stderr
+    assert os.readlink(folder / "alpha") == str(workspace / "alpha")
+    assert not os.path.lexists(folder / "locked") and not (folder / "beta").is_symlink()
+
+    again = script_runner.run(link)
+    assert again.stdout == f"0 linked, 1 unchanged, 1 skipped, 0 unlinked: {folder}\n"
+    assert sorted(os.listdir(folder)) == ["alpha", "beta"]
+
+    gone = script_runner.run(link + ["--unlink"])
+    assert gone.returncode == 0 and gone.stdout == f"unlinked alpha\n1 unlinked: {folder}\n"
+    assert sorted(os.listdir(folder)) == ["beta"] and (foreign / "SKILL.md").exists()
+
+
+def test_link_drops_its_links_to_skills_no_longer_ready(script_runner, workspace, tmp_path, nexus_home):
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")
+    write_skill(workspace, "alpha")
+    link = ["nexus", "skills", "link", "--agent", "cursor", "--dir", str(tmp_path)]
+    script_runner.run(link)
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.alpha]\nenabled = false\n")
+    result = script_runner.run(link)
+    assert "unlinked alpha" in result.stdout and not os.path.lexists(tmp_path / ".cursor" / "skills" / "alpha")
+
+
+def test_link_unknown_agent(script_runner, tmp_path):
+    result = script_runner.run(["nexus", "skills", "link", "--agent", "vim", "--dir", str(tmp_path)])
+    assert result.returncode == 2 and "unknown agent 'vim'" in result.stderr
+
+
+# --- install ------------------------------------------------------------------------------------
+
+FAKE_NPM = """#!/bin/sh
+echo "npm: installing $3"
+printf '#!/bin/sh\\necho mytool 1.0\\n' > "{bindir}/mytool"
+chmod 755 "{bindir}/mytool"
+"""
+
+TOOL_META = {"tool": "mytool", "verify": "mytool --version", "install": [
+    {"id": "brew", "kind": "brew", "formula": "mytool"}, {"id": "npm", "kind": "node", "package": "mytool-cli"}]}
+
+
+@pytest.fixture
+def npm_skill(workspace, bindir):
+    make_tool(bindir, "npm", FAKE_NPM.format(bindir=bindir))
+    write_skill(workspace, "mytool", meta=TOOL_META)
+    return bindir
+
+
+def install(script_runner, *args, stdin=None):
+    return script_runner.run(["nexus", "skill", "install", "mytool", *args], stdin=stdin or io.StringIO(""))
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_install_through_a_package_manager_then_verify(script_runner, npm_skill, nexus_home):
+    dry = install(script_runner, "--dry-run", "--id", "npm")
+    assert dry.returncode == 0 and dry.stdout == "npm install -g mytool-cli\n"
+    assert not (npm_skill / "mytool").exists()
+    result = install(script_runner, "--yes")
+    assert result.returncode == 0, result.stderr
+    assert "npm install -g mytool-cli" in result.stderr and "npm: installing mytool-cli" in result.stderr
+    assert result.stdout == "Skill 'mytool' verified successfully.\n"
+    state = json.loads((nexus_home / "state" / "nexus" / "skills" / "mytool" / "state.json").read_text())
+    assert state["configured"] is True
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_install_refuses_without_a_terminal(script_runner, npm_skill):
+    refused = install(script_runner)
+    assert refused.returncode == 1 and "no terminal to ask: run it again with --yes" in refused.stderr
+    assert not (npm_skill / "mytool").exists()
+
+
+@pytest.mark.once
+def test_install_asks_on_a_terminal(npm_skill):
+    """A real terminal on stdin (script_runner would read it to the end), so the real script runs."""
+    leader, follower = os.openpty()
+    try:
+        for answer, code in ((b"n\n", 1), (b"y\n", 0)):
+            os.write(leader, answer)
+            done = subprocess.run(["nexus", "skill", "install", "mytool"], stdin=follower, capture_output=True,
+                                  text=True, timeout=30)
+            assert done.returncode == code and "Run it? [y/N]" in done.stderr
+            assert (npm_skill / "mytool").exists() == (code == 0)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_failing_install_shows_its_output_and_exit_code(script_runner, workspace, bindir):
+    make_tool(bindir, "npm", "#!/bin/sh\necho 'npm ERR! 404 mytool-cli not found' >&2\nexit 3\n")
+    write_skill(workspace, "mytool", meta=TOOL_META)
+    result = install(script_runner, "--yes", "--id", "npm")
+    assert result.returncode == 1
+    assert "npm ERR! 404 mytool-cli not found" in result.stderr
+    assert "'npm install -g mytool-cli' exited with 3" in result.stderr and "verified" not in result.stdout
+
+
+def download_skill(workspace, tmp_path, sha256):
+    payload = tmp_path / "dl-tool.bin"
+    payload.write_bytes(b"#!/bin/sh\necho dl-tool 2.0\n")
+    spec = {"id": "dl", "kind": "download", "url": payload.as_uri(), "sha256": sha256(payload), "bins": ["dl-tool"]}
+    write_skill(workspace, "dl-tool", meta={"tool": "dl-tool", "verify": "dl-tool --version", "install": [spec]})
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_download_with_matching_sha256(script_runner, workspace, tmp_path, nexus_home):
+    download_skill(workspace, tmp_path, lambda p: hashlib.sha256(p.read_bytes()).hexdigest())
+    bin_dir = nexus_home / "bin"
+    unsearched = script_runner.run(["nexus", "skill", "install", "dl-tool", "--yes"])
+    assert unsearched.returncode == 1 and f"{bin_dir} is not searched: add it to skills.binPath" in unsearched.stderr
+    write_config(nexus_home, f'[skills]\nbinPath = ["{bin_dir}"]\n')
+    result = script_runner.run(["nexus", "skill", "install", "dl-tool", "--yes"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"installed {bin_dir / 'dl-tool'}\nSkill 'dl-tool' verified successfully.\n"
+    assert (bin_dir / "dl-tool").stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_download_with_wrong_sha256_installs_nothing(script_runner, workspace, tmp_path, nexus_home):
+    download_skill(workspace, tmp_path, lambda p: "0" * 64)
+    result = script_runner.run(["nexus", "skill", "install", "dl-tool", "--yes"])
+    assert result.returncode == 1 and "checksum mismatch" in result.stderr and "nothing was installed" in result.stderr
+    assert not (nexus_home / "bin").exists()
+    assert os.listdir(nexus_home / "state" / "nexus" / "cache") == []

@@ -41,6 +41,7 @@ Examples:
 
 import os
 import sys
+import time
 
 from nexus import cli, config as configlib, manifest as manifestlib, state as statelib, status
 from nexus.errors import NexusError, UsageError
@@ -121,8 +122,6 @@ def record(entry, config, opts, state_extra, ts, ms, exit_code, error=None, args
 
 
 def run_prompt(entry, config, opts):
-    import time
-
     from nexus import skillmd
 
     started, ts = time.monotonic(), now_iso()
@@ -143,7 +142,8 @@ def ensure_verified(entry, config):
     """First-run verification: state changes to record, or NexusError when it fails."""
     from nexus import gateway
 
-    if already_verified(entry):
+    state = statelib.read(entry["name"], entry, lambda m: cli.warn(PROG, m))
+    if status.is_verified(entry, state):
         return {}
     if not entry.get("verify"):
         return {"configured": True}  # nothing to verify beyond the binary, which exists
@@ -153,10 +153,6 @@ def ensure_verified(entry, config):
         raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
                          f"Run 'nexus skill show {entry['name']}' for setup instructions.")
     return {}
-
-
-def already_verified(entry):
-    return status.is_verified(entry, statelib.read(entry["name"], entry, lambda m: cli.warn(PROG, m)))
 
 
 def dry_run(entry, argv, cwd, env_names, opts):
@@ -174,8 +170,6 @@ def dry_run(entry, argv, cwd, env_names, opts):
 
 
 def run(argv):
-    import time
-
     opts = parse(argv)
     config = configlib.load()
     entry, checker = load_entry(opts["name"], config)
@@ -282,9 +276,8 @@ def tee(read_end):
 
 def capture(entry, command, cwd, env, timeout):
     """--json: run with output captured, print one JSON object. Returns (exit, error)."""
-    import _signal as signal  # the C module: `signal` wraps its constants in enums at a cost of ~2 ms
+    import signal
     import subprocess
-    import time
 
     started = time.monotonic()
     proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

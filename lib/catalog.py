@@ -7,6 +7,12 @@ def current_manifest(config, warn):
     return manifestlib.current(configlib.sources(config), on_diagnostic=warn)
 
 
+def entry(config, name, warn):
+    """The manifest entry of one skill; rescans only when a source or that skill changed."""
+    manifest = manifestlib.current(configlib.sources(config), on_diagnostic=warn, name=name)
+    return manifestlib.find(manifest, name)
+
+
 def evaluate_all(manifest, config, warn):
     """Manifest entries merged with {'status', 'verified', 'missing'}, then the invalid skills."""
     checker = status.Checker(config)

@@ -215,11 +215,10 @@ Exit status:
 @cli.command(PROG)
 def skill_install(argv):
     args = cli.parse(INSTALL_DOC, ["skill", "install", *argv])
-    from nexus import config as configlib, install, manifest as manifestlib
+    from nexus import catalog, config as configlib, install
 
     config = configlib.load()
-    manifest = manifestlib.current(configlib.sources(config), _warn, name=args["NAME"])
-    entry = manifestlib.find(manifest, args["NAME"])
+    entry = catalog.entry(config, args["NAME"], _warn)
     spec = install.choose(entry.get("install", []), args["--id"])
     if args["--dry-run"]:
         print(install.describe(spec))

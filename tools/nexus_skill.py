@@ -2,7 +2,7 @@
 
 import sys
 
-from nexus import cli, config as configlib, gateway, manifest as manifestlib, skillmd, state as statelib, status
+from nexus import catalog, cli, config as configlib, gateway, skillmd, state as statelib, status
 from nexus.style import Style, ago, parse_iso
 from nexus.tools import verify as verifytool
 
@@ -28,8 +28,7 @@ STATUS_TEXT = {
 
 def _load(name):
     config = configlib.load()
-    manifest = manifestlib.current(configlib.sources(config), lambda line: cli.warn(PROG, line), name=name)
-    entry = manifestlib.find(manifest, name)
+    entry = catalog.entry(config, name, lambda line: cli.warn(PROG, line))
     state = statelib.read(name, entry, lambda m: cli.warn(PROG, m)) if entry["type"] != "prompt" else {}
     return config, entry, state, status.Checker(config).evaluate(entry, state)
 

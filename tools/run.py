@@ -43,7 +43,7 @@ import os
 import sys
 import time
 
-from nexus import cli, config as configlib, manifest as manifestlib, state as statelib, status
+from nexus import catalog, cli, config as configlib, state as statelib, status
 from nexus.errors import NexusError, UsageError
 from nexus.gateway import ERROR_CHARS, now_iso
 
@@ -91,8 +91,7 @@ def parse(argv):
 
 
 def load_entry(name, config):
-    manifest = manifestlib.current(configlib.sources(config), lambda line: cli.warn(PROG, line), name=name)
-    entry = manifestlib.find(manifest, name)
+    entry = catalog.entry(config, name, lambda line: cli.warn(PROG, line))
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:

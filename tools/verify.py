@@ -38,7 +38,7 @@ Examples:
 import sys
 import time
 
-from nexus import cli, config as configlib, gateway, manifest as manifestlib, state as statelib, status
+from nexus import catalog, cli, config as configlib, gateway, manifest as manifestlib, state as statelib, status
 from nexus.errors import NexusError, UsageError
 from nexus.style import parse_iso
 
@@ -75,7 +75,7 @@ def verify_all(args):
     """Outcomes of the selected skills, verified one by one (shared with the porcelain)."""
     timeout = number(args["--timeout"] or gateway.VERIFY_TIMEOUT, "--timeout")
     config = configlib.load()
-    manifest = manifestlib.current(configlib.sources(config), lambda line: cli.warn(PROG, line))
+    manifest = catalog.current_manifest(config, lambda line: cli.warn(PROG, line))
     return [gateway.verify(entry, config, timeout) for entry in selected(manifest, args)]
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-SCRIPTS = ["nexus", "nexus-discover", "nexus-manifest", "nexus-verify", "nexus-run"]
+SCRIPTS = ["nexus", "nexus-discover", "nexus-manifest", "nexus-verify", "nexus-run", "nexus-stats"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

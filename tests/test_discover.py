@@ -1,6 +1,11 @@
 """nexus-discover: sources, precedence, metadata, and every kind of broken SKILL.md."""
 
+import json
 import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
 
 import pytest
 from helpers import by_name, jsonl, write_config, write_raw, write_skill
@@ -148,7 +153,6 @@ def test_dangling_symlink_and_unreadable_folder(script_runner, workspace, tmp_pa
     assert list(skills) == [n for n in skills if n != "dangling"] and "healthy" in skills
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
 def test_unreadable_folder_is_reported(script_runner, workspace):
     locked = write_skill(workspace, "locked")
     write_skill(workspace, "healthy")
@@ -157,8 +161,36 @@ def test_unreadable_folder_is_reported(script_runner, workspace):
         result, skills = discover(script_runner)
     finally:
         locked.chmod(0o755)
+    if os.geteuid() == 0:
+        pytest.skip("root reads every folder: see the test below, which drops to nobody")
     assert "locked" not in skills and "healthy" in skills
     assert f"{locked}/SKILL.md: cannot read folder" in result.stderr
+
+
+@pytest.mark.once
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_unreadable_folder_is_reported_as_nobody():
+    """As root every folder is readable, so run nexus-discover as nobody over a world-readable tree."""
+    root = pathlib.Path(tempfile.mkdtemp(prefix="nexus-nobody-"))
+    try:
+        root.chmod(0o755)
+        workspace = root / "nexus" / "skills"
+        locked = write_skill(workspace, "locked")
+        write_skill(workspace, "healthy")
+        for folder in (root / "nexus", workspace):
+            folder.chmod(0o755)
+        locked.chmod(0o700)  # root's, so nobody cannot look inside
+        env = {**os.environ, "NEXUS_HOME": str(root / "nexus"), "HOME": str(root), "MANAGED_SKILLS_DIR": str(root / "m")}
+        result = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                 shutil.which("nexus-discover"), str(workspace)],
+                                env=env, capture_output=True, text=True)
+        if result.returncode != 0 and "Permission denied" in result.stderr and "nexus" not in result.stderr:
+            pytest.skip(f"nobody cannot run the installed nexus here: {result.stderr.strip()}")
+        names = [json.loads(line)["name"] for line in result.stdout.splitlines()]
+        assert names == ["healthy"], result.stderr
+        assert f"{locked}/SKILL.md: cannot read folder: Permission denied" in result.stderr
+    finally:
+        shutil.rmtree(root)
 
 
 def test_too_large_skill_is_reported(script_runner, workspace):

@@ -9,7 +9,7 @@ import os
 import shutil
 
 from . import fileio, paths, sources
-from .errors import BadInput, NexusError, UsageError
+from .errors import BadInput, NexusError
 
 LOCK_VERSION = 1
 
@@ -20,9 +20,7 @@ def lock_file():
 
 def skill_path(name):
     """MANAGED_SKILLS_DIR/NAME, for a valid name only."""
-    if not paths.is_valid_name(name):
-        raise UsageError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
-    return os.path.join(paths.managed_skills(), name)
+    return os.path.join(paths.managed_skills(), paths.checked_name(name))
 
 
 def read_lock():

@@ -2,7 +2,7 @@
 
 import os
 
-from .errors import NexusError
+from .errors import UsageError
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -59,11 +59,16 @@ def config_cache():
     return os.path.join(state_root(), "nexus", "config-cache.json")
 
 
+def checked_name(name):
+    """`name` when it is a valid skill name; UsageError otherwise. Call before a name becomes a path."""
+    if not is_valid_name(name):
+        raise UsageError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
+    return name
+
+
 def skill_state_dir(name):
     """The state folder of one skill; the name is validated before it becomes a path."""
-    if not is_valid_name(name):
-        raise NexusError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
-    return os.path.join(skills_state(), name)
+    return os.path.join(skills_state(), checked_name(name))
 
 
 def folder_sources(folders):

@@ -385,7 +385,7 @@ def test_unknown_skill_is_refused(script_runner, workspace):
     assert result.returncode == 1
     assert "Skill 'tmx' not found. Did you mean: tmux?" in result.stderr
     result = script_runner.run(["nexus-stats", "Bad/Name"])
-    assert result.returncode == 1 and "invalid skill name" in result.stderr
+    assert result.returncode == 2 and "invalid skill name" in result.stderr
 
 
 @pytest.mark.parametrize("days", ["0", "-1", "-30", "abc", "1.5", "99999999"])

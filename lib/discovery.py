@@ -13,6 +13,7 @@ class Scan:
         self.entries = {}
         self.shadowed = []
         self.invalid = []
+        self.folders = []  # folders without a SKILL.md, watched so that one added later is seen
         self.diagnostics = []  # one formatted line each, for stderr
         self.readable_sources = 0
 
@@ -70,9 +71,11 @@ def _load(skill_dir, source, result):
     try:
         os.lstat(path)
     except FileNotFoundError:
-        return  # a folder without SKILL.md is not a skill
+        result.folders.append({"dir": skill_dir, "dirMtimeNs": paths.mtime(skill_dir)})
+        return  # a folder without SKILL.md is not a skill (yet)
     except OSError as e:
-        _invalid(result, source, skill_dir, skillmd.Problem("error", f"cannot read folder: {e.strerror}"))
+        problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
+        _invalid(result, source, skill_dir, problem, paths.mtime(skill_dir))  # its mtime: fixed, it is seen again
         return
     dir_mtime, file_mtime = paths.mtime(skill_dir), paths.mtime(path)  # before reading: a change during the read is seen next time
     skill = skillmd.read(path, os.path.basename(skill_dir))
@@ -83,7 +86,10 @@ def _load(skill_dir, source, result):
         error = next(p for p in skill.problems if p.severity == "error")
         _invalid(result, source, skill_dir, error, dir_mtime, file_mtime)
         return
-    entry = schema.manifest_entry(skill, source, skill_dir, dir_mtime, file_mtime)
+    entry, warnings = schema.manifest_entry(skill, source, skill_dir, dir_mtime, file_mtime)
+    for warning in warnings:
+        problem = skillmd.Problem("warning", f"metadata.{skill.meta_key}.{warning}", skill.lines.get("metadata"))
+        result.diagnostics.append(problem.format(path))
     winner = result.entries.get(skill.name)
     if winner is None:
         result.entries[skill.name] = entry

@@ -7,16 +7,11 @@ Only `nexus-verify` and the first `nexus-run` of a skill ever call verify().
 import os
 import time
 
-from . import config as configlib, state as statelib, status
+from . import config as configlib, schema, state as statelib, status
 from .errors import NexusError
 
 VERIFY_TIMEOUT = 30
 ERROR_CHARS = 200
-
-
-def now_iso(t=None):
-    t = time.time() if t is None else t
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 def environment(entry, config):
@@ -95,13 +90,14 @@ def setup_steps(entry, missing):
 def verify(entry, config, timeout=VERIFY_TIMEOUT):
     """Check requirements, run the verify command, record the outcome in state; returns the outcome."""
     import hashlib
-    import subprocess
+
+    from .usage import mask
 
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
-    checker = status.Checker(config)
-    missing = checker.missing(entry)
+    missing = status.Checker(config).missing(entry)
+    env = environment(entry, config)
     output = b""
     if entry["type"] == "prompt":
         pass
@@ -110,18 +106,15 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
     elif missing["env"] or missing["config"]:
         outcome.update(ok=False, error=setup_message(entry, missing))
     elif entry.get("verify"):
-        try:
-            done = subprocess.run(["/bin/sh", "-c", entry["verify"]], env=environment(entry, config),
-                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-            output = done.stdout
-            outcome.update(ok=done.returncode == 0, exit=done.returncode)
-            if done.returncode != 0:
-                text = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
-                outcome["error"] = text[-ERROR_CHARS:] or f"exit {done.returncode}"
-        except subprocess.TimeoutExpired:
-            outcome.update(ok=False, error=f"verify command timed out after {timeout} s")
+        code, output, errors = _run_verify(entry["verify"], env, timeout)
+        outcome.update(ok=code == 0, exit=code)
+        if code is None:
+            outcome["error"] = f"verify command timed out after {timeout:g} s"
+        elif code != 0:
+            text = mask((errors or output).decode("utf-8", "replace").strip(), secrets(entry, env))
+            outcome["error"] = text[-ERROR_CHARS:] or f"exit {code}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
-    ts = now_iso()
+    ts = schema.now_iso()
     with statelib.Update(entry["name"], entry) as state:
         for key in ("type", "tool", "verify"):
             if entry.get(key):
@@ -130,9 +123,41 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
             state["configuredAt"] = ts
         state.update(configured=outcome["ok"], lastVerified=ts, lastVerifyOk=outcome["ok"])
         if outcome["ok"]:
-            state["fingerprint"] = {"skillSha256": entry.get("sha256"),
-                                    "verifyOutputHash": hashlib.sha256(output).hexdigest(), "capturedAt": ts}
+            state["fingerprint"] = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts)
         else:
             state["lastError"] = outcome["error"][-ERROR_CHARS:]
     outcome["configured"] = outcome["ok"]
     return outcome
+
+
+def fingerprint(entry, output_hash, ts):
+    """What a verification vouched for: this SKILL.md (spec 9.3), and what the verify command printed."""
+    return {"skillSha256": entry.get("sha256"), "verifyOutputHash": output_hash, "capturedAt": ts}
+
+
+def _run_verify(command, env, timeout):
+    """(exit, stdout, stderr) of `sh -c command`; exit is None after a timeout.
+
+    It runs in a process group of its own, which is ended once the shell is done: a background
+    process the command left cannot hold verification open. Output goes to files, not pipes, for
+    the same reason.
+    """
+    import signal
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(["/bin/sh", "-c", command], env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return code, out.read(), err.read()

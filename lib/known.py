@@ -28,7 +28,7 @@ PROMPT_ONLY_SKILLS = frozenset({
     "onboarding",
 })
 
-EXECUTION_KEYS = ("type", "tool", "verify", "runner", "script", "requiredEnv")
+EXECUTION_KEYS = ("type", "tool", "verify", "runner", "script", "requiredEnv", "requiresAuth")
 
 
 def execution(name, meta):
@@ -38,7 +38,6 @@ def execution(name, meta):
         table = {"type": "prompt"}
     elif name in KNOWN_SKILL_TOOLS:
         table = {"type": "tool", **KNOWN_SKILL_TOOLS[name]}
-        table.pop("requiresAuth", None)
     elif name in SCRIPT_SKILLS:
         table = {"type": "script", **SCRIPT_SKILLS[name]}
     else:

@@ -146,7 +146,7 @@ def select(candidates, names, source):
 
 def add(source_text, names=(), copy=False, force=False, on_problem=None):
     """Add the skills of a source: {'source', 'revision', 'added', 'unchanged', 'refused'}."""
-    from .manifest import now_iso
+    from .schema import now_iso
 
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
     with Locked() as lock, sources.checkout(source_text) as source:
@@ -229,7 +229,7 @@ def _nothing_added(names):
 
 
 def _update_one(entry, name, source, report):
-    from .manifest import now_iso
+    from .schema import now_iso
 
     folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
     if not sources.inside(folder, source.root) or not os.path.isfile(os.path.join(folder, "SKILL.md")):

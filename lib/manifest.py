@@ -6,22 +6,15 @@ from . import __version__, fileio, paths, schema
 from .errors import BadInput, NexusError
 
 
-def now_iso():
-    """The current time as ISO 8601 UTC with milliseconds (time, not datetime: it is cheaper to import)."""
-    import time
-
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
-
-
-def build(entries, invalid, stamps):
+def build(entries, invalid, stamps, folders=()):
     return {
         "version": schema.MANIFEST_VERSION,
         "nexusVersion": __version__,
-        "generatedAt": now_iso(),
+        "generatedAt": schema.now_iso(),
         "sources": stamps,
         "skills": {e["name"]: e for e in entries},
         "invalid": list(invalid),
+        "folders": list(folders),
     }
 
 
@@ -48,13 +41,14 @@ def load():
 
 def _unchanged(record):
     return (paths.mtime(record["dir"]) == record.get("dirMtimeNs")
-            and paths.mtime(record["filePath"]) == record.get("fileMtimeNs"))
+            and ("filePath" not in record or paths.mtime(record["filePath"]) == record.get("fileMtimeNs")))
 
 
 def is_fresh(manifest, source_list, name=None):
     """True when no source or skill folder changed since the manifest was written.
 
-    With `name`, only the sources and that one skill are checked: enough to run it.
+    With `name`, only the sources and that one skill are checked: enough to run it. A name the
+    manifest does not know gets the full check, since its SKILL.md may have just been written.
     """
     try:
         if (manifest is None or manifest.get("version") != schema.MANIFEST_VERSION
@@ -62,9 +56,10 @@ def is_fresh(manifest, source_list, name=None):
                 or manifest.get("sources") != paths.source_stamps(source_list)):
             return False
         records = list(manifest["skills"].values()) + manifest.get("invalid", [])
-        if name is not None:
-            records = [r for r in records if r["name"] == name]
-        return all(_unchanged(r) for r in records)
+        named = [r for r in records if r["name"] == name]
+        if not named:
+            records += manifest.get("folders", [])
+        return all(_unchanged(r) for r in named or records)
     except (KeyError, TypeError, AttributeError):
         return False
 
@@ -75,7 +70,7 @@ def refresh(source_list):
     from . import discovery
 
     scan = discovery.scan(source_list)
-    manifest = build(scan.entries.values(), scan.invalid, stamps)
+    manifest = build(scan.entries.values(), scan.invalid, stamps, scan.folders)
     write(manifest)
     return manifest, scan
 

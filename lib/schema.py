@@ -2,14 +2,22 @@
 
 MANIFEST_VERSION = 1
 STATE_VERSION = 1
-SOURCES = ("nexus-extra", "nexus-bundled", "nexus-managed", "nexus-workspace")  # lowest precedence first
 TYPES = ("tool", "script", "prompt")
-STATUSES = ("ready", "needs-setup", "not-installed", "disabled", "unsupported", "invalid")
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")
 
 # Frontmatter keys the specs name; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
 META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always")
+TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
+FLAG_FIELDS = ("bundled", "always", "requiresAuth")
+
+
+def now_iso(t=None):
+    """A time as ISO 8601 UTC with milliseconds (time, not datetime: it is cheaper to import)."""
+    import time
+
+    t = time.time() if t is None else t
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 def string_list(value):
@@ -22,7 +30,7 @@ def string_list(value):
 
 
 def manifest_entry(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
-    """The ManifestEntry of a parsed, valid SkillFile."""
+    """(ManifestEntry, warnings) of a parsed, valid SkillFile."""
     meta = skill.meta
     fm = skill.frontmatter
     entry = {
@@ -56,7 +64,31 @@ def manifest_entry(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
         entry["extra"] = extra
     entry["dirMtimeNs"] = dir_mtime_ns
     entry["fileMtimeNs"] = file_mtime_ns
-    return entry
+    return entry, _sanitize(entry, meta)
+
+
+def _sanitize(entry, meta):
+    """Drop the metadata values nexus cannot use, so one bad value never breaks listing or running.
+
+    Loading is lenient (`nexus skills check` is strict): each dropped value is a warning, and a
+    tool or script skill that names nothing to run is read as a prompt skill.
+    """
+    warnings = []
+    for key in TEXT_FIELDS + FLAG_FIELDS:
+        wanted = str if key in TEXT_FIELDS else bool
+        if key in entry and not isinstance(entry[key], wanted):
+            warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
+                            f"not {entry.pop(key)!r}; ignored")
+    if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
+        warnings.append("requires must be a mapping of bins, anyBins, env and config; ignored")
+    runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
+                "prompt": True}
+    if not runnable.get(entry["type"]):
+        fallback = "script" if runnable["script"] else "tool" if runnable["tool"] else "prompt"
+        problem = "is not tool, script or prompt" if entry["type"] not in TYPES else "names nothing to run"
+        warnings.append(f"type {entry['type']!r} {problem}; read as {fallback}")
+        entry["type"] = fallback
+    return warnings
 
 
 def default_state(entry=None):

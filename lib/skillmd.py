@@ -10,6 +10,7 @@ import os
 from . import fastjson
 
 MAX_BYTES = 256 * 1024
+MAX_REPAIRS = 20  # unquoted ': ' values read as text; past this, the file is reported, not re-parsed again
 PRODUCT_KEYS = ("nexus", "openclaw", "clawdbot")
 
 
@@ -81,8 +82,10 @@ def read(path, folder_name=None):
 
 
 def _read_bytes(skill):
+    import stat
+
     try:
-        fd = os.open(skill.path, os.O_RDONLY)
+        fd = os.open(skill.path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the scan
     except FileNotFoundError:
         reason = "dangling symlink" if os.path.islink(skill.path) else "no such file"
         skill.error(reason, code="unreadable")
@@ -92,7 +95,11 @@ def _read_bytes(skill):
         skill.error(reason, code="unreadable")
         return None
     with os.fdopen(fd, "rb") as f:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            skill.error("not a regular file", code="unreadable")
+            return None
+        size = info.st_size
         if size > MAX_BYTES:
             skill.error(f"too large: {size} bytes (the limit is {MAX_BYTES // 1024} KB)", code="too-large")
             return None
@@ -139,7 +146,7 @@ def _parse_frontmatter(skill, text):
     """Read the frontmatter mapping; a plain top-level value with an unquoted ': ' is read as if quoted."""
     import yaml
 
-    for _ in range(text.count("\n") + 1):  # each repair quotes one more line
+    for repairs in range(MAX_REPAIRS + 1):  # each repair quotes one more line
         try:
             _read_mapping(skill, text)
             return
@@ -147,7 +154,7 @@ def _parse_frontmatter(skill, text):
             mark = getattr(e, "problem_mark", None)
             problem = getattr(e, "problem", None) or str(e)
             colon = "mapping values are not allowed" in problem
-            repaired = _quote_value(text, mark.line) if colon and mark else None
+            repaired = _quote_value(text, mark.line) if colon and mark and repairs < MAX_REPAIRS else None
             if repaired is None:
                 line = mark.line + 2 if mark else None
                 skill.error(f"invalid YAML in frontmatter: {problem}{_hint(text, mark, colon)}", line, "yaml")
@@ -155,6 +162,18 @@ def _parse_frontmatter(skill, text):
             text, key = repaired
             skill.warn(f"the value of '{key}' has an unquoted ': ', which other loaders reject; "
                        "it was read as text: quote the value", mark.line + 2, "colon")
+
+
+def _has_alias(text):
+    """True when the YAML uses an alias: expanding nested aliases can cost exponential time and memory."""
+    if "*" not in text:
+        return False
+    import yaml
+
+    try:
+        return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_loader_class()))
+    except yaml.YAMLError:
+        return False  # the parse that follows reports it
 
 
 def _hint(text, mark, colon):
@@ -181,6 +200,9 @@ def _quote_value(text, index):
 def _read_mapping(skill, text):
     import yaml
 
+    if _has_alias(text):
+        skill.error("YAML aliases (*name) are not allowed in frontmatter", None, "yaml")
+        return
     loader = _loader_class()(text)
     try:
         node = loader.get_single_node()
@@ -257,6 +279,8 @@ def _parse_metadata_text(text):
         pass
     import yaml
 
+    if _has_alias(text):
+        return None
     try:
         return _jsonable(yaml.load(text, Loader=_loader_class()))
     except yaml.YAMLError:

@@ -8,7 +8,7 @@ import itertools
 import math
 import os
 
-from . import known, paths, schema, status, usage
+from . import paths, schema, status, usage
 from .errors import UsageError
 from .style import parse_iso
 
@@ -56,11 +56,11 @@ def command(args):
     return " ".join(words)
 
 
-def category(name, meta):
+def category(meta):
     """userData: the tool signs in to the user's accounts; credentials: the skill needs a secret."""
     if meta.get("type") == "prompt":
         return "prompts"
-    if known.KNOWN_SKILL_TOOLS.get(name, {}).get("requiresAuth"):
+    if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
         return "userData"
     if status.primary_env(meta):
         return "credentials"
@@ -184,7 +184,7 @@ class Aggregator:
         figures = self.skills.get(name) or Figures()
         entry = manifest_skills.get(name)
         meta = entry or {"type": figures.type, "tool": figures.tool}
-        return {"name": name, "type": meta.get("type"), "category": category(name, meta),
+        return {"name": name, "type": meta.get("type"), "category": category(meta),
                 "removed": entry is None, **figures.as_json()}
 
     def _detail(self):

@@ -71,8 +71,8 @@ def test_corpus_variant(corpus, variant):
     assert codes(corpus.strict.get(path, [])) == sorted(expect["check"] + expect.get("strict", []))
     if "message" in expect:
         assert any(expect["message"] in f["message"] for f in corpus.strict.get(path, [])), found
-        if expect["load"] != "ok":
-            assert any(expect["message"] in line for line in load_lines), load_lines
+        if expect["load"] != "ok":  # loading words it its own way where it reads past the problem
+            assert any(expect.get("loadMessage", expect["message"]) in line for line in load_lines), load_lines
 
 
 def test_body_rules_stay_in_the_body():

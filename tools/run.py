@@ -45,7 +45,8 @@ import time
 
 from nexus import catalog, cli, config as configlib, state as statelib, status
 from nexus.errors import NexusError, UsageError
-from nexus.gateway import ERROR_CHARS, now_iso
+from nexus.gateway import ERROR_CHARS
+from nexus.schema import now_iso
 
 PROG = "nexus-run"
 FLAGS = {"--dry-run": "dry_run", "--no-verify": "no_verify", "--no-log": "no_log", "--json": "json"}

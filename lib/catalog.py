@@ -18,8 +18,7 @@ def evaluate_all(manifest, config, warn):
     checker = status.Checker(config)
     records = []
     for entry in manifest["skills"].values():
-        state = statelib.read(entry["name"], entry, on_problem=warn) if entry.get("type") != "prompt" else {}
-        records.append({**entry, **checker.evaluate(entry, state)})
+        records.append({**entry, **checker.evaluate(entry, statelib.of(entry, warn))})
     records.extend(manifest.get("invalid", []))
     return records
 

@@ -85,24 +85,26 @@ def skill_entry(config, entry):
     entries = get(config, "skills.entries", {})
     if not isinstance(entries, dict):
         return {}
-    found = entries.get(entry.get("skillKey") or entry["name"])
+    key = entry.get("skillKey")
+    found = entries.get(key if isinstance(key, str) and key else entry["name"])
     return found if isinstance(found, dict) else {}
+
+
+def folders(config, dotted):
+    """The folders a config key lists (one string or a list of them), expanded and absolute."""
+    value = get(config, dotted, [])
+    value = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [os.path.abspath(os.path.expanduser(v)) for v in value if isinstance(v, str)]
 
 
 def bin_path(config):
     """Folders from skills.binPath, searched before PATH and prepended to a tool's PATH."""
-    dirs = get(config, "skills.binPath", [])
-    if isinstance(dirs, str):
-        dirs = [dirs]
-    return [os.path.expanduser(d) for d in dirs if isinstance(d, str)]
+    return folders(config, "skills.binPath")
 
 
 def sources(config):
     """The skill sources as (source, folder) pairs, lowest precedence first."""
-    extra = get(config, "skills.load.extraDirs", [])
-    if isinstance(extra, str):
-        extra = [extra]
-    found = [("nexus-extra", os.path.abspath(os.path.expanduser(d))) for d in extra if isinstance(d, str)]
+    found = [("nexus-extra", folder) for folder in folders(config, "skills.load.extraDirs")]
     found.append(("nexus-bundled", paths.bundled_skills()))
     found.append(("nexus-managed", paths.managed_skills()))
     found.append(("nexus-workspace", paths.workspace_skills()))

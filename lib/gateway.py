@@ -27,9 +27,8 @@ def environment(entry, config):
 
 def secrets(entry, env):
     """Values of the env vars a skill declares as secret, to be masked in logs."""
-    names = entry.get("requires", {}).get("env", []) + entry.get("requiredEnv", [])
-    names += [entry["primaryEnv"]] if entry.get("primaryEnv") else []
-    return sorted({env[n] for n in names if env.get(n)}, key=len, reverse=True)
+    names = status.env_names(entry) + [status.primary_env(entry)]
+    return sorted({env[n] for n in names if n and env.get(n)}, key=len, reverse=True)
 
 
 def command(entry, args, config):

@@ -47,11 +47,9 @@ def command(spec):
 
 def fits(spec, platform):
     """False when the spec's own `os` (OpenClaw writes one on downloads) leaves this platform out."""
-    from .schema import string_list
-    from .status import OS_ALIASES
+    from .status import os_fits
 
-    wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in string_list(spec.get("os"))]
-    return not wanted or platform in wanted
+    return os_fits(spec.get("os"), platform)
 
 
 def ordered(specs, platform=None):

@@ -136,6 +136,16 @@ def body(path):
     return split[1]
 
 
+def prompt(entry):
+    """A skill's instructions with {baseDir} resolved; NexusError when its SKILL.md cannot be read."""
+    from .errors import NexusError
+
+    try:
+        return body(entry["filePath"]).replace("{baseDir}", entry["dir"])
+    except OSError as e:
+        raise NexusError(f"cannot read '{entry['filePath']}': {e}") from None
+
+
 def _loader_class():
     import yaml
 

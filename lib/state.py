@@ -27,6 +27,11 @@ def read(name, entry=None, on_problem=None):
     return state
 
 
+def of(entry, on_problem=None):
+    """The state that matters for an entry's status: none for a prompt skill, which needs no verifying."""
+    return {} if entry.get("type") == "prompt" else read(entry["name"], entry, on_problem)
+
+
 class Update:
     """`with Update(name) as state:` holds the skill's lock, and writes `state` back atomically
     when the block ends without an exception. The usage log is appended under the same lock."""

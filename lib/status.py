@@ -23,10 +23,33 @@ def which(name, dirs):
     return None
 
 
+def required(entry, key):
+    """One list of requires (bins, anyBins, env, config), read safely from any entry, even one on stdin."""
+    requires = entry.get("requires")
+    return schema.string_list(requires.get(key)) if isinstance(requires, dict) else []
+
+
+def binaries(entry):
+    """Every binary the skill needs: requires.bins, and the tool or runner it runs."""
+    names = required(entry, "bins") + [entry[k] for k in ("tool", "runner") if isinstance(entry.get(k), str)]
+    return list(dict.fromkeys(names))
+
+
+def env_names(entry):
+    """Every env var the skill needs: requires.env and requiredEnv."""
+    return list(dict.fromkeys(required(entry, "env") + schema.string_list(entry.get("requiredEnv"))))
+
+
 def primary_env(entry):
     """The env var a configured apiKey stands for: primaryEnv, else the first required env var."""
-    required = entry.get("requires", {}).get("env", []) + entry.get("requiredEnv", [])
-    return entry.get("primaryEnv") or (required[0] if required else None)
+    primary, names = entry.get("primaryEnv"), env_names(entry)
+    return primary if isinstance(primary, str) and primary else names[0] if names else None
+
+
+def os_fits(os_values, platform):
+    """True when a list of os names (aliases allowed) is empty or names `platform`."""
+    wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in schema.string_list(os_values)]
+    return not wanted or platform in wanted
 
 
 def injected_env(entry, config):
@@ -66,28 +89,20 @@ class Checker:
         return None
 
     def supported(self, entry):
-        wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in entry.get("os") or []]
-        return not wanted or self.platform in wanted
+        return os_fits(entry.get("os"), self.platform)
 
     def missing(self, entry):
         """What the skill lacks: {'bins', 'anyBins', 'env', 'config'}, each a list."""
-        requires = entry.get("requires", {})
         missing = {key: [] for key in schema.REQUIRE_KEYS}
-        if entry.get("always"):
+        if entry.get("always") is True:
             return missing
-        bins = list(requires.get("bins", []))
-        for key in ("tool", "runner"):
-            if entry.get(key) and entry[key] not in bins:
-                bins.append(entry[key])
-        missing["bins"] = [b for b in bins if not self.has_binary(b)]
-        any_bins = requires.get("anyBins", [])
+        missing["bins"] = [b for b in binaries(entry) if not self.has_binary(b)]
+        any_bins = required(entry, "anyBins")
         if any_bins and not any(self.has_binary(b) for b in any_bins):
-            missing["anyBins"] = list(any_bins)
+            missing["anyBins"] = any_bins
         injected = injected_env(entry, self.config)
-        for name in dict.fromkeys(requires.get("env", []) + entry.get("requiredEnv", [])):
-            if not self.environ.get(name) and not injected.get(name):
-                missing["env"].append(name)
-        missing["config"] = [p for p in requires.get("config", []) if not configlib.get(self.config, p)]
+        missing["env"] = [n for n in env_names(entry) if not self.environ.get(n) and not injected.get(n)]
+        missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
         return missing
 
     def evaluate(self, entry, state=None):
@@ -116,5 +131,6 @@ def is_verified(entry, state):
     """Prompt skills need no verification; others passed it for the SKILL.md they have now."""
     if entry.get("type") == "prompt":
         return True
-    fingerprint = state.get("fingerprint") or {}
-    return bool(state.get("configured")) and fingerprint.get("skillSha256") in (None, entry.get("sha256"))
+    fingerprint = state.get("fingerprint")
+    return (state.get("configured") is True and isinstance(fingerprint, dict)
+            and fingerprint.get("skillSha256") == entry.get("sha256"))

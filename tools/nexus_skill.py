@@ -29,39 +29,26 @@ STATUS_TEXT = {
 def _load(name):
     config = configlib.load()
     entry = catalog.entry(config, name, lambda line: cli.warn(PROG, line))
-    state = statelib.read(name, entry, lambda m: cli.warn(PROG, m)) if entry["type"] != "prompt" else {}
+    state = statelib.of(entry, lambda m: cli.warn(PROG, m))
     return config, entry, state, status.Checker(config).evaluate(entry, state)
-
-
-def _prompt(entry):
-    try:
-        return skillmd.body(entry["filePath"]).replace("{baseDir}", entry["dir"])
-    except OSError as e:
-        from nexus.errors import NexusError
-
-        raise NexusError(f"cannot read '{entry['filePath']}': {e}") from None
 
 
 def _requirements(entry, result, style):
     ok, bad = ("✓", "✗") if style.fancy else ("ok", "MISSING")
-    bullet = "•" if style.fancy else "-"
-    missing, requires = result["missing"], entry.get("requires", {})
-    lines = []
-    binaries = list(dict.fromkeys(requires.get("bins", []) + [entry[k] for k in ("tool", "runner") if entry.get(k)]))
-    for b in binaries:
-        lines.append(f"  {bullet} Binary: {b} {bad if b in missing['bins'] else ok}")
-    if requires.get("anyBins"):
-        lines.append(f"  {bullet} Any of: {', '.join(requires['anyBins'])} {bad if missing['anyBins'] else ok}")
-    for var in dict.fromkeys(requires.get("env", []) + entry.get("requiredEnv", [])):
-        lines.append(f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}")
-    for path in requires.get("config", []):
-        lines.append(f"  {bullet} Config: {path} {bad if path in missing['config'] else ok}")
+    bullet, missing = style.bullet, result["missing"]
+    lines = [f"  {bullet} Binary: {b} {bad if b in missing['bins'] else ok}" for b in status.binaries(entry)]
+    any_bins = status.required(entry, "anyBins")
+    if any_bins:
+        lines.append(f"  {bullet} Any of: {', '.join(any_bins)} {bad if missing['anyBins'] else ok}")
+    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}" for var in status.env_names(entry)]
+    lines += [f"  {bullet} Config: {path} {bad if path in missing['config'] else ok}"
+              for path in status.required(entry, "config")]
     return lines or [f"  {bullet} None"]
 
 
 def _human(entry, state, result, prompt, out):
     style = Style(out)
-    bullet = "•" if style.fancy else "-"
+    bullet = style.bullet
     emoji, label = STATUS_TEXT[result["status"]]
     if result["status"] == "ready" and entry["type"] != "prompt":
         verified = parse_iso(state.get("lastVerified"))
@@ -94,7 +81,7 @@ def _human(entry, state, result, prompt, out):
 def skill_show(argv):
     args = cli.parse(SHOW_DOC, ["skill", "show", *argv])
     _, entry, state, result = _load(args["NAME"])
-    prompt = _prompt(entry)
+    prompt = skillmd.prompt(entry)
     if args["--prompt-only"]:
         sys.stdout.write(prompt)
     elif args["--json"]:

@@ -125,10 +125,7 @@ def run_prompt(entry, config, opts):
     from nexus import skillmd
 
     started, ts = time.monotonic(), now_iso()
-    try:
-        text = skillmd.body(entry["filePath"]).replace("{baseDir}", entry["dir"])
-    except OSError as e:
-        raise NexusError(f"cannot read '{entry['filePath']}': {e}") from None
+    text = skillmd.prompt(entry)
     ms = int((time.monotonic() - started) * 1000)
     if opts["json"]:
         text = cli.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text, "stderr": ""}) + "\n"
@@ -145,8 +142,8 @@ def ensure_verified(entry, config):
     state = statelib.read(entry["name"], entry, lambda m: cli.warn(PROG, m))
     if status.is_verified(entry, state):
         return {}
-    if not entry.get("verify"):
-        return {"configured": True}  # nothing to verify beyond the binary, which exists
+    if not entry.get("verify"):  # nothing to verify beyond the binary, which exists
+        return {"configured": True, "fingerprint": gateway.fingerprint(entry, None, now_iso())}
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
     outcome = gateway.verify(entry, config)
     if not outcome["ok"]:

@@ -38,8 +38,8 @@ Examples:
 import sys
 import time
 
-from nexus import catalog, cli, config as configlib, gateway, manifest as manifestlib, state as statelib, status
-from nexus.errors import NexusError, UsageError
+from nexus import catalog, cli, config as configlib, gateway, manifest as manifestlib, paths, state as statelib, status
+from nexus.errors import BadInput, UsageError
 from nexus.style import parse_iso
 
 PROG = "nexus-verify"
@@ -82,12 +82,13 @@ def verify_all(args):
 def static():
     config = configlib.load()
     checker = status.Checker(config)
-    for entry in cli.read_jsonl(sys.stdin):
-        if entry.get("status") == "invalid" or "name" not in entry:
+    for number, entry in enumerate(cli.read_jsonl(sys.stdin), 1):
+        if entry.get("status") == "invalid":
             cli.write_jsonl([entry])
             continue
-        state = statelib.read(entry["name"], entry) if entry.get("type") != "prompt" else {}
-        cli.write_jsonl([{**entry, **checker.evaluate(entry, state)}])
+        if not paths.is_valid_name(entry.get("name")):
+            raise BadInput(f"stdin:{number}: an entry needs a valid 'name'")
+        cli.write_jsonl([{**entry, **checker.evaluate(entry, statelib.of(entry))}])
 
 
 @cli.command(PROG)

@@ -9,7 +9,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
-        'nexus skills verify') flags='--all --stale --json --help' ;;
+        'nexus skills verify') flags='--all --stale --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
         'nexus skills check') flags='--strict --json --help'; args='file...' ;;
         'nexus skills cursor-rules') flags='--write --help' ;;
@@ -22,7 +22,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill') subcommands='install show verify run stats'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
-        'nexus skill verify') flags='--force --json --help'; args='skill' ;;
+        'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --timeout --help'; args='skill'; dashdash=1 ;;
         'nexus skill stats') flags='--days --json --help'; args='skill' ;;
         'nexus status') flags='--json --help' ;;
@@ -40,7 +40,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills link --agent'|'nexus skill install --id'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills link --agent'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;

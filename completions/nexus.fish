@@ -40,6 +40,7 @@ complete -c nexus -n '__nexus_in skills path' -l help
 complete -c nexus -n '__nexus_in skills verify' -l all
 complete -c nexus -n '__nexus_in skills verify' -l stale -x
 complete -c nexus -n '__nexus_in skills verify' -l json
+complete -c nexus -n '__nexus_in skills verify' -l timeout -x
 complete -c nexus -n '__nexus_in skills verify' -l help
 complete -c nexus -n '__nexus_in skills rotate' -l json
 complete -c nexus -n '__nexus_in skills rotate' -l help
@@ -82,6 +83,7 @@ complete -c nexus -n '__nexus_in skill show' -l help
 complete -c nexus -n '__nexus_at skill show' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill verify' -l force
 complete -c nexus -n '__nexus_in skill verify' -l json
+complete -c nexus -n '__nexus_in skill verify' -l timeout -x
 complete -c nexus -n '__nexus_in skill verify' -l help
 complete -c nexus -n '__nexus_at skill verify' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run' -l dry-run

@@ -4,7 +4,7 @@ import os
 import sys
 
 from . import fastjson
-from .errors import BadInput, NexusError
+from .errors import BadInput, NexusError, UsageError
 
 
 def parse(doc, argv, options_first=False):
@@ -23,6 +23,20 @@ def parse(doc, argv, options_first=False):
         sys.stdout.write(doc.strip("\n") + "\n")
         raise SystemExit(0)
     return args
+
+
+MAX_NUMBER = 100_000_000  # seconds or hours: three years and more, and far from a float's limits
+
+
+def number(value, option, zero=False):
+    """A positive (or, with zero, non-negative) finite number from the command line; UsageError otherwise."""
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        result = float("nan")
+    if not (0 <= result <= MAX_NUMBER and (zero or result > 0)):
+        raise UsageError(f"{option} needs a number {'from 0' if zero else 'above 0'} up to {MAX_NUMBER:,}, not {value!r}")
+    return result
 
 
 def warn(prog, message):
@@ -47,6 +61,11 @@ def run(prog, body, argv):
         return 1
     except KeyboardInterrupt:
         return 130
+    except OSError as e:  # a file nexus must write or read failed: one line, not a traceback
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise
+        warn(prog, f"{e.filename}: {e.strerror}" if e.filename else str(e))
+        return 1
 
 
 def command(prog):
@@ -72,12 +91,17 @@ def write_jsonl(records, stream=None):
         stream.write(dumps(record) + "\n")
 
 
+def piped_stdin(what="JSON Lines"):
+    """sys.stdin when something is piped in; BadInput when it is a terminal or closed: never hang."""
+    if sys.stdin is None or sys.stdin.closed or sys.stdin.isatty():
+        raise BadInput(f"stdin is a terminal or closed: pipe {what} into this command (see --help)")
+    return sys.stdin
+
+
 def read_jsonl(stream, label="stdin"):
     """Dicts from a JSON Lines stream; BadInput naming the line of the first bad one."""
     import jsonlines
 
-    if stream.isatty():
-        raise BadInput(f"{label} is a terminal: pipe JSON Lines into this command (see --help)")
     reader = jsonlines.Reader(stream)
     try:
         yield from reader.iter(type=dict, skip_empty=True)

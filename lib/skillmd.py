@@ -94,11 +94,12 @@ def _read_bytes(skill):
         reason = "symlink loop" if e.errno == errno.ELOOP else f"cannot read: {e.strerror}"
         skill.error(reason, code="unreadable")
         return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        skill.error("not a regular file", code="unreadable")
+        return None
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            skill.error("not a regular file", code="unreadable")
-            return None
         size = info.st_size
         if size > MAX_BYTES:
             skill.error(f"too large: {size} bytes (the limit is {MAX_BYTES // 1024} KB)", code="too-large")

@@ -228,3 +228,60 @@ def test_broken_config_is_a_clear_error(script_runner, nexus_home):
     assert result.returncode == 2
     assert str(path) in result.stderr and "line 1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_bad_metadata_values_are_ignored_with_a_warning(script_runner, workspace, nexus_home):
+    write_raw(workspace, "odd", '---\nname: odd\ndescription: d\nmetadata: {"nexus": {"skillKey": ["a"], "tool": 5,'
+                                ' "always": "yes", "type": "tool"}}\n---\nbody\n')
+    write_config(nexus_home, "[skills.entries.a]\napiKey = 'k'\n")
+    result, skills = discover(script_runner)
+    assert skills["odd"]["type"] == "prompt" and "skillKey" not in skills["odd"]
+    assert "metadata.nexus.skillKey must be text" in result.stderr
+    assert "read as prompt" in result.stderr
+    listed = script_runner.run(["nexus", "skills", "list", "--json"])
+    assert listed.returncode == 0 and by_name(json.loads(listed.stdout))["odd"]["status"] == "ready"
+
+
+def test_yaml_aliases_are_refused_quickly(script_runner, workspace):
+    import time
+
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    path = write_raw(workspace, "bomb", "---\nname: bomb\ndescription: d\n" + "\n".join(levels) + "\n---\nbody\n")
+    started = time.monotonic()
+    result, skills = discover(script_runner)
+    assert time.monotonic() - started < 10
+    assert "bomb" not in skills and f"{path}: YAML aliases (*name) are not allowed" in result.stderr
+
+
+def test_a_skill_md_that_is_not_a_file(script_runner, workspace):
+    (workspace / "folder" / "SKILL.md").mkdir(parents=True)
+    (workspace / "pipe").mkdir()
+    os.mkfifo(workspace / "pipe" / "SKILL.md")
+    write_skill(workspace, "healthy")
+    result, skills = discover(script_runner)
+    assert "healthy" in skills and "folder" not in skills and "pipe" not in skills
+    assert result.stderr.count("not a regular file") == 2
+
+
+def test_many_unquoted_colons_are_capped(script_runner, workspace):
+    import time
+
+    lines = "".join(f"k{i}: a: b\n" for i in range(3000))
+    path = write_raw(workspace, "colons", "---\nname: colons\ndescription: d\n" + lines + "---\nbody\n")
+    started = time.monotonic()
+    result, skills = discover(script_runner)
+    assert time.monotonic() - started < 10
+    assert "colons" not in skills and f"{path}:" in result.stderr
+
+
+def test_a_missing_folder_named_on_the_command_line_is_reported(script_runner, tmp_path):
+    write_skill(tmp_path / "real", "one")
+    result = script_runner.run(["nexus-discover", str(tmp_path / "real"), str(tmp_path / "gone")])
+    assert result.returncode == 0
+    assert f"nexus-discover: {tmp_path / 'gone'}: no such folder" in result.stderr
+
+
+def test_config_values_of_the_wrong_type_are_ignored(script_runner, nexus_home):
+    write_config(nexus_home, "[skills]\nbinPath = 7\n[skills.load]\nextraDirs = 3\n")
+    assert script_runner.run(["nexus", "skills", "list", "--json"]).returncode == 0

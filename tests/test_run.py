@@ -343,3 +343,80 @@ def test_usage_errors_exit_2(script_runner):
         result = script_runner.run(argv)
         assert result.returncode == 2, argv
         assert "usage: nexus-run" in result.stderr
+
+
+def test_interrupt_sent_to_the_gateway_alone_reaches_the_tool(workspace, bindir, nexus_home, tmp_path):
+    """An agent cancels with kill -INT on the gateway's pid, not a terminal's Ctrl-C to the group."""
+    marker = tmp_path / "got-int"
+    make_tool(bindir, "waiter", f"#!/bin/sh\ntrap 'echo int > {marker}; exit 130' INT\nwhile :; do sleep 0.05; done\n")
+    write_skill(workspace, "waiter", meta={"tool": "waiter"})
+    proc = subprocess.Popen(["nexus-run", "waiter"], start_new_session=True, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not (state_dir(nexus_home, "waiter") / ".lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 130
+    assert marker.read_text() == "int\n"
+
+
+def test_a_background_child_holding_stderr_does_not_hold_the_gateway(script_runner, workspace, bindir):
+    make_tool(bindir, "spawner", "#!/bin/sh\necho started >&2\nsleep 5 >/dev/null &\nexit 0\n")  # it keeps our stderr
+    write_skill(workspace, "spawner", meta={"tool": "spawner"})
+    started = time.monotonic()
+    result = script_runner.run(["nexus-run", "spawner"])
+    assert result.returncode == 0 and "started" in result.stderr
+    assert time.monotonic() - started < 3
+
+
+def test_a_file_the_system_cannot_run_gives_126(script_runner, workspace, bindir, nexus_home):
+    make_tool(bindir, "noshebang", "echo hi\n")
+    write_skill(workspace, "noshebang", meta={"tool": "noshebang"})
+    result = script_runner.run(["nexus-run", "noshebang"])
+    assert result.returncode == 126
+    assert "cannot run" in result.stderr and "Traceback" not in result.stderr
+    assert read_log(nexus_home, "noshebang")[-1]["exit"] == 126
+
+
+def test_a_log_that_cannot_be_written_does_not_hide_the_tools_exit(script_runner, workspace, bindir, nexus_home):
+    make_tool(bindir, "three", "#!/bin/sh\nexit 3\n")
+    write_skill(workspace, "three", meta={"tool": "three"})
+    script_runner.run(["nexus-run", "three"])
+    log = state_dir(nexus_home, "three") / "usage.log"
+    log.unlink()
+    log.mkdir()  # appending to it now fails
+    result = script_runner.run(["nexus-run", "three"])
+    assert result.returncode == 3
+    assert "could not record the call" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0", "-1"])
+def test_timeout_must_be_a_sane_number(script_runner, value):
+    result = script_runner.run(["nexus-run", "x", "--timeout", value])
+    assert result.returncode == 2 and "--timeout needs a number above 0" in result.stderr
+
+
+def test_a_skill_md_that_gains_a_verify_command_is_verified(script_runner, workspace, bindir, tmp_path):
+    make_tool(bindir, "mytool")
+    write_skill(workspace, "mytool", meta={"tool": "mytool"})
+    assert script_runner.run(["nexus-run", "mytool"]).returncode == 0
+    write_skill(workspace, "mytool", meta={"tool": "mytool", "verify": "echo 'not set up' >&2; exit 1"})
+    result = script_runner.run(["nexus-run", "mytool"])
+    assert result.returncode == 1 and "not set up" in result.stderr
+
+
+def test_dry_run_of_a_refused_skill_logs_nothing(script_runner, workspace, nexus_home):
+    write_skill(workspace, "absent", meta={"tool": "nosuchtool"})
+    result = script_runner.run(["nexus-run", "absent", "--dry-run"])
+    assert result.returncode == 1 and "not found in PATH" in result.stderr
+    assert read_log(nexus_home, "absent") == []
+
+
+def test_a_skill_written_into_an_existing_folder_is_found(script_runner, workspace, bindir):
+    (workspace / "later").mkdir()
+    assert script_runner.run(["nexus", "skills", "list", "--json"]).returncode == 0
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 0
+    write_skill(workspace, "later", body="Later.\n")
+    assert script_runner.run(["nexus-manifest", "check"]).returncode == 1
+    result = script_runner.run(["nexus", "skill", "run", "later"])
+    assert result.returncode == 0 and result.stdout == "Later.\n"

@@ -140,3 +140,46 @@ def test_skill_verify_says_when_there_is_nothing_to_run(script_runner, workspace
     assert "has no verification command" in script_runner.run(["nexus", "skill", "verify", "plain"]).stdout
     for force in ([], ["--force"]):
         assert "prompt skill: always configured" in script_runner.run(["nexus", "skill", "verify", "notes", *force]).stdout
+
+
+def test_verify_masks_secrets_in_its_error(script_runner, workspace, bindir, nexus_home):
+    from helpers import write_config
+
+    make_tool(bindir, "keyed")
+    write_skill(workspace, "keyed", meta={"tool": "keyed", "primaryEnv": "SEC_KEY", "requires": {"env": ["SEC_KEY"]},
+                                          "verify": 'echo "bad key $SEC_KEY" >&2; exit 1'})
+    write_config(nexus_home, '[skills.entries.keyed]\napiKey = "s3cr3t-value"\n')
+    result = script_runner.run(["nexus-verify", "keyed"])
+    assert result.returncode == 1 and jsonl(result.stdout)[0]["error"] == "bad key ***"
+    assert "s3cr3t" not in (nexus_home / "state/nexus/skills/keyed/state.json").read_text()
+
+
+def test_verify_is_not_held_open_by_a_background_process(script_runner, workspace, bindir):
+    import time
+
+    make_tool(bindir, "quick")
+    write_skill(workspace, "quick", meta={"tool": "quick", "verify": "sleep 8 & echo nope >&2; exit 1"})
+    started = time.monotonic()
+    (outcome,) = jsonl(script_runner.run(["nexus-verify", "quick"]).stdout)
+    assert outcome["exit"] == 1 and outcome["error"] == "nope"
+    assert time.monotonic() - started < 5
+
+
+def test_static_survives_odd_shapes(script_runner):
+    entries = ('{"name": "odd", "type": "tool", "tool": "sh", "requires": null, "os": "linux, darwin",'
+               ' "primaryEnv": ["X"]}\n')
+    result = script_runner.run(["nexus-verify", "--static"], stdin=io.StringIO(entries))
+    assert result.returncode == 0, result.stderr
+    (checked,) = jsonl(result.stdout)
+    assert checked["missing"] == {"bins": [], "anyBins": [], "env": [], "config": []}
+    bad = script_runner.run(["nexus-verify", "--static"], stdin=io.StringIO('{"name": "../x"}\n'))
+    assert bad.returncode == 2 and "stdin:1" in bad.stderr
+
+
+def test_closed_stdin_is_a_clear_error():
+    import subprocess
+
+    for command in ("nexus-manifest write", "nexus-verify --static", "nexus-stats --stdin"):
+        result = subprocess.run(["sh", "-c", f"{command} 0<&-"], capture_output=True, text=True)
+        assert result.returncode == 2, command
+        assert "stdin is a terminal or closed" in result.stderr and "Traceback" not in result.stderr

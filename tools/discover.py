@@ -27,6 +27,7 @@ Examples:
   nexus-discover ~/src/my-skills
 """
 
+import os
 import sys
 
 from nexus import cli, config as configlib, discovery, paths
@@ -40,6 +41,9 @@ def main(argv):
     args = cli.parse(__doc__, argv)
     if args["DIR"]:
         source_list = paths.folder_sources(args["DIR"])
+        for _, folder in source_list:
+            if not os.path.isdir(folder):  # a named folder that is not there is news; a default source is not
+                cli.warn(PROG, f"{folder}: no such folder")
     else:
         source_list = configlib.sources(configlib.load())
     scan = discovery.scan(source_list)

@@ -38,10 +38,8 @@ PROG = "nexus-manifest"
 
 
 def write():
-    import sys
-
     entries, invalid, seen = [], [], set()
-    for number, record in enumerate(cli.read_jsonl(sys.stdin), 1):
+    for number, record in enumerate(cli.read_jsonl(cli.piped_stdin()), 1):
         if record.get("status") == "invalid":
             invalid.append(record)
             continue

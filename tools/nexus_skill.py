@@ -137,7 +137,7 @@ def skill_verify(argv):
     else:
         if not args["--json"] and entry.get("verify"):
             print(f"Verifying skill '{entry['name']}'...\nRunning: {entry['verify']}\n", file=sys.stderr)
-        timeout = verifytool.number(args["--timeout"], "--timeout")
+        timeout = cli.number(args["--timeout"], "--timeout")
         outcome, message = gateway.verify(entry, config, timeout), None
     if args["--json"]:
         print(cli.dumps(outcome))

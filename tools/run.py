@@ -73,11 +73,9 @@ def parse(argv):
             value = word.partition("=")[2] if "=" in word else (argv[i + 1] if i + 1 < len(argv) else "")
             i += "=" not in word
             try:
-                opts["timeout"] = float(value)
-            except ValueError:
-                opts["timeout"] = -1.0
-            if not opts["timeout"] > 0:
-                raise UsageError(f"--timeout needs a number of seconds above 0, not {value!r}\n{USAGE}")
+                opts["timeout"] = cli.number(value, "--timeout")
+            except UsageError as e:
+                raise UsageError(f"{e}\n{USAGE}") from None
         elif word.startswith("-") and word != "-":
             raise UsageError(f"unknown option {word!r} (pass the tool's options after '--')\n{USAGE}")
         elif opts["name"] is None:
@@ -107,7 +105,15 @@ def load_entry(name, config):
 
 
 def record(entry, config, opts, state_extra, ts, ms, exit_code, error=None, args=None, tool=None):
-    """Log the call and count it, under the skill's lock."""
+    """Log the call and count it, under the skill's lock. A failure to write is reported, never
+    raised: the tool has run, and its exit status must still come through."""
+    try:
+        _record(entry, config, opts, state_extra, ts, ms, exit_code, error, args, tool)
+    except OSError as e:
+        cli.warn(PROG, f"could not record the call: {e.filename or ''}: {e.strerror}")
+
+
+def _record(entry, config, opts, state_extra, ts, ms, exit_code, error, args, tool):
     from nexus import schema, usage
 
     with statelib.Update(entry["name"], entry, lambda m: cli.warn(PROG, m)) as state:
@@ -191,10 +197,15 @@ def run(argv):
             return dry_run(entry, command, cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], opts)
         state_extra = {} if opts["no_verify"] else ensure_verified(entry, config)
     except NexusError as e:
-        record(entry, config, opts, {}, ts, 0, 1, error=mask(str(e).splitlines()[0], secrets)[-ERROR_CHARS:], **call)
+        if not opts["dry_run"]:
+            record(entry, config, opts, {}, ts, 0, 1, error=mask(str(e).splitlines()[0], secrets)[-ERROR_CHARS:], **call)
         raise
     started, ts = time.monotonic(), now_iso()
-    exit_code, error = (capture if opts["json"] else stream)(entry, command, cwd, env, opts["timeout"])
+    try:
+        exit_code, error = (capture if opts["json"] else stream)(entry, command, cwd, env, opts["timeout"])
+    except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
+        exit_code, error = 126, f"cannot run {command[0]}: {e.strerror}"
+        cli.warn(PROG, error)
     ms = int((time.monotonic() - started) * 1000)
     if exit_code != 0:
         state_extra["configured"] = False  # trust until failure: verify again before the next run
@@ -229,10 +240,11 @@ def stream(entry, command, cwd, env, timeout):
         child["timed_out"] = True
         signal.setitimer(signal.ITIMER_REAL, KILL_AFTER)
 
-    # Without a process group of its own the tool shares our terminal's Ctrl-C, so we ignore it and
-    # log the call once the tool has ended; with one (--timeout), we forward it.
-    signal.signal(signal.SIGINT, forward if own_group else signal.SIG_IGN)
-    signal.signal(signal.SIGQUIT, forward if own_group else signal.SIG_IGN)
+    # Ctrl-C at our terminal reaches a tool in our process group by itself: then we only outlive it,
+    # to log the call. Sent any other way (an agent's kill -INT), or with a group of its own, we forward it.
+    by_terminal = not own_group and in_terminal_foreground()
+    for signum in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_IGN if by_terminal else forward)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, forward)
     if cwd:
@@ -242,11 +254,12 @@ def stream(entry, command, cwd, env, timeout):
     if timeout is not None:
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, timeout)
-    tail = b""
+    tail, wait_status = b"", None
     if capture_stderr:
         os.close(write_end)
-        tail = tee(read_end)
-    _, wait_status = os.waitpid(child["pid"], 0)
+        tail, wait_status = tee(read_end, child["pid"])
+    if wait_status is None:
+        _, wait_status = os.waitpid(child["pid"], 0)
     signal.setitimer(signal.ITIMER_REAL, 0)
     exit_code = os.waitstatus_to_exitcode(wait_status)
     if child["timed_out"]:
@@ -256,10 +269,33 @@ def stream(entry, command, cwd, env, timeout):
     return exit_code, tail.decode("utf-8", "replace").strip() or (f"exit {exit_code}" if exit_code else None)
 
 
-def tee(read_end):
-    """Copy the tool's stderr to ours as it comes; return its last bytes."""
-    tail = b""
-    while chunk := os.read(read_end, 65536):
+def in_terminal_foreground():
+    """True when our process group is the foreground group of the terminal we run on."""
+    for fd in (0, 1, 2):
+        try:
+            return os.tcgetpgrp(fd) == os.getpgrp()
+        except OSError:
+            continue
+    return False
+
+
+def tee(read_end, pid):
+    """Copy the tool's stderr to ours as it comes. Returns (its last bytes, the tool's wait status,
+    or None when its stderr closed first). A background process that keeps the pipe open after the
+    tool has exited does not keep us waiting."""
+    import select
+
+    tail, wait_status = b"", None
+    while True:
+        if not select.select([read_end], [], [], 0.1 if wait_status is None else 0)[0]:
+            if wait_status is not None:
+                break  # the tool is gone and nothing more is waiting in the pipe
+            done, status = os.waitpid(pid, os.WNOHANG)
+            wait_status = status if done else None
+            continue
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
         tail = (tail + chunk)[-4 * ERROR_CHARS:]
         try:
             view = memoryview(chunk)
@@ -268,7 +304,7 @@ def tee(read_end):
         except OSError:
             pass  # our stderr is gone; keep draining so the tool is not blocked
     os.close(read_end)
-    return tail
+    return tail, wait_status
 
 
 def capture(entry, command, cwd, env, timeout):

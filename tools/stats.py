@@ -39,14 +39,12 @@ Examples:
 import sys
 
 from nexus import cli, stats
-from nexus.errors import BadInput
 
 PROG = "nexus-stats"
 
 
 def stdin_lines():
-    if sys.stdin is None or sys.stdin.isatty():
-        raise BadInput("--stdin reads usage entries (JSON Lines) piped in, but stdin is a terminal or closed")
+    cli.piped_stdin("usage entries (JSON Lines)")
     if hasattr(sys.stdin, "reconfigure"):  # read it as usage.read reads a log: a stray byte spoils one entry
         sys.stdin.reconfigure(errors="replace", newline="\n")
     return sys.stdin

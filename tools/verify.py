@@ -35,7 +35,6 @@ Examples:
   nexus-discover | nexus-verify --static | jq -r 'select(.status != "ready") | .name'
 """
 
-import sys
 import time
 
 from nexus import catalog, cli, config as configlib, gateway, manifest as manifestlib, paths, state as statelib, status
@@ -43,16 +42,6 @@ from nexus.errors import BadInput, UsageError
 from nexus.style import parse_iso
 
 PROG = "nexus-verify"
-
-
-def number(value, option):
-    try:
-        result = float(value)
-    except (TypeError, ValueError):
-        result = -1
-    if result < 0 or (option == "--timeout" and result == 0):
-        raise UsageError(f"{option} needs a positive number, not {value!r}")
-    return result
 
 
 def is_stale(state, hours):
@@ -66,14 +55,14 @@ def selected(manifest, args):
         return [manifestlib.find(manifest, name) for name in args["NAME"]]
     entries = [e for e in manifest["skills"].values() if e.get("type") != "prompt"]
     if args["--stale"] is not None:
-        hours = number(args["--stale"], "--stale")
+        hours = cli.number(args["--stale"], "--stale", zero=True)
         entries = [e for e in entries if is_stale(statelib.read(e["name"], e), hours)]
     return entries
 
 
 def verify_all(args):
     """Outcomes of the selected skills, verified one by one (shared with the porcelain)."""
-    timeout = number(args["--timeout"] or gateway.VERIFY_TIMEOUT, "--timeout")
+    timeout = cli.number(args["--timeout"] or gateway.VERIFY_TIMEOUT, "--timeout")
     config = configlib.load()
     manifest = catalog.current_manifest(config, lambda line: cli.warn(PROG, line))
     return [gateway.verify(entry, config, timeout) for entry in selected(manifest, args)]
@@ -82,7 +71,7 @@ def verify_all(args):
 def static():
     config = configlib.load()
     checker = status.Checker(config)
-    for number, entry in enumerate(cli.read_jsonl(sys.stdin), 1):
+    for number, entry in enumerate(cli.read_jsonl(cli.piped_stdin()), 1):
         if entry.get("status") == "invalid":
             cli.write_jsonl([entry])
             continue

@@ -8,7 +8,6 @@ import os
 
 from . import fileio, paths
 from .errors import BadInput, UsageError
-from .managed import Locked
 
 AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
                  "agents": ".agents/skills"}
@@ -44,7 +43,7 @@ def _ours(link, target):
 def sync(folder, ready, on_skip):
     """Link each ready skill (name -> its folder) into `folder`, and drop our links to skills no longer ready."""
     report = {"folder": folder, "linked": [], "unchanged": [], "skipped": [], "unlinked": []}
-    with Locked(links_file(), read_links, paths.home()) as records:
+    with fileio.Locked(links_file(), read_links, paths.home()) as records:
         owned = records["folders"].setdefault(folder, {})
         for name, target in sorted(ready.items()):
             link = os.path.join(folder, name)
@@ -71,7 +70,7 @@ def sync(folder, ready, on_skip):
 def unlink(folder, on_skip):
     """Remove every link nexus made in `folder`; a link changed since is left alone."""
     report = {"folder": folder, "unlinked": []}
-    with Locked(links_file(), read_links, paths.home()) as records:
+    with fileio.Locked(links_file(), read_links, paths.home()) as records:
         for name, target in sorted(records["folders"].pop(folder, {}).items()):
             report["unlinked"] += _unlink(folder, name, target, on_skip)
     return report

@@ -37,33 +37,9 @@ def read_lock():
     return data
 
 
-class Locked:
-    """`with Locked() as doc:` holds the lock of a JSON document (the lockfile unless named), reads it
-    with `read`, and writes it back atomically when the block changed it."""
-
-    def __init__(self, path=None, read=None, top=None):
-        self.path, self.read = path or lock_file(), read or read_lock
-        self.top = top or os.path.dirname(self.path)  # private folders are made from here down
-
-    def __enter__(self):
-        folder = os.path.dirname(self.path)
-        fileio.private_dirs(folder, self.top)
-        self._flock = fileio.Lock(os.path.join(folder, "." + os.path.basename(self.path).lstrip(".") + ".lock"))
-        self._flock.__enter__()
-        try:
-            self.doc = self.read()
-        except BaseException:
-            self._flock.__exit__(None, None, None)
-            raise
-        self._before = repr(self.doc)
-        return self.doc
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            if repr(self.doc) != self._before:
-                fileio.write_json(self.path, self.doc, indent=2)
-        finally:
-            self._flock.__exit__(None, None, None)
+def locked():
+    """`with locked() as lock:` the lockfile, read and held, written back when changed."""
+    return fileio.Locked(lock_file(), read_lock)
 
 
 def place(name, candidate, copy):
@@ -149,7 +125,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
     from .manifest import now_iso
 
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
-    with Locked() as lock, sources.checkout(source_text) as source:
+    with locked() as lock, sources.checkout(source_text) as source:
         if sources.inside(source.root, paths.managed_skills()):
             raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
         report.update(source=source.location, revision=source.revision)
@@ -192,7 +168,7 @@ def remove(names):
     """Remove added skills and their lock entries; nothing is removed when one was not added."""
     if _nothing_added(names):
         return
-    with Locked() as lock:
+    with locked() as lock:
         require_added(lock, names)
         for name in names:
             unplace(name)
@@ -204,7 +180,7 @@ def update(names=()):
     report = {"changed": [], "unchanged": [], "removedUpstream": [], "failed": []}
     if _nothing_added(names):
         return report
-    with Locked() as lock:
+    with locked() as lock:
         names = list(names) or sorted(lock["skills"])
         require_added(lock, names)
         by_source = {}

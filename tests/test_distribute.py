@@ -275,6 +275,19 @@ def test_link_unknown_agent(script_runner, tmp_path):
     assert result.returncode == 2 and "unknown agent 'vim'" in result.stderr
 
 
+def test_locked_writes_a_document_back_only_when_changed(tmp_path):
+    from nexus import fileio
+
+    path = tmp_path / "state" / "doc.json"
+    with fileio.Locked(str(path), lambda: {"n": 1}, str(tmp_path)) as doc:
+        assert doc == {"n": 1}
+    assert not path.exists()
+    with fileio.Locked(str(path), lambda: {"n": 1}, str(tmp_path)) as doc:
+        doc["n"] = 2
+    assert json.loads(path.read_text()) == {"n": 2} and path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
 # --- install ------------------------------------------------------------------------------------
 
 FAKE_NPM = """#!/bin/sh

@@ -275,6 +275,29 @@ def test_link_unknown_agent(script_runner, tmp_path):
     assert result.returncode == 2 and "unknown agent 'vim'" in result.stderr
 
 
+@pytest.mark.parametrize("content", ['[]', '{}', '"links"', '{"folders": []}', '{"folders": {"/p": ["alpha"]}}',
+                                     '{"folders": {"/p": {"../up": "/t"}}}', '{"folders": {"/p": {"alpha": 3}}}'])
+def test_links_file_of_the_wrong_shape_changes_nothing(script_runner, workspace, tmp_path, nexus_home, content):
+    write_skill(workspace, "alpha")
+    links_json = nexus_home / "state" / "nexus" / "links.json"
+    links_json.parent.mkdir(parents=True)
+    links_json.write_text(content)
+    for extra in ([], ["--unlink"]):
+        result = script_runner.run(["nexus", "skills", "link", "--agent", "cursor", "--dir", str(tmp_path), *extra])
+        assert result.returncode == 2 and f"'{links_json}' is corrupt" in result.stderr
+        assert links_json.read_text() == content and not (tmp_path / ".cursor").exists()
+
+
+def test_link_checks_each_name_before_it_becomes_a_path(tmp_path):
+    from nexus import links
+    from nexus.errors import UsageError
+
+    target = write_skill(tmp_path, "alpha")
+    with pytest.raises(UsageError, match="invalid skill name '../escaped'"):
+        links.sync(str(tmp_path / "agent"), {"alpha": str(target), "../escaped": str(target)}, print)
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "agent").exists()
+
+
 def test_locked_writes_a_document_back_only_when_changed(tmp_path):
     from nexus import fileio
 

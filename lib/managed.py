@@ -85,11 +85,25 @@ def record(candidate, source, copy, now):
             "placement": "copy" if copy else "link", "updatedAt": now}
 
 
+def edited_in_place(name, entry):
+    """True when the copy placed at MANAGED_SKILLS_DIR/NAME no longer has the files its lock entry
+    records. A linked skill has no copy of its own to edit, and a missing one is gone, not edited."""
+    folder = skill_path(name)
+    if entry.get("placement") != "copy" or not os.path.lexists(folder):
+        return False
+    try:
+        return sources.digest(folder, sources.files(folder, folder)) != entry.get("sha256")
+    except (OSError, NexusError):  # unreadable, or a symlink out of it: not what was placed
+        return True
+
+
 def conflict(lock, name, source, candidate):
     """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there."""
     entry = lock["skills"].get(name)
     if entry is not None:
         if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
+            if edited_in_place(name, entry):
+                return f"skill '{name}' was edited in place since it was added"
             return None  # the same skill again: adding it refreshes it
         return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
     if os.path.lexists(skill_path(name)):
@@ -139,7 +153,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             name = candidate.name
             seen.add(name)
             entry, old = record(candidate, source, copy, now_iso()), lock["skills"].get(name, {})
-            if _same(old, entry) and os.path.lexists(skill_path(name)):
+            if _already_placed(name, old, entry):
                 report["unchanged"].append(name)
                 continue
             place(name, candidate, copy)
@@ -159,9 +173,11 @@ def _refusal(candidate, seen, lock, source, force):
     return why and why + "; --force replaces it"
 
 
-def _same(old, new):
+def _already_placed(name, old, new):
+    """NAME is recorded and placed just as adding `new` would place it (a copy edited since is not)."""
     keys = ("source", "path", "sha256", "placement")
-    return all(old.get(k) == new[k] for k in keys)
+    return (all(old.get(k) == new[k] for k in keys) and os.path.lexists(skill_path(name))
+            and not edited_in_place(name, old))
 
 
 def remove(names):
@@ -175,9 +191,12 @@ def remove(names):
             del lock["skills"][name]
 
 
-def update(names=()):
-    """Fetch the sources of added skills again: {'changed', 'unchanged', 'removedUpstream', 'failed'}."""
-    report = {"changed": [], "unchanged": [], "removedUpstream": [], "failed": []}
+def update(names=(), force=False):
+    """Fetch the sources of added skills again:
+    {'changed', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
+
+    A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
+    report = {"changed": [], "unchanged": [], "editedLocally": [], "removedUpstream": [], "failed": []}
     if _nothing_added(names):
         return report
     with locked() as lock:
@@ -190,7 +209,7 @@ def update(names=()):
             try:
                 with sources.checkout(location) as source:
                     for name in group:
-                        _update_one(lock["skills"][name], name, source, report)
+                        _update_one(lock["skills"][name], name, source, force, report)
             except NexusError as e:  # the source cannot be fetched: none of its skills is touched
                 report["failed"] += [{"name": n, "error": str(e)} for n in group]
     return report
@@ -204,7 +223,7 @@ def _nothing_added(names):
     return True
 
 
-def _update_one(entry, name, source, report):
+def _update_one(entry, name, source, force, report):
     from .manifest import now_iso
 
     folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
@@ -216,9 +235,13 @@ def _update_one(entry, name, source, report):
         error = candidate.error or f"the skill at {candidate.path} is now named '{candidate.name}'"
         report["failed"].append({"name": name, "error": error})
         return
+    edited = edited_in_place(name, entry)
+    if edited and not force:
+        report["editedLocally"].append(name)
+        return
     fresh = record(candidate, source, entry.get("placement") == "copy", now_iso())
     entry["revision"] = fresh["revision"]
-    if fresh["sha256"] == entry.get("sha256") and os.path.lexists(skill_path(name)):
+    if fresh["sha256"] == entry.get("sha256") and os.path.lexists(skill_path(name)) and not edited:
         report["unchanged"].append(name)
         return
     try:

@@ -61,8 +61,8 @@ def test_add_from_git_then_update_reports_exactly_the_changed_skill(script_runne
     head = commit(repo, "edit alpha")
     result = script_runner.run(["nexus", "skills", "update", "--json"])
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"changed": ["alpha"], "unchanged": ["beta"], "removedUpstream": [],
-                                         "failed": []}
+    assert json.loads(result.stdout) == {"changed": ["alpha"], "unchanged": ["beta"], "editedLocally": [],
+                                         "removedUpstream": [], "failed": []}
     assert "second version" in (managed / "alpha" / "SKILL.md").read_text()
     assert lock(managed)["alpha"]["revision"] == head and lock(managed)["alpha"]["sha256"] != entry["sha256"]
     listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
@@ -73,6 +73,45 @@ def test_add_from_git_then_update_reports_exactly_the_changed_skill(script_runne
     result = script_runner.run(["nexus", "skills", "update"])
     assert result.stdout.split("\n")[:2] == ["unchanged         alpha", "removed upstream  beta"]
     assert (managed / "beta" / "SKILL.md").exists()  # reported, left in place
+
+
+def edit_copy(managed, name):
+    skill_md = managed / name / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nMy own note.\n")
+    return skill_md
+
+
+def test_update_keeps_a_copy_edited_in_place_unless_forced(script_runner, repo, managed):
+    assert add(script_runner, repo).returncode == 0
+    placed = lock(managed)["alpha"]
+    skill_md = edit_copy(managed, "alpha")
+    result = script_runner.run(["nexus", "skills", "update"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "unchanged       beta\nedited locally  alpha\n"
+
+    write_skill(repo / "skills", "alpha", description="Alpha, second version.")
+    commit(repo, "edit alpha")
+    result = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert json.loads(result.stdout)["editedLocally"] == ["alpha"] and json.loads(result.stdout)["changed"] == []
+    assert "My own note." in skill_md.read_text() and "first version" in skill_md.read_text()
+    assert lock(managed)["alpha"] == placed  # still records what was placed
+
+    forced = script_runner.run(["nexus", "skills", "update", "alpha", "--force", "--json"])
+    assert forced.returncode == 0 and json.loads(forced.stdout)["changed"] == ["alpha"]
+    assert "My own note." not in skill_md.read_text() and "second version" in skill_md.read_text()
+    again = script_runner.run(["nexus", "skills", "update", "alpha", "--json"])
+    assert json.loads(again.stdout)["unchanged"] == ["alpha"]
+
+
+def test_adding_again_keeps_a_copy_edited_in_place_unless_forced(script_runner, repo, managed):
+    assert add(script_runner, repo).returncode == 0
+    skill_md = edit_copy(managed, "alpha")
+    again = add(script_runner, repo)
+    assert again.returncode == 1 and again.stdout == "unchanged beta\n"
+    assert "refused alpha (skills/alpha): skill 'alpha' was edited in place" in again.stderr
+    assert "--force" in again.stderr and "My own note." in skill_md.read_text()
+    assert add(script_runner, repo, "--force").stdout == "added alpha (copy, skills/alpha)\nunchanged beta\n"
+    assert "My own note." not in skill_md.read_text()
 
 
 def test_list_shows_a_sources_skills_and_adds_nothing(script_runner, repo, managed):

@@ -97,6 +97,32 @@ def edited_in_place(name, entry):
         return True
 
 
+class EditedCopies:
+    """What `nexus skills check` asks of the managed folder: which copied skills were edited in place.
+    The lockfile is read once, and only when a skill in the managed folder is checked."""
+
+    def __init__(self):
+        self.folder = os.path.realpath(paths.managed_skills())
+        self.is_managed = {}  # a skill folder's parent -> whether it is the managed folder
+        self.lock = None
+
+    def warning(self, skill_dir):
+        """The warning for a copy at `skill_dir` whose files no longer match the lockfile, or None."""
+        from .skillmd import Problem
+
+        parent, name = os.path.split(os.path.abspath(skill_dir))
+        if parent not in self.is_managed:
+            self.is_managed[parent] = os.path.realpath(parent) == self.folder
+        if not self.is_managed[parent]:
+            return None
+        self.lock = self.lock or read_lock()
+        entry = self.lock["skills"].get(name)
+        if entry is None or not edited_in_place(name, entry):
+            return None
+        return Problem("warning", f"edited in place: its files no longer match the sha256 in {lock_file()}; "
+                       "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
+
+
 def conflict(lock, name, source, candidate):
     """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there."""
     entry = lock["skills"].get(name)

@@ -17,7 +17,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills prompt') flags='--format --help' ;;
         'nexus skills add') flags='--skill --list --copy --force --json --help'; args='none' ;;
         'nexus skills remove') flags='--help'; args='skill...' ;;
-        'nexus skills update') flags='--json --help'; args='skill...' ;;
+        'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --help' ;;
         'nexus skill') subcommands='install show verify run stats'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --help'; args='skill' ;;

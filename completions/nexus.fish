@@ -63,6 +63,7 @@ complete -c nexus -n '__nexus_in skills add' -l help
 complete -c nexus -n '__nexus_at skills add'
 complete -c nexus -n '__nexus_in skills remove' -l help
 complete -c nexus -n '__nexus_in skills remove' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skills update' -l force
 complete -c nexus -n '__nexus_in skills update' -l json
 complete -c nexus -n '__nexus_in skills update' -l help
 complete -c nexus -n '__nexus_in skills update' -a '(nexus --list-skills 2>/dev/null)'

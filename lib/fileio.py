@@ -84,6 +84,36 @@ class Lock:
         self.fd = None
 
 
+class Locked:
+    """`with Locked(path, read) as doc:` holds the lock of the JSON document at `path`, reads it with
+    `read()`, and writes it back atomically when the block changed it. Missing folders from `top`
+    (default: the document's own folder) down are made private."""
+
+    def __init__(self, path, read, top=None):
+        self.path, self.read = path, read
+        self.top = top or os.path.dirname(path)
+
+    def __enter__(self):
+        folder = os.path.dirname(self.path)
+        private_dirs(folder, self.top)
+        self._flock = Lock(os.path.join(folder, "." + os.path.basename(self.path).lstrip(".") + ".lock"))
+        self._flock.__enter__()
+        try:
+            self.doc = self.read()
+        except BaseException:
+            self._flock.__exit__(None, None, None)
+            raise
+        self._before = repr(self.doc)
+        return self.doc
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if repr(self.doc) != self._before:
+                write_json(self.path, self.doc, indent=2)
+        finally:
+            self._flock.__exit__(None, None, None)
+
+
 def append(path, data):
     """Append bytes with O_APPEND in one write; returns the file's size afterwards."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

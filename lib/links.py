@@ -8,7 +8,6 @@ import os
 
 from . import fileio, paths
 from .errors import BadInput, UsageError
-from .managed import Locked
 
 AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
                  "agents": ".agents/skills"}
@@ -29,12 +28,23 @@ def agent_folder(agent, project=None):
 
 
 def read_links():
+    """links.json as {'version', 'folders': {FOLDER: {NAME: TARGET}}}; BadInput naming the file when it is
+    anything else, so a damaged record is never written over."""
     path = links_file()
-    data = fileio.read_json(path) or {"version": 1, "folders": {}}
-    if not isinstance(data, dict) or not isinstance(data.get("folders"), dict):
+    data = fileio.read_json(path)  # BadInput names the file when it is not JSON
+    if data is None:
+        return {"version": 1, "folders": {}}
+    if not _well_formed(data):
         raise BadInput(f"'{path}' is corrupt: expected {{\"folders\": {{FOLDER: {{NAME: TARGET}}}}}}; "
-                       "fix it or remove it")
+                       "fix it or remove it (nexus then forgets which links it made)")
     return data
+
+
+def _well_formed(data):
+    folders = data.get("folders") if isinstance(data, dict) else None
+    return isinstance(folders, dict) and all(
+        isinstance(links, dict) and all(paths.is_valid_name(n) and isinstance(t, str) for n, t in links.items())
+        for links in folders.values())
 
 
 def _ours(link, target):
@@ -44,12 +54,12 @@ def _ours(link, target):
 def sync(folder, ready, on_skip):
     """Link each ready skill (name -> its folder) into `folder`, and drop our links to skills no longer ready."""
     report = {"folder": folder, "linked": [], "unchanged": [], "skipped": [], "unlinked": []}
-    with Locked(links_file(), read_links, paths.home()) as records:
+    for name in ready:
+        paths.checked_name(name)  # every name, before one becomes a path and before anything changes
+    with fileio.Locked(links_file(), read_links, paths.home()) as records:
         owned = records["folders"].setdefault(folder, {})
         for name, target in sorted(ready.items()):
             link = os.path.join(folder, name)
-            if not paths.is_valid_name(name):
-                continue
             if name in owned and not _ours(link, owned[name]):
                 del owned[name]  # replaced by someone else since: no longer ours
             if owned.get(name) == target:
@@ -71,7 +81,7 @@ def sync(folder, ready, on_skip):
 def unlink(folder, on_skip):
     """Remove every link nexus made in `folder`; a link changed since is left alone."""
     report = {"folder": folder, "unlinked": []}
-    with Locked(links_file(), read_links, paths.home()) as records:
+    with fileio.Locked(links_file(), read_links, paths.home()) as records:
         for name, target in sorted(records["folders"].pop(folder, {}).items()):
             report["unlinked"] += _unlink(folder, name, target, on_skip)
     return report

@@ -37,33 +37,9 @@ def read_lock():
     return data
 
 
-class Locked:
-    """`with Locked() as doc:` holds the lock of a JSON document (the lockfile unless named), reads it
-    with `read`, and writes it back atomically when the block changed it."""
-
-    def __init__(self, path=None, read=None, top=None):
-        self.path, self.read = path or lock_file(), read or read_lock
-        self.top = top or os.path.dirname(self.path)  # private folders are made from here down
-
-    def __enter__(self):
-        folder = os.path.dirname(self.path)
-        fileio.private_dirs(folder, self.top)
-        self._flock = fileio.Lock(os.path.join(folder, "." + os.path.basename(self.path).lstrip(".") + ".lock"))
-        self._flock.__enter__()
-        try:
-            self.doc = self.read()
-        except BaseException:
-            self._flock.__exit__(None, None, None)
-            raise
-        self._before = repr(self.doc)
-        return self.doc
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            if repr(self.doc) != self._before:
-                fileio.write_json(self.path, self.doc, indent=2)
-        finally:
-            self._flock.__exit__(None, None, None)
+def locked():
+    """`with locked() as lock:` the lockfile, read and held, written back when changed."""
+    return fileio.Locked(lock_file(), read_lock)
 
 
 def place(name, candidate, copy):
@@ -109,11 +85,51 @@ def record(candidate, source, copy, now):
             "placement": "copy" if copy else "link", "updatedAt": now}
 
 
+def edited_in_place(name, entry):
+    """True when the copy placed at MANAGED_SKILLS_DIR/NAME no longer has the files its lock entry
+    records. A linked skill has no copy of its own to edit, and a missing one is gone, not edited."""
+    folder = skill_path(name)
+    if entry.get("placement") != "copy" or not os.path.lexists(folder):
+        return False
+    try:
+        return sources.digest(folder, sources.files(folder, folder)) != entry.get("sha256")
+    except (OSError, NexusError):  # unreadable, or a symlink out of it: not what was placed
+        return True
+
+
+class EditedCopies:
+    """What `nexus skills check` asks of the managed folder: which copied skills were edited in place.
+    The lockfile is read once, and only when a skill in the managed folder is checked."""
+
+    def __init__(self):
+        self.folder = os.path.realpath(paths.managed_skills())
+        self.is_managed = {}  # a skill folder's parent -> whether it is the managed folder
+        self.lock = None
+
+    def warning(self, skill_dir):
+        """The warning for a copy at `skill_dir` whose files no longer match the lockfile, or None."""
+        from .skillmd import Problem
+
+        parent, name = os.path.split(os.path.abspath(skill_dir))
+        if parent not in self.is_managed:
+            self.is_managed[parent] = os.path.realpath(parent) == self.folder
+        if not self.is_managed[parent]:
+            return None
+        self.lock = self.lock or read_lock()
+        entry = self.lock["skills"].get(name)
+        if entry is None or not edited_in_place(name, entry):
+            return None
+        return Problem("warning", f"edited in place: its files no longer match the sha256 in {lock_file()}; "
+                       "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
+
+
 def conflict(lock, name, source, candidate):
     """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there."""
     entry = lock["skills"].get(name)
     if entry is not None:
         if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
+            if edited_in_place(name, entry):
+                return f"skill '{name}' was edited in place since it was added"
             return None  # the same skill again: adding it refreshes it
         return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
     if os.path.lexists(skill_path(name)):
@@ -149,7 +165,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
     from .schema import now_iso
 
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
-    with Locked() as lock, sources.checkout(source_text) as source:
+    with locked() as lock, sources.checkout(source_text) as source:
         if sources.inside(source.root, paths.managed_skills()):
             raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
         report.update(source=source.location, revision=source.revision)
@@ -163,7 +179,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             name = candidate.name
             seen.add(name)
             entry, old = record(candidate, source, copy, now_iso()), lock["skills"].get(name, {})
-            if _same(old, entry) and os.path.lexists(skill_path(name)):
+            if _already_placed(name, old, entry):
                 report["unchanged"].append(name)
                 continue
             place(name, candidate, copy)
@@ -183,28 +199,33 @@ def _refusal(candidate, seen, lock, source, force):
     return why and why + "; --force replaces it"
 
 
-def _same(old, new):
+def _already_placed(name, old, new):
+    """NAME is recorded and placed just as adding `new` would place it (a copy edited since is not)."""
     keys = ("source", "path", "sha256", "placement")
-    return all(old.get(k) == new[k] for k in keys)
+    return (all(old.get(k) == new[k] for k in keys) and os.path.lexists(skill_path(name))
+            and not edited_in_place(name, old))
 
 
 def remove(names):
     """Remove added skills and their lock entries; nothing is removed when one was not added."""
     if _nothing_added(names):
         return
-    with Locked() as lock:
+    with locked() as lock:
         require_added(lock, names)
         for name in names:
             unplace(name)
             del lock["skills"][name]
 
 
-def update(names=()):
-    """Fetch the sources of added skills again: {'changed', 'unchanged', 'removedUpstream', 'failed'}."""
-    report = {"changed": [], "unchanged": [], "removedUpstream": [], "failed": []}
+def update(names=(), force=False):
+    """Fetch the sources of added skills again:
+    {'changed', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
+
+    A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
+    report = {"changed": [], "unchanged": [], "editedLocally": [], "removedUpstream": [], "failed": []}
     if _nothing_added(names):
         return report
-    with Locked() as lock:
+    with locked() as lock:
         names = list(names) or sorted(lock["skills"])
         require_added(lock, names)
         by_source = {}
@@ -214,7 +235,7 @@ def update(names=()):
             try:
                 with sources.checkout(location) as source:
                     for name in group:
-                        _update_one(lock["skills"][name], name, source, report)
+                        _update_one(lock["skills"][name], name, source, force, report)
             except NexusError as e:  # the source cannot be fetched: none of its skills is touched
                 report["failed"] += [{"name": n, "error": str(e)} for n in group]
     return report
@@ -228,7 +249,7 @@ def _nothing_added(names):
     return True
 
 
-def _update_one(entry, name, source, report):
+def _update_one(entry, name, source, force, report):
     from .schema import now_iso
 
     folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
@@ -240,9 +261,13 @@ def _update_one(entry, name, source, report):
         error = candidate.error or f"the skill at {candidate.path} is now named '{candidate.name}'"
         report["failed"].append({"name": name, "error": error})
         return
+    edited = edited_in_place(name, entry)
+    if edited and not force:
+        report["editedLocally"].append(name)
+        return
     fresh = record(candidate, source, entry.get("placement") == "copy", now_iso())
     entry["revision"] = fresh["revision"]
-    if fresh["sha256"] == entry.get("sha256") and os.path.lexists(skill_path(name)):
+    if fresh["sha256"] == entry.get("sha256") and os.path.lexists(skill_path(name)) and not edited:
         report["unchanged"].append(name)
         return
     try:

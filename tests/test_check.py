@@ -153,6 +153,28 @@ def test_default_checks_every_source(script_runner, tmp_path, workspace, nexus_h
     assert found == {("ws-folder", "name"), ("extra-skill", "duplicate-key")}
 
 
+def test_a_copied_skill_edited_in_place_is_a_warning(script_runner, tmp_path, nexus_home):
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")
+    team = tmp_path / "team"
+    write_skill(team, "copied"), write_skill(team, "linked"), write_skill(team, "kept")
+    for name, how in (("copied", "--copy"), ("linked", None), ("kept", "--copy")):
+        added = script_runner.run(["nexus", "skills", "add", str(team), "--skill", name, *filter(None, [how])])
+        assert added.returncode == 0, added.stderr
+    managed = tmp_path / "managed"
+    for name in ("copied", "linked"):
+        (managed / name / "notes.md").write_text("edited in place\n")
+    lockfile = managed / ".nexus-lock.json"
+    for args in ([], [str(managed)], [str(managed / "copied")]):
+        result = check(script_runner, "--json", *args)
+        assert result.returncode == 0, result.stderr
+        (finding,) = [f for f in jsonl(result.stdout) if f["code"] == "edited"]
+        assert (finding["path"], finding["severity"]) == (str(managed / "copied" / "SKILL.md"), "warning")
+        assert str(lockfile) in finding["message"]
+    human = check(script_runner, str(managed))
+    assert f"{managed / 'copied' / 'SKILL.md'}: warning: edited in place" in human.stdout
+    assert "3 skills checked: 0 errors, 1 warning" in human.stderr
+
+
 def test_unquoted_colon_loads_with_a_warning_and_fails_check(script_runner, workspace):
     path = write_raw(workspace, "colon", "---\nname: colon\ndescription: Use it: now\n---\nbody\n")
     loaded = script_runner.run(["nexus-discover"])

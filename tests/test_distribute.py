@@ -61,8 +61,8 @@ def test_add_from_git_then_update_reports_exactly_the_changed_skill(script_runne
     head = commit(repo, "edit alpha")
     result = script_runner.run(["nexus", "skills", "update", "--json"])
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"changed": ["alpha"], "unchanged": ["beta"], "removedUpstream": [],
-                                         "failed": []}
+    assert json.loads(result.stdout) == {"changed": ["alpha"], "unchanged": ["beta"], "editedLocally": [],
+                                         "removedUpstream": [], "failed": []}
     assert "second version" in (managed / "alpha" / "SKILL.md").read_text()
     assert lock(managed)["alpha"]["revision"] == head and lock(managed)["alpha"]["sha256"] != entry["sha256"]
     listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
@@ -73,6 +73,45 @@ def test_add_from_git_then_update_reports_exactly_the_changed_skill(script_runne
     result = script_runner.run(["nexus", "skills", "update"])
     assert result.stdout.split("\n")[:2] == ["unchanged         alpha", "removed upstream  beta"]
     assert (managed / "beta" / "SKILL.md").exists()  # reported, left in place
+
+
+def edit_copy(managed, name):
+    skill_md = managed / name / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nMy own note.\n")
+    return skill_md
+
+
+def test_update_keeps_a_copy_edited_in_place_unless_forced(script_runner, repo, managed):
+    assert add(script_runner, repo).returncode == 0
+    placed = lock(managed)["alpha"]
+    skill_md = edit_copy(managed, "alpha")
+    result = script_runner.run(["nexus", "skills", "update"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "unchanged       beta\nedited locally  alpha\n"
+
+    write_skill(repo / "skills", "alpha", description="Alpha, second version.")
+    commit(repo, "edit alpha")
+    result = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert json.loads(result.stdout)["editedLocally"] == ["alpha"] and json.loads(result.stdout)["changed"] == []
+    assert "My own note." in skill_md.read_text() and "first version" in skill_md.read_text()
+    assert lock(managed)["alpha"] == placed  # still records what was placed
+
+    forced = script_runner.run(["nexus", "skills", "update", "alpha", "--force", "--json"])
+    assert forced.returncode == 0 and json.loads(forced.stdout)["changed"] == ["alpha"]
+    assert "My own note." not in skill_md.read_text() and "second version" in skill_md.read_text()
+    again = script_runner.run(["nexus", "skills", "update", "alpha", "--json"])
+    assert json.loads(again.stdout)["unchanged"] == ["alpha"]
+
+
+def test_adding_again_keeps_a_copy_edited_in_place_unless_forced(script_runner, repo, managed):
+    assert add(script_runner, repo).returncode == 0
+    skill_md = edit_copy(managed, "alpha")
+    again = add(script_runner, repo)
+    assert again.returncode == 1 and again.stdout == "unchanged beta\n"
+    assert "refused alpha (skills/alpha): skill 'alpha' was edited in place" in again.stderr
+    assert "--force" in again.stderr and "My own note." in skill_md.read_text()
+    assert add(script_runner, repo, "--force").stdout == "added alpha (copy, skills/alpha)\nunchanged beta\n"
+    assert "My own note." not in skill_md.read_text()
 
 
 def test_list_shows_a_sources_skills_and_adds_nothing(script_runner, repo, managed):
@@ -275,6 +314,42 @@ def test_link_unknown_agent(script_runner, tmp_path):
     assert result.returncode == 2 and "unknown agent 'vim'" in result.stderr
 
 
+@pytest.mark.parametrize("content", ['[]', '{}', '"links"', '{"folders": []}', '{"folders": {"/p": ["alpha"]}}',
+                                     '{"folders": {"/p": {"../up": "/t"}}}', '{"folders": {"/p": {"alpha": 3}}}'])
+def test_links_file_of_the_wrong_shape_changes_nothing(script_runner, workspace, tmp_path, nexus_home, content):
+    write_skill(workspace, "alpha")
+    links_json = nexus_home / "state" / "nexus" / "links.json"
+    links_json.parent.mkdir(parents=True)
+    links_json.write_text(content)
+    for extra in ([], ["--unlink"]):
+        result = script_runner.run(["nexus", "skills", "link", "--agent", "cursor", "--dir", str(tmp_path), *extra])
+        assert result.returncode == 2 and f"'{links_json}' is corrupt" in result.stderr
+        assert links_json.read_text() == content and not (tmp_path / ".cursor").exists()
+
+
+def test_link_checks_each_name_before_it_becomes_a_path(tmp_path):
+    from nexus import links
+    from nexus.errors import UsageError
+
+    target = write_skill(tmp_path, "alpha")
+    with pytest.raises(UsageError, match="invalid skill name '../escaped'"):
+        links.sync(str(tmp_path / "agent"), {"alpha": str(target), "../escaped": str(target)}, print)
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "agent").exists()
+
+
+def test_locked_writes_a_document_back_only_when_changed(tmp_path):
+    from nexus import fileio
+
+    path = tmp_path / "state" / "doc.json"
+    with fileio.Locked(str(path), lambda: {"n": 1}, str(tmp_path)) as doc:
+        assert doc == {"n": 1}
+    assert not path.exists()
+    with fileio.Locked(str(path), lambda: {"n": 1}, str(tmp_path)) as doc:
+        doc["n"] = 2
+    assert json.loads(path.read_text()) == {"n": 2} and path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
 # --- install ------------------------------------------------------------------------------------
 
 FAKE_NPM = """#!/bin/sh
@@ -371,3 +446,10 @@ def test_download_with_wrong_sha256_installs_nothing(script_runner, workspace, t
     assert result.returncode == 1 and "checksum mismatch" in result.stderr and "nothing was installed" in result.stderr
     assert not (nexus_home / "bin").exists()
     assert os.listdir(nexus_home / "state" / "nexus" / "cache") == []
+
+
+def test_install_with_stdin_closed_is_a_clear_refusal(workspace, bindir):
+    write_skill(workspace, "needs-npm", meta={"tool": "never-there", "install": [{"kind": "node", "package": "x"}]})
+    result = subprocess.run(["sh", "-c", "nexus skill install needs-npm 0<&-"], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "--yes" in result.stderr and "Traceback" not in result.stderr

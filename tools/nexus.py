@@ -15,7 +15,7 @@ Usage:
   nexus skills prompt [--format xml|markdown]
   nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
   nexus skills remove NAME...
-  nexus skills update [NAME...] [--json]
+  nexus skills update [NAME...] [--force] [--json]
   nexus skills link --agent AGENT [--dir DIR] [--unlink]
   nexus skill install NAME [--id ID] [--dry-run] [--yes]
   nexus skill show NAME [--json | --prompt-only]

@@ -110,23 +110,26 @@ def skills_remove(argv):
 UPDATE_DOC = """nexus skills update: fetch added skills again and report which changed.
 
 Usage:
-  nexus skills update [NAME...] [--json]
+  nexus skills update [NAME...] [--force] [--json]
   nexus skills update (-h | --help)
 
 Options:
-  --json     The outcome as JSON: changed, unchanged, removedUpstream (lists of names), failed
-             (name and error).
+  --force    Replace a copied skill that was edited in place with its source's files.
+  --json     The outcome as JSON: changed, unchanged, editedLocally, removedUpstream (lists of names),
+             failed (name and error).
   -h --help  Show this help.
 
 Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
-compared by SHA-256 with the lockfile. A skill gone from its source is reported and left in place.
-Safe to run from cron.
+compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
+edited in place: it is reported as edited locally and kept as it is, unless --force. A skill gone
+from its source is reported and left in place. Safe to run from cron.
 
 Exit status:
   0  done;  1  a skill or its source failed (the others are still updated);  2  usage error
 """
 
-UPDATE_LABELS = [("changed", "changed"), ("unchanged", "unchanged"), ("removedUpstream", "removed upstream")]
+UPDATE_LABELS = [("changed", "changed"), ("unchanged", "unchanged"), ("editedLocally", "edited locally"),
+                 ("removedUpstream", "removed upstream")]
 
 
 @cli.command(PROG)
@@ -135,7 +138,7 @@ def skills_update(argv):
     from nexus import managed
     from nexus.style import table
 
-    report = managed.update(list(dict.fromkeys(args["NAME"])))
+    report = managed.update(list(dict.fromkeys(args["NAME"])), args["--force"])
     if report["changed"]:
         managed.refresh_manifest()
     if args["--json"]:
@@ -237,7 +240,7 @@ def skill_install(argv):
 def _confirm():
     from nexus.errors import NexusError
 
-    if not sys.stdin.isatty():
+    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
         raise NexusError("no terminal to ask: run it again with --yes to install")
     sys.stderr.write("Run it? [y/N] ")
     sys.stderr.flush()

@@ -26,7 +26,8 @@ Options:
 
 Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
 name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires, install,
-execution, script, unexpected-field, no-skill.
+execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
+`nexus skills add` whose files have changed since; see `nexus skills update`).
 
 Exit status:
   0  no errors (there may be warnings)
@@ -44,9 +45,12 @@ class Findings:
     """What one run found, as (path, Problem) pairs in the order read, and how many skills it read."""
 
     def __init__(self, strict):
+        from nexus import managed
+
         self.strict = strict
         self.found = []  # (path, Problem)
         self.skills = 0
+        self.edited_copies = managed.EditedCopies()  # copies in the managed folder edited since added
 
     def report(self, path, problem):
         self.found.append((path, problem))
@@ -57,6 +61,9 @@ class Findings:
         self.skills += 1
         skill = skillmd.read(path, os.path.basename(os.path.abspath(skill_dir)))
         self.found.extend((path, p) for p in lint.check(skill, skill_dir, self.strict))
+        edited = self.edited_copies.warning(skill_dir)
+        if edited:
+            self.report(path, edited)
 
     def folder(self, folder):
         """Every skill folder inside `folder`; how many there were (None when it cannot be listed)."""

@@ -20,11 +20,13 @@ class Scan:
 
 def scan(source_list):
     result = Scan()
-
-    def report(path, problem):
-        result.diagnostics.append(problem.format(path))
-
     for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
+
+        def report(path, problem, source=source):
+            result.diagnostics.append(problem.format(path))
+            if problem.code == "symlink":  # a skill folder link that leads nowhere is a broken skill too
+                result.invalid.append(_invalid_record(source, path, problem, None, None))
+
         skill_dirs = child_dirs(folder, report)
         if skill_dirs is None:
             continue
@@ -102,10 +104,11 @@ def _load(skill_dir, source, result):
 
 
 def _invalid(result, source, skill_dir, problem, dir_mtime=None, file_mtime=None):
-    path = os.path.join(skill_dir, "SKILL.md")
-    result.diagnostics.append(problem.format(path))
-    result.invalid.append({
-        "name": os.path.basename(skill_dir), "status": "invalid", "source": source, "filePath": path,
-        "dir": skill_dir, "line": problem.line, "error": problem.message,
-        "dirMtimeNs": dir_mtime, "fileMtimeNs": file_mtime,
-    })
+    result.diagnostics.append(problem.format(os.path.join(skill_dir, "SKILL.md")))
+    result.invalid.append(_invalid_record(source, skill_dir, problem, dir_mtime, file_mtime))
+
+
+def _invalid_record(source, skill_dir, problem, dir_mtime, file_mtime):
+    return {"name": os.path.basename(skill_dir), "status": "invalid", "source": source,
+            "filePath": os.path.join(skill_dir, "SKILL.md"), "dir": skill_dir, "line": problem.line,
+            "error": problem.message, "dirMtimeNs": dir_mtime, "fileMtimeNs": file_mtime}

@@ -109,3 +109,13 @@ def test_refresh_creates_state_for_tool_skills(script_runner, workspace, nexus_h
     assert state == {"version": 1, "configured": False, "type": "tool", "tool": "gog",
                      "verify": "gog gmail labels list --account default"}
     assert not (nexus_home / "state/nexus/skills/notes").exists()
+
+
+def test_a_broken_skill_folder_link_stays_listed(script_runner, workspace, tmp_path):
+    (workspace / "dangling").symlink_to(tmp_path / "nowhere", target_is_directory=True)
+    for _ in range(2):  # the second list reads the cached manifest: the broken link must still be there
+        skills = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+        assert skills["dangling"]["status"] == "invalid" and "broken symlink" in skills["dangling"]["error"]
+    write_skill(tmp_path, "nowhere")  # the link now leads to a skill
+    skills = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert skills["nowhere"]["status"] == "ready"

@@ -254,19 +254,21 @@ def test_killed_by_signal_gives_128_plus_n(script_runner, workspace, bindir, nex
     assert read_log(nexus_home, "suicide")[-1]["exit"] == 128 + signal.SIGTERM
 
 
-def test_interrupt_reaches_the_tool_and_the_call_is_logged(workspace, bindir, nexus_home, tmp_path):
-    """Ctrl-C at a terminal goes to the whole foreground process group."""
-    marker = tmp_path / "got-int"
-    make_tool(bindir, "waiter", f"#!/bin/sh\ntrap 'echo int > {marker}; exit 130' INT\nwhile :; do sleep 0.05; done\n")
+@pytest.mark.parametrize("to_group", [True, False], ids=["ctrl-c-to-the-group", "kill-int-to-the-gateway"])
+def test_interrupt_reaches_the_tool_and_the_call_is_logged(workspace, bindir, nexus_home, tmp_path, to_group):
+    """Ctrl-C at a terminal goes to the whole foreground process group; an agent cancelling a call
+    sends SIGINT to the gateway alone. Either way the tool hears it and the call is logged."""
+    started, heard = tmp_path / "started", tmp_path / "got-int"
+    make_tool(bindir, "waiter", f"#!/bin/sh\ntrap 'echo int > {heard}; exit 130' INT\ntouch {started}\n"
+                                "while :; do sleep 0.05; done\n")
     write_skill(workspace, "waiter", meta={"tool": "waiter"})
     proc = subprocess.Popen(["nexus-run", "waiter"], start_new_session=True, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 10
-    while not (state_dir(nexus_home, "waiter") / ".lock").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
-    os.killpg(proc.pid, signal.SIGINT)
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT) if to_group else proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 130
-    assert marker.read_text() == "int\n"
+    assert heard.read_text() == "int\n"
     assert read_log(nexus_home, "waiter")[-1]["exit"] == 130
 
 
@@ -343,21 +345,6 @@ def test_usage_errors_exit_2(script_runner):
         result = script_runner.run(argv)
         assert result.returncode == 2, argv
         assert "usage: nexus-run" in result.stderr
-
-
-def test_interrupt_sent_to_the_gateway_alone_reaches_the_tool(workspace, bindir, nexus_home, tmp_path):
-    """An agent cancels with kill -INT on the gateway's pid, not a terminal's Ctrl-C to the group."""
-    marker = tmp_path / "got-int"
-    make_tool(bindir, "waiter", f"#!/bin/sh\ntrap 'echo int > {marker}; exit 130' INT\nwhile :; do sleep 0.05; done\n")
-    write_skill(workspace, "waiter", meta={"tool": "waiter"})
-    proc = subprocess.Popen(["nexus-run", "waiter"], start_new_session=True, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while not (state_dir(nexus_home, "waiter") / ".lock").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=10) == 130
-    assert marker.read_text() == "int\n"
 
 
 def test_a_background_child_holding_stderr_does_not_hold_the_gateway(script_runner, workspace, bindir):

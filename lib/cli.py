@@ -39,8 +39,14 @@ def number(value, option, zero=False):
     return result
 
 
+def invoked_as(prog):
+    """The name the user typed: `nexus` for `nexus skill run`, else the tool's own name."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name.startswith("nexus") else prog
+
+
 def warn(prog, message):
-    print(f"{prog}: {message}", file=sys.stderr)
+    print(f"{invoked_as(prog)}: {message}", file=sys.stderr)
 
 
 def run(prog, body, argv):

@@ -407,3 +407,8 @@ def test_a_skill_written_into_an_existing_folder_is_found(script_runner, workspa
     assert script_runner.run(["nexus-manifest", "check"]).returncode == 1
     result = script_runner.run(["nexus", "skill", "run", "later"])
     assert result.returncode == 0 and result.stdout == "Later.\n"
+
+
+def test_messages_name_the_command_the_user_typed(script_runner, workspace):
+    assert script_runner.run(["nexus", "skill", "run", "nope"]).stderr.startswith("nexus: Skill 'nope' not found.")
+    assert script_runner.run(["nexus-run", "nope"]).stderr.startswith("nexus-run: Skill 'nope' not found.")

@@ -10,7 +10,7 @@ import os
 
 from . import paths, schema, status, usage
 from .errors import UsageError
-from .style import parse_iso
+from .style import parse_iso, plural
 
 MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
@@ -209,7 +209,7 @@ def feed(aggregator, label, entries, warn):
     for entry in entries:
         add(entry)
     for reason, count in (aggregator.skipped - before).items():
-        warn(f"{label}: skipped {count} line{'s' if count != 1 else ''}: {reason}")
+        warn(f"{label}: skipped {plural(count, 'line')}: {reason}")
 
 
 def collect(days, name=None, stream=None, warn=None):

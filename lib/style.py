@@ -38,6 +38,11 @@ class Style:
         return [self.rule(), self.color(title, "bold"), self.rule()]
 
 
+def plural(count, noun):
+    """'1 skill', '3 skills'."""
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
 def truncate(text, width):
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3].rstrip() + "..."
@@ -75,5 +80,5 @@ def ago(ts, now=None):
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
             n = seconds // size
-            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+            return f"{plural(n, unit)} ago"
     return "just now"

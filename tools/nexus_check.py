@@ -3,6 +3,7 @@
 import os
 
 from nexus import cli
+from nexus.style import plural
 
 PROG = "nexus"
 
@@ -112,10 +113,6 @@ def skills_check(argv):
     errors = sum(p.severity == "error" for _, p in findings.found)
     if not args["--json"]:
         warnings = len(findings.found) - errors
-        cli.warn(PROG, f"{_count(findings.skills, 'skill')} checked: "
-                       f"{_count(errors, 'error')}, {_count(warnings, 'warning')}")
+        cli.warn(PROG, f"{plural(findings.skills, 'skill')} checked: "
+                       f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
     return 1 if errors else 0
-
-
-def _count(n, noun):
-    return f"{n} {noun}{'s' if n != 1 else ''}"

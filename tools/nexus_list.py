@@ -4,7 +4,7 @@ import sys
 
 from nexus import cli, config as configlib, install, manifest as manifestlib
 from nexus.catalog import load
-from nexus.style import Style, table, truncate, widths
+from nexus.style import Style, plural, table, truncate, widths
 
 PROG = "nexus"
 
@@ -86,8 +86,7 @@ def _human(records, out):
         group = [r for r in records if r["status"] == status]
         if not group:
             continue
-        count = f"{len(group)} skill{'s' if len(group) != 1 else ''}"
-        lines += ["", f"{style.emoji(emoji)}{heading} {style.dash} {count}"]
+        lines += ["", f"{style.emoji(emoji)}{heading} {style.dash} {plural(len(group), 'skill')}"]
         if status == "invalid":
             lines += [f"   {r['filePath']}: {r.get('error', '')}" for r in group]
         else:

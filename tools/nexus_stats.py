@@ -4,7 +4,7 @@ import datetime
 import sys
 
 from nexus import cli, stats
-from nexus.style import Style, ago, parse_iso, table, truncate
+from nexus.style import Style, ago, parse_iso, plural, table, truncate
 
 PROG = "nexus"
 
@@ -28,10 +28,6 @@ MOST_FAILURES = 10
 CATEGORY_LABELS = {"userData": "User Data", "credentials": "Credentials", "prompts": "Prompts", "other": "Other"}
 
 
-def _plural(count, noun):
-    return f"{count} {noun}{'s' if count != 1 else ''}"
-
-
 def _percent(rate):
     return "-" if rate is None else f"{rate:.1%}".replace(".0%", "%")
 
@@ -51,7 +47,7 @@ def _local_time(ts):
 
 def _all_skills(report, style):
     lines = [*style.header("NEXUS SKILL USAGE STATISTICS"), "",
-             f"Total invocations: {report['totalInvocations']} (past {_plural(report['days'], 'day')})"]
+             f"Total invocations: {report['totalInvocations']} (past {plural(report['days'], 'day')})"]
     if not report["skills"]:
         return lines + ["", "No skill was used in this window."]
     lines.append(f"Overall success rate: {_percent(report['successRate'])}")
@@ -61,12 +57,12 @@ def _all_skills(report, style):
              for rank, s in enumerate(report["skills"], 1)]
     lines += ["", "Most Used Skills:", *table(rows, indent="  ")]
     if report["recentFailures"]:
-        lines += ["", f"Recent Failures (past {_plural(stats.recent_days(report['days']), 'day')}):"]
-        lines += [f'  {style.bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({_plural(f["count"], "occurrence")})'
+        lines += ["", f"Recent Failures (past {plural(stats.recent_days(report['days']), 'day')}):"]
+        lines += [f'  {style.bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({plural(f["count"], "occurrence")})'
                   for f in report["recentFailures"][:MOST_FAILURES]]
         more = len(report["recentFailures"]) - MOST_FAILURES
         if more > 0:
-            lines.append(f"  {style.bullet} {_plural(more, 'other message')}: see --json")
+            lines.append(f"  {style.bullet} {plural(more, 'other message')}: see --json")
     used = [c for c in report["categories"] if c["totalInvocations"]]
     width = max(len(str(c["totalInvocations"])) for c in used)
     lines += ["", "Skill Categories:"]
@@ -82,13 +78,13 @@ def _names(names, most=4):
 
 def _one_skill(report, style):
     lines = [*style.header(f"{report['name'].upper()} USAGE STATISTICS"), "",
-             f"Total invocations: {report['totalInvocations']} (past {_plural(report['days'], 'day')})"]
+             f"Total invocations: {report['totalInvocations']} (past {plural(report['days'], 'day')})"]
     if not report["totalInvocations"]:
         return lines + ["", f"'{report['name']}' was not used in this window."]
     lines += [f"Success rate: {_percent(report['successRate'])}",
               f"Average duration: {_duration(report)}",
               f"Last used: {ago(report['lastUsed'])}",
-              "", f"Daily Usage (past {_plural(len(report['daily']), 'day')}):"]
+              "", f"Daily Usage (past {plural(len(report['daily']), 'day')}):"]
     largest = max(d["calls"] for d in report["daily"])
     for day in report["daily"]:
         weekday = datetime.date.fromisoformat(day["date"]).strftime("%a")
@@ -96,7 +92,7 @@ def _one_skill(report, style):
         lines.append(" ".join(part for part in (f"  {weekday}:", bar, str(day["calls"])) if part))
     if report["commonCommands"]:
         lines += ["", "Most Common Commands:"]
-        lines += [f"  {rank}. {truncate(c['command'], 50) or '(no arguments)'} ({_plural(c['calls'], 'call')})"
+        lines += [f"  {rank}. {truncate(c['command'], 50) or '(no arguments)'} ({plural(c['calls'], 'call')})"
                   for rank, c in enumerate(report["commonCommands"], 1)]
     if report["recentErrors"]:
         lines += ["", "Recent Errors:"]
@@ -196,6 +192,6 @@ def skills_rotate(argv):
     if args["--json"]:
         print(cli.dumps({"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes}))
     else:
-        print(f"nexus: rotated {_plural(len(rotated), 'usage log')} to at most {max_entries} entries "
+        print(f"nexus: rotated {plural(len(rotated), 'usage log')} to at most {max_entries} entries "
               f"and {max_bytes} bytes each")
     return 1 if failed else 0

@@ -262,8 +262,8 @@ def _check_searched(placed, config):
 def _verify(entry, config):
     from nexus import gateway
     from nexus.style import Style
-    from nexus.tools.nexus_skill import _report
+    from nexus.tools.nexus_skill import report_outcome
 
     outcome = gateway.verify(entry, config)
-    _report(outcome, entry, Style(sys.stdout), sys.stdout)
+    report_outcome(outcome, entry, Style(sys.stdout), sys.stdout)
     return 0 if outcome["ok"] else 1

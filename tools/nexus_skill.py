@@ -109,7 +109,7 @@ Exit status:
 """
 
 
-def _report(outcome, entry, style, out):
+def report_outcome(outcome, entry, style, out):
     name = outcome["skill"]
     if outcome["ok"]:
         if outcome["type"] == "prompt":
@@ -144,7 +144,7 @@ def skill_verify(argv):
     elif message:
         sys.stdout.write(message)
     else:
-        _report(outcome, entry, style, sys.stdout)
+        report_outcome(outcome, entry, style, sys.stdout)
     return 0 if outcome["ok"] else 1
 
 

@@ -16,17 +16,17 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills agents-md') flags='--write --help' ;;
         'nexus skills prompt') flags='--format --help' ;;
         'nexus skills add') flags='--skill --list --copy --force --json --help'; args='none' ;;
-        'nexus skills remove') flags='--help'; args='skill...' ;;
+        'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
-        'nexus skills link') flags='--agent --dir --unlink --help' ;;
+        'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
         'nexus skill') subcommands='install show verify run stats'; flags='--help' ;;
-        'nexus skill install') flags='--id --dry-run --yes --help'; args='skill' ;;
+        'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --timeout --help'; args='skill'; dashdash=1 ;;
         'nexus skill stats') flags='--days --json --help'; args='skill' ;;
         'nexus status') flags='--json --help' ;;
-        'nexus-discover') flags='--shadowed --invalid -h --help'; args='dir...' ;;
+        'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...' ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
@@ -40,11 +40,12 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills link --agent'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills add --skill') echo 'skill' ;;
+        'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
         *) return 1 ;;
     esac
 }

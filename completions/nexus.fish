@@ -61,21 +61,24 @@ complete -c nexus -n '__nexus_in skills add' -l force
 complete -c nexus -n '__nexus_in skills add' -l json
 complete -c nexus -n '__nexus_in skills add' -l help
 complete -c nexus -n '__nexus_at skills add'
+complete -c nexus -n '__nexus_in skills remove' -l json
 complete -c nexus -n '__nexus_in skills remove' -l help
 complete -c nexus -n '__nexus_in skills remove' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skills update' -l force
 complete -c nexus -n '__nexus_in skills update' -l json
 complete -c nexus -n '__nexus_in skills update' -l help
 complete -c nexus -n '__nexus_in skills update' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skills link' -l agent -x
+complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents'
 complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills link' -l unlink
+complete -c nexus -n '__nexus_in skills link' -l json
 complete -c nexus -n '__nexus_in skills link' -l help
 complete -c nexus -n '__nexus_at skill' -a 'install show verify run stats'
 complete -c nexus -n '__nexus_at skill' -l help
 complete -c nexus -n '__nexus_in skill install' -l id -x
 complete -c nexus -n '__nexus_in skill install' -l dry-run
 complete -c nexus -n '__nexus_in skill install' -l yes
+complete -c nexus -n '__nexus_in skill install' -l json
 complete -c nexus -n '__nexus_in skill install' -l help
 complete -c nexus -n '__nexus_at skill install' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill show' -l json
@@ -103,6 +106,7 @@ complete -c nexus -n '__nexus_in status' -l json
 complete -c nexus -n '__nexus_in status' -l help
 complete -c nexus-discover -f
 complete -c nexus-discover -l shadowed
+complete -c nexus-discover -l valid
 complete -c nexus-discover -l invalid
 complete -c nexus-discover -s h
 complete -c nexus-discover -l help

@@ -1,8 +1,38 @@
-"""Every path nexus reads or writes; NEXUS_HOME moves all of them."""
+"""Every file and folder nexus reads or writes; NEXUS_HOME moves all of them.
+
+FILES is the table the man pages' FILES section is generated from; the functions below it give the
+same paths, and a test holds each function to its row.
+"""
 
 import os
 
 from .errors import UsageError
+
+FILES = (  # (where, what), in the order a reader meets them
+    ("$NEXUS_HOME", "The nexus root: ~/nexus unless NEXUS_HOME is set."),
+    ("$NEXUS_HOME/nexus.toml", "The config file (TOML), unless NEXUS_CONFIG names another."),
+    ("$NEXUS_HOME/skills/", "Workspace skills: the highest precedence."),
+    ("$MANAGED_SKILLS_DIR/", "Managed skills (~/.nexus/skills unless MANAGED_SKILLS_DIR is set), placed by "
+                             "`nexus skills add`."),
+    ("$MANAGED_SKILLS_DIR/.nexus-lock.json", "Where each added skill came from, and the SHA-256 of its files."),
+    ("skills/ in the nexus package", "Bundled skills, shipped with nexus."),
+    ("skills.load.extraDirs", "Extra skill folders named in the config: the lowest precedence."),
+    ("$NEXUS_HOME/state/nexus/skills/manifest.json", "The manifest: the cache of discovered skills."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
+    ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
+    ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
+    ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
+    ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
+    ("DIR/.cursor/rules/nexus-skills.mdc", "The Cursor rules `nexus skills cursor-rules --write` writes."),
+    ("DIR/.cursor/skills/, .claude/skills/, .codex/skills/, .agents/skills/",
+     "Agent folders `nexus skills link` links ready skills into."),
+)
+
+CURSOR_RULES = os.path.join(".cursor", "rules", "nexus-skills.mdc")
+AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
+                 "agents": ".agents/skills"}
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -19,12 +49,23 @@ def is_valid_name(name):
     )
 
 
+def checked_name(name):
+    """`name` when it is a valid skill name; UsageError otherwise. Call before a name becomes a path."""
+    if not is_valid_name(name):
+        raise UsageError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
+    return name
+
+
 def _expand(path):
     return os.path.abspath(os.path.expanduser(path))
 
 
 def home():
     return _expand(os.environ.get("NEXUS_HOME") or "~/nexus")
+
+
+def config_file():
+    return _expand(os.environ.get("NEXUS_CONFIG") or os.path.join(home(), "nexus.toml"))
 
 
 def workspace_skills():
@@ -35,35 +76,24 @@ def managed_skills():
     return _expand(os.environ.get("MANAGED_SKILLS_DIR") or "~/.nexus/skills")
 
 
+def managed_lockfile():
+    return os.path.join(managed_skills(), ".nexus-lock.json")
+
+
 def bundled_skills():
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "skills")
 
 
-def config_file():
-    return _expand(os.environ.get("NEXUS_CONFIG") or os.path.join(home(), "nexus.toml"))
-
-
 def state_root():
-    return os.path.join(home(), "state")
+    return os.path.join(home(), "state", "nexus")
 
 
 def skills_state():
-    return os.path.join(state_root(), "nexus", "skills")
+    return os.path.join(state_root(), "skills")
 
 
 def manifest_file():
     return os.path.join(skills_state(), "manifest.json")
-
-
-def config_cache():
-    return os.path.join(state_root(), "nexus", "config-cache.json")
-
-
-def checked_name(name):
-    """`name` when it is a valid skill name; UsageError otherwise. Call before a name becomes a path."""
-    if not is_valid_name(name):
-        raise UsageError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
-    return name
 
 
 def skill_state_dir(name):
@@ -71,9 +101,32 @@ def skill_state_dir(name):
     return os.path.join(skills_state(), checked_name(name))
 
 
-def folder_sources(folders):
-    """Folders named on a command line, as sources (the last one wins a name)."""
-    return [("nexus-extra", os.path.abspath(f)) for f in folders]
+def state_file(name):
+    return os.path.join(skill_state_dir(name), "state.json")
+
+
+def usage_log(name):
+    return os.path.join(skill_state_dir(name), "usage.log")
+
+
+def skill_lock(name):
+    return os.path.join(skill_state_dir(name), ".lock")
+
+
+def config_cache():
+    return os.path.join(state_root(), "config-cache.json")
+
+
+def links_file():
+    return os.path.join(state_root(), "links.json")
+
+
+def cache_dir():
+    return os.path.join(state_root(), "cache")
+
+
+def bin_dir():
+    return os.path.join(home(), "bin")
 
 
 def mtime(path):
@@ -81,6 +134,11 @@ def mtime(path):
         return os.stat(path).st_mtime_ns
     except OSError:
         return None
+
+
+def folder_sources(folders):
+    """Folders named on a command line, as sources (the last one wins a name)."""
+    return [("nexus-extra", os.path.abspath(f)) for f in folders]
 
 
 def source_stamps(source_list):

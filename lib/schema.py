@@ -1,4 +1,4 @@
-"""The shapes of nexus's records, in one place: ManifestEntry (spec 5.2), SkillState (4.2), UsageLogEntry (4.3)."""
+"""The shapes of nexus's records, in one place: the manifest entry, a skill's state, a usage log entry."""
 
 MANIFEST_VERSION = 1
 STATE_VERSION = 1
@@ -20,6 +20,17 @@ def now_iso(t=None):
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
+def parse_iso(ts):
+    """An ISO 8601 timestamp as an aware UTC datetime, or None."""
+    import datetime
+
+    try:
+        value = datetime.datetime.fromisoformat(ts)  # since 3.11 it reads the "Z" of UTC too
+    except (TypeError, ValueError):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+
+
 def string_list(value):
     """A list of strings; OpenClaw skills often write lists as comma-separated strings."""
     if isinstance(value, str):
@@ -27,68 +38,6 @@ def string_list(value):
     if isinstance(value, list):
         return [str(v) for v in value if v not in (None, "")]
     return []
-
-
-def manifest_entry(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
-    """(ManifestEntry, warnings) of a parsed, valid SkillFile."""
-    meta = skill.meta
-    fm = skill.frontmatter
-    entry = {
-        "name": skill.name,
-        "description": fm["description"].strip(),
-        "source": source,
-        "filePath": skill.path,
-        "dir": skill_dir,
-        "sha256": skill.sha256,
-    }
-    if fm.get("homepage"):
-        entry["homepage"] = fm["homepage"]
-    for key in META_FIELDS:
-        if meta.get(key) not in (None, "", []):
-            entry[key] = meta[key]
-    if "os" in entry:
-        entry["os"] = string_list(entry["os"])
-    requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
-    entry["requires"] = {k: string_list(requires.get(k)) for k in REQUIRE_KEYS}
-    from . import known
-
-    execution = known.execution(skill.name, meta)
-    if "requiredEnv" in execution:
-        execution["requiredEnv"] = string_list(execution["requiredEnv"])
-    entry.update(execution)
-    install = meta.get("install")
-    entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
-    entry["hasInstall"] = bool(entry["install"])
-    extra = {k: v for k, v in fm.items() if k not in FRONTMATTER_KEYS}
-    if extra:
-        entry["extra"] = extra
-    entry["dirMtimeNs"] = dir_mtime_ns
-    entry["fileMtimeNs"] = file_mtime_ns
-    return entry, _sanitize(entry, meta)
-
-
-def _sanitize(entry, meta):
-    """Drop the metadata values nexus cannot use, so one bad value never breaks listing or running.
-
-    Loading is lenient (`nexus skills check` is strict): each dropped value is a warning, and a
-    tool or script skill that names nothing to run is read as a prompt skill.
-    """
-    warnings = []
-    for key in TEXT_FIELDS + FLAG_FIELDS:
-        wanted = str if key in TEXT_FIELDS else bool
-        if key in entry and not isinstance(entry[key], wanted):
-            warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
-                            f"not {entry.pop(key)!r}; ignored")
-    if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
-        warnings.append("requires must be a mapping of bins, anyBins, env and config; ignored")
-    runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
-                "prompt": True}
-    if not runnable.get(entry["type"]):
-        fallback = "script" if runnable["script"] else "tool" if runnable["tool"] else "prompt"
-        problem = "is not tool, script or prompt" if entry["type"] not in TYPES else "names nothing to run"
-        warnings.append(f"type {entry['type']!r} {problem}; read as {fallback}")
-        entry["type"] = fallback
-    return warnings
 
 
 def default_state(entry=None):

@@ -3,6 +3,8 @@
 import datetime
 import os
 
+from .schema import parse_iso
+
 WIDTH = 63
 COLORS = {"green": 32, "yellow": 33, "red": 31, "blue": 34, "dim": 2, "bold": 1}
 
@@ -57,15 +59,6 @@ def table(rows, indent="   ", column_widths=None):
     """Rows of cells, the columns padded (the last column is not), to `column_widths` or their widest cell."""
     column_widths = column_widths or widths(rows)
     return [indent + "  ".join([c.ljust(w) for c, w in zip(row, column_widths)] + [row[-1]]).rstrip() for row in rows]
-
-
-def parse_iso(ts):
-    """An ISO 8601 timestamp as an aware UTC datetime, or None."""
-    try:
-        value = datetime.datetime.fromisoformat(ts)  # since 3.11 it reads the "Z" of UTC too
-    except (TypeError, ValueError):
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
 
 
 def ago(ts, now=None):

@@ -19,8 +19,9 @@ def kind_of(value):
     return KINDS.get(value, "none")
 
 
-def model(usage):
-    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from usage lines."""
+def model(usage, choices=None):
+    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from usage lines;
+    `choices` ({"words --flag": [value, ...]}) names the values a flag takes where the usage cannot."""
     found = {}
     for line in usage:
         if "COMMAND" in line:  # `nexus COMMAND... --help`: every command gets --help below
@@ -41,6 +42,9 @@ def model(usage):
         positional = PLACEHOLDER.search(FLAG.sub("", DASHDASH.split(rest)[0]))
         if positional and not node["args"]:
             node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
+    for key, values in (choices or {}).items():
+        words, flag = key.rsplit(" ", 1)
+        found[words]["values"][flag] = "words " + " ".join(values)
     for node in found.values():
         node["flags"] += [] if "--help" in node["flags"] else ["--help"]
     return found

@@ -28,7 +28,7 @@ class Corpus:
         result = script_runner.run(["nexus", "skills", "check", "--json", *flags, str(CORPUS)])
         assert result.returncode == 1, result.stderr
         findings = {}
-        for finding in jsonl(result.stdout):
+        for finding in json.loads(result.stdout):
             findings.setdefault(finding["path"], []).append(finding)
         return findings
 
@@ -76,7 +76,7 @@ def test_corpus_variant(corpus, variant):
 
 
 def test_body_rules_stay_in_the_body():
-    from nexus import skillmd
+    from nexus.skill import skillmd
 
     skill = skillmd.read(str(CORPUS / "body-rules" / "SKILL.md"))
     assert skill.frontmatter == {"name": "body-rules", "description": "A test skill."}
@@ -111,7 +111,7 @@ def test_warnings_alone_exit_0(script_runner, tmp_path):
     write_raw(tmp_path, "cut", "---\nname: cut\ndescription: Counts words #fast\n---\nbody\n")
     result = check(script_runner, "--json", str(tmp_path))
     assert result.returncode == 0
-    assert [f["code"] for f in jsonl(result.stdout)] == ["comment"]
+    assert [f["code"] for f in json.loads(result.stdout)] == ["comment"]
     assert result.stderr == ""
 
 
@@ -127,7 +127,7 @@ def test_folder_without_skills_is_an_error(script_runner, tmp_path):
     (tmp_path / "empty" / "notes").mkdir(parents=True)
     result = check(script_runner, "--json", str(tmp_path / "empty"))
     assert result.returncode == 1
-    assert [(f["path"], f["code"]) for f in jsonl(result.stdout)] == [(str(tmp_path / "empty"), "no-skill")]
+    assert [(f["path"], f["code"]) for f in json.loads(result.stdout)] == [(str(tmp_path / "empty"), "no-skill")]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
@@ -149,7 +149,7 @@ def test_default_checks_every_source(script_runner, tmp_path, workspace, nexus_h
     write_raw(extra, "extra-skill", "---\nname: extra-skill\ndescription: d\ndescription: e\n---\nb\n")
     result = check(script_runner, "--json")
     assert result.returncode == 1
-    found = {(pathlib.Path(f["path"]).parent.name, f["code"]) for f in jsonl(result.stdout)}
+    found = {(pathlib.Path(f["path"]).parent.name, f["code"]) for f in json.loads(result.stdout)}
     assert found == {("ws-folder", "name"), ("extra-skill", "duplicate-key")}
 
 
@@ -167,7 +167,7 @@ def test_a_copied_skill_edited_in_place_is_a_warning(script_runner, tmp_path, ne
     for args in ([], [str(managed)], [str(managed / "copied")]):
         result = check(script_runner, "--json", *args)
         assert result.returncode == 0, result.stderr
-        (finding,) = [f for f in jsonl(result.stdout) if f["code"] == "edited"]
+        (finding,) = [f for f in json.loads(result.stdout) if f["code"] == "edited"]
         assert (finding["path"], finding["severity"]) == (str(managed / "copied" / "SKILL.md"), "warning")
         assert str(lockfile) in finding["message"]
     human = check(script_runner, str(managed))
@@ -265,12 +265,12 @@ def test_symlink_loop_is_reported_once(script_runner, workspace):
     (workspace / "loop-a").symlink_to(workspace / "loop-b")
     (workspace / "loop-b").symlink_to(workspace / "loop-a")
     write_skill(workspace, "healthy")
-    result = script_runner.run(["nexus-discover"])
+    result = script_runner.run(["nexus-discover", "--valid"])
     assert [e["name"] for e in jsonl(result.stdout) if e["source"] == "nexus-workspace"] == ["healthy"]
     assert result.stderr.splitlines() == [f"{workspace / 'loop-a'}: symlink loop", f"{workspace / 'loop-b'}: symlink loop"]
     checked = check(script_runner, "--json", str(workspace), str(workspace / "loop-a"))
     assert checked.returncode == 1
-    found = [(f["path"], f["code"], f["message"]) for f in jsonl(checked.stdout)]
+    found = [(f["path"], f["code"], f["message"]) for f in json.loads(checked.stdout)]
     assert found == [(str(workspace / "loop-a"), "symlink", "symlink loop"),
                      (str(workspace / "loop-b"), "symlink", "symlink loop"),
                      (str(workspace / "loop-a"), "unreadable", "symlink loop")]
@@ -279,7 +279,7 @@ def test_symlink_loop_is_reported_once(script_runner, workspace):
 def test_too_large_skill_is_reported_not_read(script_runner, tmp_path):
     path = write_raw(tmp_path, "huge", "---\nname: huge\ndescription: d\n---\n" + "x" * (256 * 1024))
     result = check(script_runner, "--json", str(path))
-    (finding,) = jsonl(result.stdout)
+    (finding,) = json.loads(result.stdout)
     assert result.returncode == 1 and finding["code"] == "too-large"
     assert finding["message"] == f"too large: {path.stat().st_size} bytes (the limit is 256 KB)"
 

@@ -73,9 +73,9 @@ def test_bash_files_and_folders_where_the_usage_says_so(shell_env, tmp_path):
 def test_bash_offers_every_command_of_the_dispatch_table(shell_env):
     from nexus.tools.nexus import COMMANDS
 
-    for words in COMMANDS:
-        *group, last = words.split()
-        assert last in bash_complete(shell_env, "nexus", *group, last[:2]), words
+    for command in COMMANDS:
+        *group, last = command.words.split()
+        assert last in bash_complete(shell_env, "nexus", *group, last[:2]), command.words
 
 
 def test_list_skills_reads_only_the_manifest(shell_env):

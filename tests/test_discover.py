@@ -12,8 +12,10 @@ from helpers import by_name, jsonl, write_config, write_raw, write_skill
 
 
 def discover(script_runner, *args):
+    """The result, and the skills that load by name (broken ones only when asked for with --invalid)."""
     result = script_runner.run(["nexus-discover", *args])
-    return result, by_name(jsonl(result.stdout))
+    records = jsonl(result.stdout)
+    return result, by_name(r for r in records if "--invalid" in args or r.get("status") != "invalid")
 
 
 def test_workspace_beats_managed_beats_extra(script_runner, tmp_path, workspace, nexus_home):
@@ -185,7 +187,7 @@ def test_unreadable_folder_is_reported_as_nobody():
         probe = subprocess.run([*as_nobody, "--help"], env=env, capture_output=True, text=True)
         if probe.returncode != 0:  # the checkout (and its .venv) lies in a folder nobody may not enter
             pytest.skip(f"nobody cannot run the installed nexus here: {probe.stderr.strip()[-200:]}")
-        result = subprocess.run([*as_nobody, str(workspace)], env=env, capture_output=True, text=True)
+        result = subprocess.run([*as_nobody, "--valid", str(workspace)], env=env, capture_output=True, text=True)
         names = [json.loads(line)["name"] for line in result.stdout.splitlines()]
         assert names == ["healthy"], result.stderr
         assert f"{locked}/SKILL.md: cannot read folder: Permission denied" in result.stderr
@@ -200,12 +202,16 @@ def test_too_large_skill_is_reported(script_runner, workspace):
     assert f"{path}: too large" in result.stderr
 
 
-def test_invalid_flag_prints_broken_skills(script_runner, workspace):
+def test_broken_skills_are_printed_after_the_rest_unless_valid(script_runner, workspace):
     path = write_raw(workspace, "broken", "no frontmatter\n")
-    result, skills = discover(script_runner, "--invalid")
-    assert skills["broken"]["status"] == "invalid"
-    assert skills["broken"]["filePath"] == str(path)
-    assert "no frontmatter" in skills["broken"]["error"]
+    write_skill(workspace, "zeta")
+    for flags in ((), ("--invalid",)):
+        records = jsonl(script_runner.run(["nexus-discover", *flags]).stdout)
+        assert records[-1]["name"] == "broken" and records[-1]["status"] == "invalid"
+        assert records[-1]["filePath"] == str(path) and "no frontmatter" in records[-1]["error"]
+        assert "zeta" in by_name(records)
+    valid = jsonl(script_runner.run(["nexus-discover", "--valid"]).stdout)
+    assert "broken" not in by_name(valid) and "zeta" in by_name(valid)
 
 
 def test_explicit_folders(script_runner, tmp_path):

@@ -263,7 +263,7 @@ def test_update_reports_a_source_that_is_gone(script_runner, tmp_path, managed):
 
 
 def test_owner_repo_expands_to_github():
-    from nexus import sources
+    from nexus.distribute import sources
 
     assert sources.resolve("octo/skills") == ("git", "https://github.com/octo/skills.git")
     assert sources.resolve("git@example.com:team/skills.git")[0] == "git"
@@ -328,7 +328,7 @@ def test_links_file_of_the_wrong_shape_changes_nothing(script_runner, workspace,
 
 
 def test_link_checks_each_name_before_it_becomes_a_path(tmp_path):
-    from nexus import links
+    from nexus.agents import links
     from nexus.errors import UsageError
 
     target = write_skill(tmp_path, "alpha")

@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from helpers import by_name, jsonl, write_config, write_skill
+from helpers import by_name, jsonl, write_config, write_raw, write_skill
 
 
 def manifest_path(nexus_home):
@@ -119,3 +119,25 @@ def test_a_broken_skill_folder_link_stays_listed(script_runner, workspace, tmp_p
     write_skill(tmp_path, "nowhere")  # the link now leads to a skill
     skills = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
     assert skills["nowhere"]["status"] == "ready"
+
+
+def test_the_pipeline_and_refresh_write_the_same_manifest(script_runner, workspace, nexus_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # so that generatedAt agrees too
+    write_skill(workspace, "alpha")
+    write_skill(tmp_path / "managed", "alpha", description="Hidden by the workspace's alpha.")
+    write_raw(workspace, "broken", "no frontmatter\n")
+    (workspace / "empty").mkdir()
+    assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+    refreshed = manifest_path(nexus_home).read_bytes()
+    manifest_path(nexus_home).unlink()
+    discovered = script_runner.run(["nexus-discover"])
+    assert script_runner.run(["nexus-manifest", "write"], stdin=io.StringIO(discovered.stdout)).returncode == 0
+    assert manifest_path(nexus_home).read_bytes() == refreshed
+    manifest = json.loads(refreshed)
+    assert manifest["generatedAt"] == "2026-01-01T00:00:00.000Z"
+    assert [r["name"] for r in manifest["invalid"]] == ["broken"]
+    assert [f["dir"] for f in manifest["folders"]] == [str(workspace / "empty")]
+    assert manifest["skills"]["alpha"]["source"] == "nexus-workspace"
+    write_skill(workspace, "empty")  # a SKILL.md in the watched folder is seen at once after the pipeline too
+    listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+    assert "empty" in {r["name"] for r in listed}

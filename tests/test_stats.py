@@ -477,15 +477,16 @@ def test_rotate_keeps_within_max_bytes(script_runner, nexus_home):
 
 APPENDER = """
 import sys
-from nexus import config, state, usage
+from nexus import config
+from nexus.state import skill_state, usage_log
 name, count = sys.argv[1], int(sys.argv[2])
 settings = config.load()
 for _ in range(count):
-    with state.Update(name) as current:
+    with skill_state.Update(name) as current:
         current["seq"] = current.get("seq", 0) + 1  # the global order of appends, kept under the lock
         entry = {"ts": "2026-01-01T00:00:00.000Z", "skill": name, "type": "tool", "exit": 0, "ms": 1,
                  "seq": current["seq"]}
-        usage.append(name, current, entry, settings)
+        usage_log.append(name, current, entry, settings)
 """
 
 

@@ -104,11 +104,11 @@ def test_skill_verify_trusts_until_forced(script_runner, gog, marker):
 def test_skills_verify_all_stale(script_runner, gog, workspace, bindir, marker):
     make_tool(bindir, "other")
     write_skill(workspace, "other", meta={"tool": "other"})
-    first = jsonl(script_runner.run(["nexus", "skills", "verify", "--all", "--json"]).stdout)
+    first = json.loads(script_runner.run(["nexus", "skills", "verify", "--all", "--json"]).stdout)
     assert {o["skill"] for o in first} >= {"gog", "other"}
     marker.unlink()
     stale = script_runner.run(["nexus", "skills", "verify", "--all", "--stale", "24", "--json"])
-    assert stale.returncode == 0 and "gog" not in {o["skill"] for o in jsonl(stale.stdout)}
+    assert stale.returncode == 0 and "gog" not in {o["skill"] for o in json.loads(stale.stdout)}
     assert not marker.exists()
     bad = script_runner.run(["nexus", "skills", "verify", "--all", "--stale", "-1"])
     assert bad.returncode == 2

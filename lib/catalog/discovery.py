@@ -1,0 +1,131 @@
+"""Find skills in the four sources, highest precedence wins: workspace > managed > bundled > extra dirs."""
+
+import errno
+import os
+
+from .. import paths
+from ..skill import entry as entrylib, skillmd
+
+
+class Scan:
+    """The result of scanning sources: winning entries, shadowed ones, invalid skills and diagnostics."""
+
+    def __init__(self):
+        self.entries = {}
+        self.shadowed = []
+        self.invalid = []
+        self.diagnostics = []  # one formatted line each, for stderr
+        self.readable_sources = 0
+
+    def records(self, shadowed=True):
+        """Every record found: the winning skills by name, the shadowed ones, then the broken ones."""
+        return [*self.entries.values(), *(self.shadowed if shadowed else []), *self.invalid]
+
+
+def scan(source_list):
+    result = Scan()
+    for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
+
+        def report(path, problem, source=source):
+            result.diagnostics.append(problem.format(path))
+            if problem.code == "symlink":  # a skill folder link that leads nowhere is a broken skill too
+                result.invalid.append(_invalid_record(source, path, problem, None, None))
+
+        skill_dirs = child_dirs(folder, report)
+        if skill_dirs is None:
+            continue
+        result.readable_sources += 1
+        for skill_dir in skill_dirs:
+            _load(skill_dir, source, result)
+    result.entries = dict(sorted(result.entries.items()))
+    return result
+
+
+def folders_without_skill(source_list, known_dirs):
+    """The sub-folders of each source that hold no SKILL.md (and are not in `known_dirs`), with their
+    mtimes: the manifest watches them, so that a SKILL.md written into one later is seen at once."""
+    found = []
+    for _, folder in reversed(source_list):
+        for skill_dir in child_dirs(folder, lambda path, problem: None) or []:
+            if skill_dir in known_dirs:
+                continue
+            dir_mtime = paths.mtime(skill_dir)  # before looking: a SKILL.md written meanwhile is seen next time
+            if not os.path.lexists(os.path.join(skill_dir, "SKILL.md")):
+                found.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
+    return found
+
+
+def child_dirs(folder, report):
+    """The sub-folders of `folder`, symlinks followed, by name; None when `folder` cannot be listed.
+
+    Only one level is read, so a symlink pointing back up is never followed forever; a link that
+    loops or dangles is reported once through report(path, Problem) and skipped.
+    """
+    try:
+        with os.scandir(folder) as it:
+            children = sorted(it, key=lambda d: d.name)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        report(folder, skillmd.Problem("error", f"cannot read folder: {e.strerror}", code="unreadable"))
+        return None
+    found = []
+    for child in children:
+        if child.name.startswith("."):
+            continue
+        try:
+            is_dir = child.is_dir()
+            if not is_dir and child.is_symlink():
+                os.stat(child.path)  # raises for a dangling or looping link
+        except OSError as e:
+            reason = "symlink loop" if e.errno == errno.ELOOP else f"broken symlink: {e.strerror}"
+            report(child.path, skillmd.Problem("error", reason, code="symlink"))
+            continue
+        if is_dir:
+            found.append(child.path)
+    return found
+
+
+def _load(skill_dir, source, result):
+    path = os.path.join(skill_dir, "SKILL.md")
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return  # a folder without SKILL.md is not a skill (yet); the manifest watches it
+    except OSError as e:
+        problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
+        _invalid(result, source, skill_dir, problem, paths.mtime(skill_dir))  # its mtime: fixed, it is seen again
+        return
+    dir_mtime, file_mtime = paths.mtime(skill_dir), paths.mtime(path)  # before reading: a change during the read is seen next time
+    skill = skillmd.read(path, os.path.basename(skill_dir))
+    for problem in skill.problems:
+        if problem.severity != "error":
+            result.diagnostics.append(problem.format(path))
+    if not skill.ok:
+        error = next(p for p in skill.problems if p.severity == "error")
+        _invalid(result, source, skill_dir, error, dir_mtime, file_mtime)
+        return
+    entry, warnings = entrylib.build(skill, source, skill_dir, dir_mtime, file_mtime)
+    for warning in warnings:
+        problem = skillmd.Problem("warning", f"metadata.{skill.meta_key}.{warning}", skill.lines.get("metadata"))
+        result.diagnostics.append(problem.format(path))
+    winner = result.entries.get(skill.name)
+    if winner is None:
+        result.entries[skill.name] = entry
+    elif winner["source"] == source:
+        result.diagnostics.append(
+            f"{path}: warning: skill '{skill.name}' is also defined in {winner['filePath']}; using that one")
+    else:
+        entry["shadowedBy"] = winner["source"]
+        result.shadowed.append(entry)
+
+
+def _invalid(result, source, skill_dir, problem, dir_mtime=None, file_mtime=None):
+    result.diagnostics.append(problem.format(os.path.join(skill_dir, "SKILL.md")))
+    result.invalid.append(_invalid_record(source, skill_dir, problem, dir_mtime, file_mtime))
+
+
+def _invalid_record(source, skill_dir, problem, dir_mtime, file_mtime):
+    return {"name": os.path.basename(skill_dir), "status": "invalid", "source": source,
+            "filePath": os.path.join(skill_dir, "SKILL.md"), "dir": skill_dir, "line": problem.line,
+            "error": problem.message, "dirMtimeNs": dir_mtime, "fileMtimeNs": file_mtime}

@@ -1,0 +1,110 @@
+"""A skill's status (ready, needs setup, not installed, disabled, unsupported) from its entry, its state,
+the config and the environment.
+
+Architecture invariant: status is a pure function of those: nothing here runs a command.
+"""
+
+import os
+import sys
+
+from .. import config as configlib, schema
+from ..skill.entry import binaries, env_names, os_fits, primary_env, required
+
+
+def search_dirs(config, environ=None):
+    """Where binaries are looked up: skills.binPath, then PATH."""
+    environ = os.environ if environ is None else environ
+    return configlib.bin_path(config) + [d for d in environ.get("PATH", "").split(os.pathsep) if d]
+
+
+def which(name, dirs):
+    """The executable `name` in `dirs` (or the path itself when it has a '/'), else None."""
+    candidates = [name] if "/" in name else [os.path.join(d, name) for d in dirs]
+    for path in candidates:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def injected_env(entry, config):
+    """Env vars the gateway adds for this skill: skills.entries.KEY.env, and apiKey as its primary env."""
+    skill_config = configlib.skill_entry(config, entry)
+    env = {}
+    extra = skill_config.get("env")
+    if isinstance(extra, dict):
+        env.update((str(k), str(v)) for k, v in extra.items())
+    key, name = skill_config.get("apiKey"), primary_env(entry)
+    if key and name:
+        env[name] = str(key)
+    return env
+
+
+class Checker:
+    """Evaluates entries against one config and environment, caching binary lookups."""
+
+    def __init__(self, config, environ=None, platform=None):
+        self.config = config
+        self.environ = os.environ if environ is None else environ
+        self.platform = platform or sys.platform
+        self.dirs = search_dirs(config, self.environ)
+        self._found = {}
+
+    def has_binary(self, name):
+        if name not in self._found:
+            self._found[name] = which(name, self.dirs) is not None
+        return self._found[name]
+
+    def disabled_reason(self, entry):
+        if configlib.skill_entry(self.config, entry).get("enabled") is False:
+            return "disabled in config"
+        allow = configlib.get(self.config, "skills.allowBundled")
+        if entry.get("source") == "nexus-bundled" and isinstance(allow, list) and entry["name"] not in allow:
+            return "not in skills.allowBundled"
+        return None
+
+    def supported(self, entry):
+        return os_fits(entry.get("os"), self.platform)
+
+    def missing(self, entry):
+        """What the skill lacks: {'bins', 'anyBins', 'env', 'config'}, each a list."""
+        missing = {key: [] for key in schema.REQUIRE_KEYS}
+        if entry.get("always") is True:
+            return missing
+        missing["bins"] = [b for b in binaries(entry) if not self.has_binary(b)]
+        any_bins = required(entry, "anyBins")
+        if any_bins and not any(self.has_binary(b) for b in any_bins):
+            missing["anyBins"] = any_bins
+        injected = injected_env(entry, self.config)
+        missing["env"] = [n for n in env_names(entry) if not self.environ.get(n) and not injected.get(n)]
+        missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
+        return missing
+
+    def evaluate(self, entry, state=None):
+        """{'status', 'missing', 'verified'} for a manifest entry and its SkillState."""
+        state = state or {}
+        missing = self.missing(entry)
+        verified = is_verified(entry, state)
+        reason = self.disabled_reason(entry)
+        if reason:
+            status = "disabled"
+        elif not self.supported(entry):
+            status = "unsupported"
+        elif missing["bins"] or missing["anyBins"]:
+            status = "not-installed"
+        elif missing["env"] or missing["config"] or state.get("lastVerifyOk") is False:
+            status = "needs-setup"
+        else:
+            status = "ready"
+        result = {"status": status, "missing": missing, "verified": verified}
+        if reason:
+            result["disabledReason"] = reason
+        return result
+
+
+def is_verified(entry, state):
+    """Prompt skills need no verification; others passed it for the SKILL.md they have now."""
+    if entry.get("type") == "prompt":
+        return True
+    fingerprint = state.get("fingerprint")
+    return (state.get("configured") is True and isinstance(fingerprint, dict)
+            and fingerprint.get("skillSha256") == entry.get("sha256"))

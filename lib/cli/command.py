@@ -1,0 +1,171 @@
+"""What every command shares: the command table's row, argument parsing, and the one layer that calls a
+command, renders what it returns and maps errors to exit codes.
+
+A command is a function taking a Context and returning data; its output kind says how the data is
+written (see nexus.cli.output). Its docstring is its usage (docopt), so help, man pages and
+completions are generated from the same text.
+"""
+
+import os
+import sys
+
+from .. import config as configlib
+from ..errors import NexusError, UsageError
+
+# The output kinds (nexus.cli.output writes each; PROCESS commands write their own output).
+DOCUMENT, STREAM, TEXT, PROCESS = "document", "stream", "text", "process"
+
+
+class Command:
+    """A row of the command table: the words that name a command, the function that runs it
+    ("module:function" under nexus.tools.porcelain, or a whole module path), its output kind and a
+    one-line summary."""
+
+    __slots__ = ("words", "target", "output", "summary")
+
+    def __init__(self, words, target, output, summary):
+        self.words, self.target, self.output, self.summary = words, target, output, summary
+
+    def function(self):
+        module, name = self.target.split(":")
+        module = module if module.startswith("nexus.") else f"nexus.tools.porcelain.{module}"
+        return getattr(__import__(module, fromlist=[name]), name)
+
+    def usage(self):
+        return usage_of(self.function())
+
+    def main(self, argv):
+        return call(self.function(), argv, self.output, "nexus", title=f"nexus {self.words}: {self.summary}",
+                    words=self.words.split())
+
+
+def usage_of(function):
+    """A function's docstring as a usage text: its indentation removed."""
+    lines = (function.__doc__ or "").expandtabs().split("\n")
+    indent = min((len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()), default=0)
+    return "\n".join([lines[0].strip()] + [line[indent:] for line in lines[1:]]).strip("\n") + "\n"
+
+
+def renders(render):
+    """`@renders(render)`: render(data, out) writes a DOCUMENT command's data as human text."""
+
+    def mark(function):
+        function.render = render
+        return function
+
+    return mark
+
+
+def parses(parser):
+    """`@parses(parser)`: parser(argv, usage) -> args replaces docopt for a command on a hot path."""
+
+    def mark(function):
+        function.parser = parser
+        return function
+
+    return mark
+
+
+class Context:
+    """What the layer prepares for a command: its arguments, the config (read once, when first asked
+    for), warnings on stderr under the command's name, and the exit status."""
+
+    def __init__(self, prog, args):
+        self.prog, self.args, self.status = prog, args, 0
+        self._config = None
+
+    @property
+    def config(self):
+        if self._config is None:
+            self._config = configlib.load()
+        return self._config
+
+    @property
+    def json(self):
+        return bool(self.args.get("--json"))
+
+    def warn(self, message):
+        print(f"{self.prog}: {message}", file=sys.stderr)
+
+
+def parse(doc, argv):
+    """docopt-ng on `doc`; UsageError with docopt's message, or the help on stdout and exit 0."""
+    import contextlib
+
+    from docopt import DocoptExit, docopt
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
+            args = docopt(doc, argv=argv, default_help=False)
+    except DocoptExit as e:
+        raise UsageError(str(e.code)) from None
+    if args.get("--help"):
+        raise Help()
+    return args
+
+
+class Help(Exception):
+    """--help was asked for: the layer prints the command's usage and exits 0."""
+
+
+MAX_NUMBER = 100_000_000  # seconds or hours: three years and more, and far from a float's limits
+
+
+def number(value, option, zero=False):
+    """A positive (or, with zero, non-negative) finite number from the command line; UsageError otherwise."""
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        result = float("nan")
+    if not (0 <= result <= MAX_NUMBER and (zero or result > 0)):
+        raise UsageError(f"{option} needs a number {'from 0' if zero else 'above 0'} up to {MAX_NUMBER:,}, not {value!r}")
+    return result
+
+
+def call(function, argv, kind, prog, title=None, doc=None, words=()):
+    """Parse `argv` (what follows the command's `words`), call function(ctx), write what it returns as
+    `kind` says, and map errors to exit codes."""
+    try:
+        doc = usage_of(function) if doc is None else doc
+        parser = getattr(function, "parser", None)
+        args = parser(argv, doc) if parser else parse(doc, [*words, *argv])
+        ctx = Context(prog, args)
+        result = function(ctx)
+        if kind == PROCESS:
+            ctx.status = result or 0
+        else:
+            from . import output  # a process writes its own: the gateway's hot path never loads this
+
+            output.emit(kind, result, function, ctx)
+        sys.stdout.flush()
+        return ctx.status
+    except Help:
+        sys.stdout.write((f"{title}\n\n" if title else "") + doc.strip("\n") + "\n")
+        return 0
+    except NexusError as e:
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise
+        print(f"{prog}: {e}", file=sys.stderr)
+        return e.exit_code
+    except BrokenPipeError:
+        # The reader went away (`nexus ... | head`): stay quiet, as the Python docs recommend.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except OSError as e:  # a file nexus must write or read failed: one line, not a traceback
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise
+        print(f"{prog}: {e.filename}: {e.strerror}" if e.filename else f"{prog}: {e}", file=sys.stderr)
+        return 1
+
+
+def tool(prog, kind, doc, body):
+    """A console script's main(argv=None) -> int: body(ctx) called through the layer, `doc` its usage."""
+
+    def main(argv=None):
+        return call(body, sys.argv[1:] if argv is None else list(argv), kind, prog, doc=doc)
+
+    main.__doc__ = doc
+    return main

@@ -1,0 +1,61 @@
+"""The one output layer: a command returns data, and this writes it as its output kind says.
+
+A porcelain command's --json prints one JSON document (an array or an object); a plumbing tool
+prints JSON Lines, one object per record, so that it can stream; human text is the command's own
+renderer's, the same on a terminal and in a pipe but for colour and box characters.
+"""
+
+import sys
+
+from .. import fastjson
+from ..errors import BadInput
+
+from .command import DOCUMENT, PROCESS, STREAM, TEXT
+
+KINDS = {
+    DOCUMENT: "data: human text, or one JSON document with --json",
+    STREAM: "records: JSON Lines, one object per record (plumbing)",
+    TEXT: "text another program reads (a prompt block, a rules file)",
+    PROCESS: "the command writes its own output (a tool's), and returns an exit status",
+}
+
+
+def emit(output, result, function, ctx):
+    """Write `result`, what function(ctx) returned, as `output` (a kind of nexus.cli.command)."""
+    out = sys.stdout
+    if output == STREAM:
+        write_jsonl(result or (), out)
+    elif output == TEXT:
+        out.write(result or "")
+    elif ctx.json:
+        out.write(dumps(result if isinstance(result, (dict, list)) else list(result)) + "\n")
+    else:
+        function.render(result, out)
+
+
+def dumps(obj):
+    return fastjson.dumps(obj)
+
+
+def write_jsonl(records, stream=None):
+    stream = stream or sys.stdout
+    for record in records:
+        stream.write(dumps(record) + "\n")
+
+
+def piped_stdin(what="JSON Lines"):
+    """sys.stdin when something is piped in; BadInput when it is a terminal or closed: never hang."""
+    if sys.stdin is None or sys.stdin.closed or sys.stdin.isatty():
+        raise BadInput(f"stdin is a terminal or closed: pipe {what} into this command (see --help)")
+    return sys.stdin
+
+
+def read_jsonl(stream, label="stdin"):
+    """Dicts from a JSON Lines stream; BadInput naming the line of the first bad one."""
+    import jsonlines
+
+    reader = jsonlines.Reader(stream)
+    try:
+        yield from reader.iter(type=dict, skip_empty=True)
+    except jsonlines.InvalidLineError as e:
+        raise BadInput(f"{label}:{e.lineno}: not a JSON object: {e.line[:80]!r}") from None

@@ -1,0 +1,278 @@
+"""The managed skills folder: skills added from a source, and the lockfile that records them.
+
+MANAGED_SKILLS_DIR/.nexus-lock.json maps each added skill to where it came from (source, revision,
+path inside the source), how it was placed (link or copy) and the SHA-256 of its files, so `update`
+can say exactly which skills changed. Every change happens under one lock and is written atomically.
+"""
+
+import os
+import shutil
+
+from .. import config as configlib, fileio, paths
+from ..catalog import manifest
+from ..errors import BadInput, NexusError
+from ..schema import now_iso
+from ..skill.skillmd import Problem
+from . import sources
+
+LOCK_VERSION = 1
+
+
+def skill_path(name):
+    """MANAGED_SKILLS_DIR/NAME, for a valid name only."""
+    return os.path.join(paths.managed_skills(), paths.checked_name(name))
+
+
+def read_lock():
+    """The lockfile's {'version', 'skills'}; BadInput naming the file when it is corrupt."""
+    path = paths.managed_lockfile()
+    data = fileio.read_json(path)  # BadInput names the file when it is not JSON
+    if data is None:
+        return {"version": LOCK_VERSION, "skills": {}}
+    entries = data.get("skills") if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or not all(paths.is_valid_name(n) and isinstance(e, dict)
+                                                 for n, e in entries.items()):
+        raise BadInput(f"lockfile '{path}' is corrupt: expected {{\"skills\": {{NAME: {{...}}}}}}; "
+                       "fix it or remove it (added skills then count as placed by hand)")
+    return data
+
+
+def locked():
+    """`with locked() as lock:` the lockfile, read and held, written back when changed."""
+    return fileio.Locked(paths.managed_lockfile(), read_lock)
+
+
+def place(name, candidate, copy):
+    """Put a candidate skill at MANAGED_SKILLS_DIR/NAME, replacing what is there in one rename."""
+    target = skill_path(name)
+    try:
+        _place(target, candidate, copy)
+    except OSError as e:
+        raise NexusError(f"cannot place skill '{name}' at {target}: {e.strerror or e}") from None
+
+
+def _place(target, candidate, copy):
+    folder, name = os.path.split(target)
+    # Dot names: a scan running meanwhile skips them.
+    staging, old = (os.path.join(folder, f".{name}.{os.getpid()}.{end}") for end in ("new", "old"))
+    _discard(staging)
+    if copy:
+        for rel in candidate.files:
+            os.makedirs(os.path.join(staging, os.path.dirname(rel)), exist_ok=True)
+            shutil.copy(os.path.join(candidate.dir, rel), os.path.join(staging, rel))  # follows in-source links
+    else:
+        os.symlink(os.path.realpath(candidate.dir), staging)
+    if os.path.lexists(target):
+        os.rename(target, old)
+    os.rename(staging, target)
+    _discard(old)
+
+
+def unplace(name):
+    _discard(skill_path(name))
+
+
+def _discard(path):
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
+
+
+def record(candidate, source, copy, now):
+    return {"source": source.location, "sourceType": source.kind, "revision": source.revision,
+            "path": candidate.path, "sha256": sources.digest(candidate.dir, candidate.files),
+            "placement": "copy" if copy else "link", "updatedAt": now}
+
+
+def edited_in_place(name, entry):
+    """True when the copy placed at MANAGED_SKILLS_DIR/NAME no longer has the files its lock entry
+    records. A linked skill has no copy of its own to edit, and a missing one is gone, not edited."""
+    folder = skill_path(name)
+    if entry.get("placement") != "copy" or not os.path.lexists(folder):
+        return False
+    try:
+        return sources.digest(folder, sources.files(folder, folder)) != entry.get("sha256")
+    except (OSError, NexusError):  # unreadable, or a symlink out of it: not what was placed
+        return True
+
+
+class EditedCopies:
+    """What `nexus skills check` asks of the managed folder: which copied skills were edited in place.
+    The lockfile is read once, and only when a skill in the managed folder is checked."""
+
+    def __init__(self):
+        self.folder = os.path.realpath(paths.managed_skills())
+        self.is_managed = {}  # a skill folder's parent -> whether it is the managed folder
+        self.lock = None
+
+    def warning(self, skill_dir):
+        """The warning for a copy at `skill_dir` whose files no longer match the lockfile, or None."""
+        parent, name = os.path.split(os.path.abspath(skill_dir))
+        if parent not in self.is_managed:
+            self.is_managed[parent] = os.path.realpath(parent) == self.folder
+        if not self.is_managed[parent]:
+            return None
+        self.lock = self.lock or read_lock()
+        entry = self.lock["skills"].get(name)
+        if entry is None or not edited_in_place(name, entry):
+            return None
+        return Problem("warning", f"edited in place: its files no longer match the sha256 in {paths.managed_lockfile()}; "
+                       "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
+
+
+def conflict(lock, name, source, candidate):
+    """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there."""
+    entry = lock["skills"].get(name)
+    if entry is not None:
+        if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
+            if edited_in_place(name, entry):
+                return f"skill '{name}' was edited in place since it was added"
+            return None  # the same skill again: adding it refreshes it
+        return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
+    if os.path.lexists(skill_path(name)):
+        return f"skill '{name}' already exists at {skill_path(name)}"
+    return None
+
+
+def require_added(lock, names):
+    """NexusError unless every name was placed by `add` (then nothing is changed)."""
+    for name in names:
+        skill_path(name)
+    strangers = [n for n in names if n not in lock["skills"]]
+    if strangers:
+        raise NexusError(f"not added by 'nexus skills add' (not in {paths.managed_lockfile()}): {', '.join(strangers)}; "
+                         "nexus leaves skills placed by hand alone")
+
+
+def select(candidates, names, source):
+    """The candidates to add: all of them, or those named (each name must be there)."""
+    for name in names:
+        skill_path(name)
+    if not names:
+        return candidates
+    missing = [n for n in names if n not in {c.name for c in candidates}]
+    if missing:
+        held = ", ".join(c.name for c in candidates if c.name) or "no valid skills"
+        raise NexusError(f"{source.location} has no skill {', '.join(map(repr, missing))} (it has: {held})")
+    return [c for c in candidates if c.name in names]
+
+
+def add(source_text, names=(), copy=False, force=False, on_problem=None):
+    """Add the skills of a source: {'source', 'revision', 'added', 'unchanged', 'refused'}."""
+    report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
+    with locked() as lock, sources.checkout(source_text) as source:
+        if sources.inside(source.root, paths.managed_skills()):
+            raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
+        report.update(source=source.location, revision=source.revision)
+        copy = copy or source.kind == "git"  # a clone is scratch: its skills are copied out
+        seen = set()
+        for candidate in select(sources.find(source, on_problem or (lambda m: None)), names, source):
+            why = _refusal(candidate, seen, lock, source, force)
+            if why:
+                report["refused"].append({"name": candidate.label, "path": candidate.path, "error": why})
+                continue
+            name = candidate.name
+            seen.add(name)
+            entry, old = record(candidate, source, copy, now_iso()), lock["skills"].get(name, {})
+            if _already_placed(name, old, entry):
+                report["unchanged"].append(name)
+                continue
+            place(name, candidate, copy)
+            lock["skills"][name] = {**entry, "addedAt": old.get("addedAt", entry["updatedAt"])}
+            report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
+                                    "sha256": entry["sha256"]})
+    return report
+
+
+def _refusal(candidate, seen, lock, source, force):
+    """Why a candidate is not added, or None."""
+    if candidate.error:
+        return candidate.error
+    if candidate.name in seen:
+        return f"another skill named '{candidate.name}' is already added from this source"
+    why = None if force else conflict(lock, candidate.name, source, candidate)
+    return why and why + "; --force replaces it"
+
+
+def _already_placed(name, old, new):
+    """NAME is recorded and placed just as adding `new` would place it (a copy edited since is not)."""
+    keys = ("source", "path", "sha256", "placement")
+    return (all(old.get(k) == new[k] for k in keys) and os.path.lexists(skill_path(name))
+            and not edited_in_place(name, old))
+
+
+def remove(names):
+    """Remove added skills and their lock entries; nothing is removed when one was not added."""
+    if _nothing_added(names):
+        return
+    with locked() as lock:
+        require_added(lock, names)
+        for name in names:
+            unplace(name)
+            del lock["skills"][name]
+
+
+def update(names=(), force=False):
+    """Fetch the sources of added skills again:
+    {'changed', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
+
+    A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
+    report = {"changed": [], "unchanged": [], "editedLocally": [], "removedUpstream": [], "failed": []}
+    if _nothing_added(names):
+        return report
+    with locked() as lock:
+        names = list(names) or sorted(lock["skills"])
+        require_added(lock, names)
+        by_source = {}
+        for name in names:
+            by_source.setdefault(lock["skills"][name].get("source"), []).append(name)
+        for location, group in by_source.items():
+            try:
+                with sources.checkout(location) as source:
+                    for name in group:
+                        _update_one(lock["skills"][name], name, source, force, report)
+            except NexusError as e:  # the source cannot be fetched: none of its skills is touched
+                report["failed"] += [{"name": n, "error": str(e)} for n in group]
+    return report
+
+
+def _nothing_added(names):
+    """True when there is no lockfile (and no names to refuse): then no folder or lock is made."""
+    if os.path.exists(paths.managed_lockfile()):
+        return False
+    require_added({"skills": {}}, names)
+    return True
+
+
+def _update_one(entry, name, source, force, report):
+    folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
+    if not sources.inside(folder, source.root) or not os.path.isfile(os.path.join(folder, "SKILL.md")):
+        report["removedUpstream"].append(name)
+        return
+    candidate = sources.Candidate(source, folder)
+    if candidate.error or candidate.name != name:
+        error = candidate.error or f"the skill at {candidate.path} is now named '{candidate.name}'"
+        report["failed"].append({"name": name, "error": error})
+        return
+    edited = edited_in_place(name, entry)
+    if edited and not force:
+        report["editedLocally"].append(name)
+        return
+    fresh = record(candidate, source, entry.get("placement") == "copy", now_iso())
+    entry["revision"] = fresh["revision"]
+    if fresh["sha256"] == entry.get("sha256") and os.path.lexists(skill_path(name)) and not edited:
+        report["unchanged"].append(name)
+        return
+    try:
+        place(name, candidate, fresh["placement"] == "copy")
+    except NexusError as e:
+        report["failed"].append({"name": name, "error": str(e)})
+        return
+    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"])
+    report["changed"].append(name)
+
+
+def refresh_manifest(config):
+    """Rescan after a change, so the next command sees it at once."""
+    manifest.refresh(configlib.sources(config))

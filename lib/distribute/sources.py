@@ -1,0 +1,183 @@
+"""Where added skills come from: a local folder or a git repository, and the skills one holds.
+
+A git source is cloned shallow with the system `git` into a scratch folder under the cache and
+removed afterwards; nothing is kept that could go stale. Nothing inside a source is ever followed
+out of it: a skill with a symlink that leads outside the source is refused.
+"""
+
+import contextlib
+import os
+
+from .. import fileio, paths
+from ..errors import NexusError
+from ..gateway import process
+from ..skill import skillmd
+
+MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
+SKIP_FOLDERS = {".git", "node_modules"}
+GIT_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
+
+
+class Source:
+    """One fetched source: `root` holds its files while the `checkout` block lasts."""
+
+    def __init__(self, kind, location, root, revision=None):
+        self.kind, self.location, self.root, self.revision = kind, location, root, revision
+        base = location.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+        self.root_name = base.removesuffix(".git")  # the name a skill at the root falls back to
+
+
+class Candidate:
+    """A folder with a SKILL.md: its name once read, or the reason it cannot be added."""
+
+    def __init__(self, source, folder):
+        self.dir = folder
+        self.path = os.path.relpath(folder, source.root)
+        self.name = self.description = self.error = None
+        self.files = []
+        try:
+            self.files = files(folder, source.root)
+        except NexusError as e:
+            self.error = str(e)
+            return
+        folder_name = source.root_name if self.path == "." else os.path.basename(folder)
+        skill = skillmd.read(os.path.join(folder, "SKILL.md"), folder_name)
+        if skill.ok:
+            self.name, self.description = skill.name, skill.frontmatter["description"].strip()
+        else:
+            self.error = next(p for p in skill.problems if p.severity == "error").format("SKILL.md")
+
+    @property
+    def label(self):
+        return self.name or self.path
+
+    def as_dict(self):
+        return {"name": self.name, "path": self.path, "description": self.description, "ok": self.error is None,
+                "error": self.error}
+
+
+def resolve(source):
+    """('folder', absolute path) or ('git', url) for a SOURCE as the user wrote it."""
+    if source.startswith(GIT_SCHEMES) or (source.startswith("git@") and ":" in source):
+        return "git", source
+    if "://" in source or "::" in source or source.startswith("-"):  # git's ext:: would run a command
+        raise NexusError(f"source '{source}': only {', '.join(s[:-3] for s in GIT_SCHEMES)} URLs are fetched")
+    path = os.path.abspath(os.path.expanduser(source))
+    if os.path.isdir(path):
+        return ("git", "file://" + path) if os.path.exists(os.path.join(path, ".git")) else ("folder", path)
+    owner, _, repo = source.partition("/")
+    if repo and paths.is_valid_name(owner.lower()) and "/" not in repo and repo.strip(".") and _plain(repo):
+        return "git", f"https://github.com/{owner}/{repo.removesuffix('.git')}.git"
+    raise NexusError(f"source '{source}' is not a folder, a git URL or owner/repo")
+
+
+def _plain(text):
+    return all(c.isalnum() or c in "-_." for c in text)
+
+
+@contextlib.contextmanager
+def checkout(source):
+    """The Source for SOURCE, its files readable for the duration of the block."""
+    kind, location = resolve(source)
+    if kind == "folder":
+        yield Source(kind, location, location)
+        return
+    import shutil
+    import tempfile
+
+    fileio.private_dirs(paths.cache_dir(), paths.home())
+    scratch = tempfile.mkdtemp(prefix="clone.", dir=paths.cache_dir())
+    try:
+        root = os.path.join(scratch, "repo")
+        _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
+        revision = _git(["-C", root, "rev-parse", "HEAD"], f"cannot read the revision of '{location}'").strip()
+        yield Source(kind, location, root, revision)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _git(args, failure):
+    # No prompts for credentials or passwords: this runs from cron too.
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false"}
+    try:
+        done = process.run(["git", *args], env=env, stdin=process.DEVNULL, stdout=process.CAPTURE,
+                           stderr=process.CAPTURE)
+    except FileNotFoundError:
+        raise NexusError("git is not installed: install git to add skills from a repository") from None
+    if done.exit != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise NexusError(f"{failure}: {reason[-1] if reason else f'git exited with {done.exit}'}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+def find(source, on_problem):
+    """The Candidates of a source: the root when it holds a SKILL.md, else folders below it."""
+    found = []
+    _walk(source, source.root, 0, found, set(), on_problem)
+    if not found:
+        raise NexusError(f"no skills in {source.location}: no SKILL.md at its root "
+                         f"or in folders up to {MAX_DEPTH} levels below it")
+    return found
+
+
+def _walk(source, folder, depth, found, seen, on_problem):
+    real = os.path.realpath(folder)
+    if real in seen:
+        return  # a loop of symlinks
+    seen.add(real)
+    if os.path.isfile(os.path.join(folder, "SKILL.md")) or os.path.islink(os.path.join(folder, "SKILL.md")):
+        found.append(Candidate(source, folder))
+        return
+    if depth >= MAX_DEPTH:
+        return
+    try:
+        with os.scandir(folder) as it:
+            children = sorted((e for e in it if e.name not in SKIP_FOLDERS), key=lambda e: e.name)
+    except OSError as e:
+        on_problem(f"{folder}: cannot read folder: {e.strerror}")
+        return
+    for child in children:
+        if child.is_symlink() and not inside(child.path, source.root):
+            on_problem(f"{source.location}: {os.path.relpath(child.path, source.root)}: "
+                       "skipped: symlink points outside the source")
+        elif child.is_dir():
+            _walk(source, child.path, depth + 1, found, seen, on_problem)
+
+
+def inside(path, root):
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top + os.sep)
+
+
+def files(skill_dir, root):
+    """A skill's files as sorted relative paths; NexusError for a symlink that leads out of `root`."""
+    found, seen = [], set()
+
+    def walk(folder, prefix):
+        real = os.path.realpath(folder)
+        if real in seen:
+            return
+        seen.add(real)
+        with os.scandir(folder) as it:
+            for entry in sorted(it, key=lambda e: e.name):
+                rel = prefix + entry.name
+                if entry.is_symlink() and not inside(entry.path, root):
+                    raise NexusError(f"'{rel}' is a symlink that points outside the source")
+                if entry.is_dir() and entry.name != ".git":
+                    walk(entry.path, rel + "/")
+                elif entry.is_file():
+                    found.append(rel)
+
+    walk(skill_dir, "")
+    return found
+
+
+def digest(skill_dir, rels):
+    """SHA-256 over a skill's files: each relative path, then the SHA-256 of its contents."""
+    import hashlib
+
+    total = hashlib.sha256()
+    for rel in rels:
+        with open(os.path.join(skill_dir, rel), "rb") as f:
+            total.update(rel.encode() + b"\0" + hashlib.file_digest(f, "sha256").digest())
+    return total.hexdigest()

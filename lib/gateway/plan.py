@@ -1,0 +1,93 @@
+"""What running a skill means: its command line, its environment, the secrets to mask, and what to tell
+a person when it cannot run yet. Nothing here runs anything."""
+
+import os
+
+from .. import config as configlib, paths
+from ..catalog import status
+from ..errors import NexusError
+from ..skill import entry as entrylib
+
+ERROR_CHARS = 200
+SECRET = "***"
+
+
+def environment(entry, config):
+    """The tool's environment: ours, plus the skill's injected vars, with skills.binPath before PATH."""
+    env = dict(os.environ)
+    env.update(status.injected_env(entry, config))
+    extra = configlib.bin_path(config)
+    if extra:
+        env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
+    env["NEXUS_CALLER_CWD"] = os.getcwd()
+    return env
+
+
+def secrets(entry, env):
+    """Values of the env vars a skill declares as secret, longest first, to be masked in logs."""
+    names = entrylib.env_names(entry) + [entrylib.primary_env(entry)]
+    return sorted({env[n] for n in names if n and env.get(n)}, key=len, reverse=True)
+
+
+def mask(text, secrets):
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, SECRET)
+    return text
+
+
+def runs(entry):
+    """The binary a tool or script skill runs: its tool, or its script's runner."""
+    return entry.get("tool") if entry["type"] == "tool" else entry.get("runner")
+
+
+def command(entry, args, config):
+    """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    binary = runs(entry)
+    found = status.which(binary, status.search_dirs(config)) if binary else None
+    if not found:
+        raise NexusError(not_installed_message(entry, binary))
+    if entry["type"] == "tool":
+        return [found, *args], None
+    skill_dir = os.path.realpath(entry["dir"])
+    script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
+    if not script.startswith(skill_dir + os.sep) or not os.path.isfile(script):
+        raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
+    return [found, script, *args], skill_dir
+
+
+def not_installed_message(entry, binary):
+    from ..skill import installspec  # a refusal's message: not on the way of a run that goes ahead
+
+    lines = [f"Tool '{binary}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
+    hints = installspec.hints(entry)
+    if hints:
+        lines.append("Install with: " + hints[0])
+        lines += ["          or: " + h for h in hints[1:]]
+    return "\n".join(lines)
+
+
+def setup_message(entry, missing):
+    needs = missing["env"] + [f"config {p} (in {paths.config_file()})" for p in missing["config"]]
+    return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+
+
+def setup_steps(entry, missing):
+    """Numbered steps that take a skill from where it is to verified."""
+    from ..skill import installspec
+
+    name, steps = entry["name"], []
+    if missing["bins"] or missing["anyBins"]:
+        hints = installspec.hints(entry)
+        what = ", ".join(missing["bins"]) or "one of " + ", ".join(missing["anyBins"])
+        steps.append(f"Install {what}: {hints[0]}" if hints else f"Install {what} and put it on PATH")
+    key = entrylib.primary_env(entry)
+    for var in missing["env"]:
+        also = f", or set skills.entries.{entry.get('skillKey') or name}.apiKey in {paths.config_file()}" if var == key else ""
+        steps.append(f"Set {var}: export {var}=...{also}")
+    for path in missing["config"]:
+        steps.append(f"Set {path} = true in {paths.config_file()}")
+    if entry.get("verify"):
+        steps.append(f"Make this succeed: {entry['verify']}")
+    steps.append(f"Verify: nexus skill verify {name}")
+    return [f"{i}. {step}" for i, step in enumerate(steps, 1)]

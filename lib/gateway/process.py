@@ -1,0 +1,262 @@
+"""Starting a program and waiting for it: the one way nexus runs anything (tools, verify commands,
+installers, git).
+
+No shell is involved unless the caller names one: a program gets its argument vector as given. It is
+started with posix_spawn (cheaper to import and to call than subprocess) and waited for without polling
+where the system allows (Linux's pidfd); a timeout ends it as timeout(1) does: SIGTERM, then SIGKILL
+KILL_AFTER seconds later, sent to its process group when it has one of its own.
+
+Each of stdin, stdout and stderr is inherited (None), DEVNULL or CAPTURE (read into memory); stderr may
+also be TEE (copied to our stderr as it comes, its last bytes kept), stdout a file descriptor of ours,
+and stdin bytes to feed the program.
+"""
+
+import _thread
+import os
+import select
+import time
+
+import _signal as signal  # the C module: `signal` wraps its constants in enums, at a cost of ~2 ms
+
+DEVNULL, CAPTURE, TEE = "devnull", "capture", "tee"
+KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL after a timeout
+TAIL = 800  # bytes kept of a TEE'd stderr
+DRAIN = 1.0  # seconds spent reading what a program left in its pipes once it has exited
+POLL = 0.05  # where there is no pidfd to wait on
+_spawning = _thread.allocate_lock()  # posix_spawn has no cwd: the folder is changed around the call
+
+
+class Finished:
+    """How a program ended. `exit` as a shell reports it: 128+N after signal N, 124 after a timeout;
+    `signal` the signal that ended it, if one did."""
+
+    def __init__(self, exit, timed_out, signal, stdout, stderr, truncated):
+        self.exit, self.timed_out, self.signal, self.truncated = exit, timed_out, signal, truncated
+        self.stdout, self.stderr = stdout, stderr
+
+
+class _Sink:
+    """A captured stream: its bytes (at most `limit`, or the last `tail`), copied to `tee_fd` if given."""
+
+    def __init__(self, limit=None, tail=None, tee_fd=None):
+        self.data, self.limit, self.tail, self.tee_fd, self.truncated = bytearray(), limit, tail, tee_fd, False
+
+    def write(self, chunk):
+        if self.tee_fd is not None:
+            try:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(self.tee_fd, view):]
+            except OSError:
+                self.tee_fd = None  # our stderr is gone: keep draining, so the program is not blocked
+        if self.limit is not None and len(self.data) + len(chunk) > self.limit:
+            chunk, self.truncated = chunk[:max(0, self.limit - len(self.data))], True
+        self.data += chunk
+        if self.tail is not None and len(self.data) > self.tail:
+            del self.data[:-self.tail]
+
+
+class Child:
+    """A started program. wait() feeds and reads its pipes and reaps it; kill() may come from another thread."""
+
+    def __init__(self, argv, cwd=None, env=None, stdin=None, stdout=None, stderr=None, group=False, limit=None):
+        self.group, self.status, self.timed_out = group, None, False
+        self.sinks, self.readers = {}, {}  # 1 or 2 -> _Sink; our read end -> _Sink
+        self.feed = memoryview(bytes(stdin)) if isinstance(stdin, (bytes, bytearray)) else None
+        self.stdin_fd = None
+        actions, theirs = [], []
+        for fd, how in ((0, stdin), (1, stdout), (2, stderr)):
+            if how is None:
+                continue
+            if how == DEVNULL:
+                actions.append((os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0))
+            elif isinstance(how, int):
+                actions.append((os.POSIX_SPAWN_DUP2, how, fd))
+            else:  # CAPTURE, TEE, or bytes for stdin: a pipe
+                read_end, write_end = os.pipe()
+                mine, child_end = (write_end, read_end) if fd == 0 else (read_end, write_end)
+                actions.append((os.POSIX_SPAWN_DUP2, child_end, fd))
+                theirs.append(child_end)
+                if fd == 0:
+                    self.stdin_fd = mine
+                else:
+                    sink = _Sink(tail=TAIL, tee_fd=2) if how == TEE else _Sink(limit=limit)
+                    self.sinks[fd] = self.readers[mine] = sink
+        resets = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)
+        try:
+            self.pid = _spawn(argv, cwd, os.environ if env is None else env, actions, resets, group)
+        except BaseException:
+            self._close(list(self.readers) + [self.stdin_fd])
+            raise
+        finally:
+            self._close(theirs)
+        try:
+            self.pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # not Linux, or an old kernel: wait() polls instead
+            self.pidfd = None
+
+    def kill(self, signum=signal.SIGKILL):
+        """Signal the program, or its whole group when it has one; quiet when it is gone."""
+        if self.status is not None and not self.group:
+            return
+        try:
+            os.killpg(self.pid, signum) if self.group else os.kill(self.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def wait(self, timeout=None, kill_group=False):
+        """Feed and read the pipes until the program exits, then what it left in them: a Finished.
+
+        With `kill_group`, whatever the program left running in its process group is killed once it
+        exits, so that nothing it started can hold the pipes (or a verification) open.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        drain_until = None
+        try:
+            while True:
+                if self.status is None and self._reaped() and kill_group and self.group:
+                    self.kill(signal.SIGKILL)
+                if self.status is not None:
+                    if not self.readers:
+                        break
+                    drain_until = drain_until or time.monotonic() + DRAIN
+                if not self._step(deadline, drain_until):
+                    if drain_until is not None:
+                        break  # exited, and nothing more is waiting: a background process may hold the pipe
+                    if deadline is not None and time.monotonic() >= deadline:
+                        deadline = self._escalate()
+        finally:
+            self._close(list(self.readers) + [self.stdin_fd, self.pidfd])
+            self.readers, self.stdin_fd, self.pidfd = {}, None, None
+        code = os.waitstatus_to_exitcode(self.status)
+        killed_by = -code if code < 0 else None
+        code = 124 if self.timed_out else 128 + killed_by if killed_by else code
+        out, err = self.sinks.get(1), self.sinks.get(2)
+        return Finished(code, self.timed_out, killed_by, out and bytes(out.data), err and bytes(err.data),
+                        any(s.truncated for s in self.sinks.values()))
+
+    def _reaped(self):
+        done, status = os.waitpid(self.pid, os.WNOHANG)
+        if done:
+            self.status = status
+        return bool(done)
+
+    def _step(self, deadline, drain_until):
+        """Wait once for the pipes or the program's exit; True when something was read or written."""
+        now = time.monotonic()
+        if drain_until is not None:
+            if now >= drain_until:
+                return False
+            wait_for = 0  # what a program wrote before it exited is in the pipe already
+        else:
+            wait_for = None if deadline is None else max(0.0, deadline - now)
+            if self.pidfd is None:
+                wait_for = POLL if wait_for is None else min(wait_for, POLL)
+        readers = list(self.readers) + ([self.pidfd] if self.pidfd is not None and self.status is None else [])
+        writers = [self.stdin_fd] if self.stdin_fd is not None else []
+        if not readers and not writers:
+            time.sleep(wait_for)  # nothing to read and no pidfd: look again for the exit
+            return False
+        readable, writable, _ = select.select(readers, writers, [], wait_for)
+        if writable:
+            self._feed()
+        for fd in readable:
+            if fd in self.readers:
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    self.readers[fd].write(chunk)
+                else:
+                    del self.readers[fd]
+                    os.close(fd)
+        return bool(readable or writable)
+
+    def _feed(self):
+        try:
+            self.feed = self.feed[os.write(self.stdin_fd, self.feed[:65536]):]
+        except BrokenPipeError:
+            self.feed = self.feed[:0]
+        if not self.feed:
+            os.close(self.stdin_fd)
+            self.stdin_fd = None
+
+    def _escalate(self):
+        """The deadline passed: SIGTERM now, SIGKILL KILL_AFTER seconds later."""
+        if not self.timed_out:
+            self.timed_out = True
+            self.kill(signal.SIGTERM)
+            return time.monotonic() + KILL_AFTER
+        self.kill(signal.SIGKILL)
+        return None
+
+    @staticmethod
+    def _close(fds):
+        for fd in fds:
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def _spawn(argv, cwd, env, actions, resets, group):
+    spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
+    extra = {"setpgroup": 0} if group else {}
+    if cwd is None:
+        return spawn(argv[0], argv, env, file_actions=actions, setsigdef=resets, **extra)
+    with _spawning:
+        try:
+            back = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            back = None  # our folder is gone or unreadable: nothing to come back to
+        try:
+            os.chdir(cwd)
+            return spawn(argv[0], argv, env, file_actions=actions, setsigdef=resets, **extra)
+        finally:
+            if back is not None:
+                os.fchdir(back)
+                os.close(back)
+
+
+def run(argv, timeout=None, kill_group=False, **how):
+    """Start `argv` (see Child for `how`) and wait for it: a Finished. OSError when it cannot be started."""
+    return Child(argv, **how).wait(timeout, kill_group)
+
+
+def in_terminal_foreground():
+    """True when our process group is the foreground group of the terminal we run on."""
+    for fd in (0, 1, 2):
+        try:
+            return os.tcgetpgrp(fd) == os.getpgrp()
+        except OSError:
+            continue
+    return False
+
+
+class Forwarding:
+    """`with Forwarding(group) as f:` passes SIGINT, SIGQUIT, SIGTERM and SIGHUP on to f.child (main thread only).
+
+    Ctrl-C at our terminal reaches a child in our process group by itself: then we only outlive it, to
+    record the call. Sent any other way (an agent's kill -INT), or to a child with a group of its own,
+    we pass it on.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self, group):
+        self.child = None  # set once started: a signal before that has no one to reach
+        by_terminal = not group and in_terminal_foreground()
+        self.handlers = {signal.SIGINT: signal.SIG_IGN if by_terminal else self.forward,
+                         signal.SIGQUIT: signal.SIG_IGN if by_terminal else self.forward,
+                         signal.SIGTERM: self.forward, signal.SIGHUP: self.forward}
+
+    def forward(self, signum, _frame):
+        if self.child is not None:
+            self.child.kill(signum)
+
+    def __enter__(self):
+        self.previous = {s: signal.signal(s, h) for s, h in self.handlers.items()}
+        return self
+
+    def __exit__(self, *exc):
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)

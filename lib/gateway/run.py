@@ -1,0 +1,281 @@
+"""The gateway: run one skill, the way `nexus skill run` and `nexus-run` both do, top to bottom.
+
+resolve (the manifest entry, kept fresh) -> gate (enabled, for this platform, installed, configured)
+-> verify (on first use, and after a failure or an edit) -> spawn (no shell) -> stream (stdin and
+stdout are the tool's; stderr is copied through, its tail kept) -> time out (SIGTERM, then SIGKILL, to
+its process group) -> record (one usage log line and the state's counters, under the skill's lock).
+
+This is the hot path: an agent calls it hundreds of times a session, so it imports no docopt, YAML,
+subprocess or `re`, and reads the cached manifest and config.
+"""
+
+import os
+import sys
+import time
+
+from .. import config as configlib, fastjson, schema
+from ..catalog import manifest, status
+from ..errors import NexusError, UsageError
+from ..state import skill_state
+from . import plan, process
+
+DESCRIPTION = """\
+Tool skills run `TOOL ARGS` in the caller's folder; script skills run `RUNNER SCRIPT ARGS` in the
+skill's folder; prompt skills print their instructions. stdin and stdout are the tool's own;
+stderr streams through too, and its tail is kept for the log. A skill is verified on its first
+run, after a failed run, and after its SKILL.md changed. Every call is appended to the skill's
+usage log and counted in its state.
+"""
+
+USAGE = """\
+Usage:
+  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--timeout SECONDS] [-- ARGS...]
+  PROG (-h | --help)
+
+Options:
+  --dry-run          Print the exact argv, working directory and injected env names; run nothing.
+  --no-verify        Skip the verification a first run would do.
+  --no-log           Leave this call out of the usage log (the state counters still count it).
+  --json             Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, stderr.
+  --timeout SECONDS  End the tool after SECONDS as timeout(1) does: SIGTERM to its process group,
+                     SIGKILL 5 s later; the exit status is then 124.
+  -h --help          Show this help.
+
+Options go right after NAME; the tool's arguments follow `--` (or start at the first word that is
+not an option).
+
+Environment:
+  NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+  The tool also gets NEXUS_CALLER_CWD (the caller's folder), the skill's configured env and apiKey,
+  and skills.binPath before PATH.
+
+Exit status:
+  N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
+  1    the gateway refused: not found, disabled, not installed, not configured, verification failed
+  2    usage error, or a malformed config
+
+Examples:
+  PROG tmux -- list-sessions
+  PROG filesystem                       # prints the prompt
+  PROG disk-report --timeout 60 -- ~/Downloads --top 5
+  PROG gog --json -- gmail search is:unread | jq -r .stdout
+"""
+
+FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json")
+
+
+def usage(prog):
+    """The usage text, for `nexus-run` or `nexus skill run`."""
+    return USAGE.replace("PROG", prog)
+
+
+def parse(argv, doc):
+    """The arguments as docopt would give them, read by hand: docopt costs more to import than the
+    whole gateway may spend. The tests check that both agree on every form the usage allows."""
+    from ..cli.command import Help, number
+
+    synopsis = "usage: " + doc.partition("Usage:\n")[2].partition("\n")[0].strip()
+    args = dict.fromkeys(FLAGS, False)
+    args.update({"NAME": None, "ARGS": [], "--timeout": None, "--": False, "--help": False})
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            args["--"], args["ARGS"] = True, argv[i + 1:]
+            break
+        if word in ("-h", "--help"):
+            raise Help()
+        if word in FLAGS:
+            args[word] = True
+        elif word == "--timeout" or word.startswith("--timeout="):
+            value = word.partition("=")[2] if "=" in word else (argv[i + 1] if i + 1 < len(argv) else "")
+            i += "=" not in word
+            try:
+                number(value, "--timeout")
+            except UsageError as e:
+                raise UsageError(f"{e}\n{synopsis}") from None
+            args["--timeout"] = value
+        elif word.startswith("-") and word != "-":
+            raise UsageError(f"unknown option {word!r} (pass the tool's options after '--')\n{synopsis}")
+        elif args["NAME"] is None:
+            args["NAME"] = word
+        else:
+            args["ARGS"] = argv[i:]
+            break
+        i += 1
+    if args["NAME"] is None:
+        raise UsageError(f"which skill? a NAME is required\n{synopsis}")
+    return args
+
+
+def command(ctx):
+    """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
+    args, config = ctx.args, ctx.config
+    entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
+    checker = gate(entry, config)
+    if entry["type"] == "prompt":
+        if args["--dry-run"]:
+            return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        return prompt(entry, config, args, ctx.warn)
+    call = Call(entry, config, args, ctx.warn)
+    ts = schema.now_iso()
+    try:
+        argv, cwd = plan.command(entry, args["ARGS"], config)
+        missing = checker.missing(entry)
+        if missing["env"] or missing["config"]:
+            raise NexusError(plan.setup_message(entry, missing))
+        if args["--dry-run"]:
+            names = sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"]
+            return dry_run(entry, argv, cwd, names, args)
+        changes = {} if args["--no-verify"] else ensure_verified(entry, config)
+    except NexusError as e:
+        if not args["--dry-run"]:
+            call.record(ts, 0, 1, error=call.masked(str(e).splitlines()[0]))
+        raise
+    return execute(call, argv, cwd, changes)
+
+
+def gate(entry, config):
+    """The Checker for this config; NexusError when the config or the platform rules the skill out."""
+    from .. import paths
+
+    checker = status.Checker(config)
+    reason = checker.disabled_reason(entry)
+    if reason:
+        name = entry["name"]
+        fix = ("add it to skills.allowBundled" if entry["source"] == "nexus-bundled" and reason != "disabled in config"
+               else f"set skills.entries.{entry.get('skillKey') or name}.enabled = true")
+        raise NexusError(f"Skill '{name}' is disabled ({reason}). To enable it, {fix} in {paths.config_file()}")
+    if not checker.supported(entry):
+        raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
+    return checker
+
+
+class Call:
+    """One call of a tool or script skill: its environment, and how it is recorded."""
+
+    def __init__(self, entry, config, args, warn):
+        self.entry, self.config, self.args, self.warn = entry, config, args, warn
+        self.env = plan.environment(entry, config)
+        self.secrets = plan.secrets(entry, self.env)
+
+    def masked(self, text):
+        return plan.mask(text, self.secrets)
+
+    def record(self, ts, ms, exit_code, error=None, changes=None):
+        """Log the call and count it, under the skill's lock. A failure to write is reported, never
+        raised: the tool has run, and its exit status must still come through."""
+        details = {"args": [self.masked(a) for a in self.args["ARGS"]], "tool": plan.runs(self.entry)}
+        try:
+            record(self.entry, self.config, self.args["--no-log"], ts, ms, exit_code, error, changes, **details)
+        except OSError as e:
+            self.warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+
+
+def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None):
+    """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
+    from ..state import usage_log
+
+    with skill_state.Update(entry["name"], entry) as state:
+        state.update(changes or {})
+        skill_state.count_call(state, ts, exit_code == 0, ms)
+        if error:
+            state["lastError"] = error
+        if not no_log:
+            line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
+                                      error=error, tool=tool, session=os.environ.get("NEXUS_SESSION_ID"))
+            usage_log.append(entry["name"], state, line, config)
+
+
+def prompt(entry, config, args, warn):
+    """A prompt skill: print its instructions, and record the call."""
+    from ..skill import skillmd
+
+    started, ts = time.monotonic(), schema.now_iso()
+    text = skillmd.prompt(entry)
+    ms = int((time.monotonic() - started) * 1000)
+    if args["--json"]:
+        text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text, "stderr": ""}) + "\n"
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    try:
+        record(entry, config, args["--no-log"], ts, ms, 0)
+    except OSError as e:
+        warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+    return 0
+
+
+def ensure_verified(entry, config):
+    """First-run verification: the state changes to record, or NexusError when it fails."""
+    state = skill_state.read(entry["name"], entry, lambda m: print(m, file=sys.stderr))
+    if status.is_verified(entry, state):
+        return {}
+    from . import verify
+    if not entry.get("verify"):  # nothing to verify beyond the binary, which exists
+        return {"configured": True, "fingerprint": verify.fingerprint(entry, None, schema.now_iso())}
+    print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
+    outcome = verify.verify(entry, config)
+    if not outcome["ok"]:
+        raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
+                         f"Run 'nexus skill show {entry['name']}' for setup instructions.")
+    return {}
+
+
+def dry_run(entry, argv, cwd, env_names, args):
+    import shlex
+
+    timeout = float(args["--timeout"]) if args["--timeout"] else None
+    planned = {"skill": entry["name"], "type": entry["type"], "argv": argv, "cwd": cwd or os.getcwd(),
+               "env": env_names, "timeout": timeout}
+    if args["--json"]:
+        print(fastjson.dumps(planned))
+    else:
+        print(shlex.join(argv))
+        print(f"cwd: {planned['cwd']}")
+        print("env: " + (" ".join(env_names) or "(none injected)"))
+    return 0
+
+
+def execute(call, argv, cwd, changes):
+    """Spawn, stream or capture, time out, record; the tool's exit status."""
+    args = call.args
+    timeout = float(args["--timeout"]) if args["--timeout"] else None
+    capture = args["--json"]
+    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
+    stderr = process.CAPTURE if capture else None if os.isatty(2) else process.TEE
+    started, ts = time.monotonic(), schema.now_iso()
+    try:
+        with process.Forwarding(group=timeout is not None) as forwarding:
+            forwarding.child = process.Child(argv, cwd=cwd, env=call.env, stderr=stderr, group=timeout is not None,
+                                             stdout=process.CAPTURE if capture else None)
+            done = forwarding.child.wait(timeout)
+    except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
+        exit_code, error, done = 126, f"cannot run {argv[0]}: {e.strerror}", None
+        call.warn(error)
+    else:
+        exit_code, error = done.exit, outcome_error(done, timeout)
+    ms = int((time.monotonic() - started) * 1000)
+    if capture and done is not None:
+        print(fastjson.dumps({"skill": call.entry["name"], "type": call.entry["type"], "exit": exit_code, "ms": ms,
+                     "stdout": done.stdout.decode("utf-8", "replace"),
+                     "stderr": done.stderr.decode("utf-8", "replace")}))
+    if exit_code != 0:
+        changes["configured"] = False  # trust until failure: verify again before the next run
+    error = call.masked(error)[-plan.ERROR_CHARS:] if exit_code != 0 and error else None
+    call.record(ts, ms, exit_code, error=error, changes=changes)
+    return exit_code
+
+
+def outcome_error(done, timeout):
+    """What the log says went wrong: a timeout, a signal, or the tail of stderr."""
+    if done.timed_out:
+        return f"timed out after {timeout:g} s"
+    if done.signal:
+        return f"killed by signal {done.signal}"
+    tail = (done.stderr or b"").decode("utf-8", "replace").strip()
+    return tail or (f"exit {done.exit}" if done.exit else None)
+
+
+# The same command is `nexus skill run` (the command table points here) and `nexus-run` (its own usage).
+command.parser = parse
+command.__doc__ = DESCRIPTION + "\n" + usage("nexus skill run")

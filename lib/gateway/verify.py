@@ -1,0 +1,93 @@
+"""Verification: "verify once on first use, trust until failure".
+
+A skill is verified when its requirements are met and its verify command (run with /bin/sh -c, the
+skill's environment and a timeout) exits 0. The outcome is recorded in its state, with fingerprints
+of the SKILL.md it vouched for and of what the command printed.
+
+Architecture invariant: only `nexus-verify` (and the porcelain's verify commands) and the first
+`nexus skill run` of a skill call verify(); listing, refreshing and showing never do.
+"""
+
+import time
+
+from .. import schema
+from ..catalog import status
+from ..state import skill_state
+from . import plan, process
+
+VERIFY_TIMEOUT = 30
+
+
+def verify(entry, config, timeout=VERIFY_TIMEOUT):
+    """Check requirements, run the verify command, record the outcome in state; returns the outcome."""
+    started = time.monotonic()
+    outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
+               "ok": True, "exit": None, "error": None}
+    missing = status.Checker(config).missing(entry)
+    output = b""
+    if entry["type"] == "prompt":
+        pass
+    elif missing["bins"] or missing["anyBins"]:
+        outcome.update(ok=False, error=plan.not_installed_message(entry, (missing["bins"] or missing["anyBins"])[0]))
+    elif missing["env"] or missing["config"]:
+        outcome.update(ok=False, error=plan.setup_message(entry, missing))
+    elif entry.get("verify"):
+        env = plan.environment(entry, config)
+        # A group of its own, ended once the shell is done: a background process the command
+        # left behind cannot hold verification open.
+        done = process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
+                           stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
+                           timeout=timeout)
+        output = done.stdout
+        outcome.update(ok=done.exit == 0 and not done.timed_out, exit=None if done.timed_out else done.exit)
+        if done.timed_out:
+            outcome["error"] = f"verify command timed out after {timeout:g} s"
+        elif done.exit != 0:
+            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env))
+            outcome["error"] = text[-plan.ERROR_CHARS:] or f"exit {done.exit}"
+    outcome["ms"] = int((time.monotonic() - started) * 1000)
+    _record(entry, outcome, output)
+    outcome["configured"] = outcome["ok"]
+    return outcome
+
+
+def _record(entry, outcome, output):
+    import hashlib
+
+    ts = schema.now_iso()
+    with skill_state.Update(entry["name"], entry) as state:
+        for key in ("type", "tool", "verify"):
+            if entry.get(key):
+                state[key] = entry[key]
+        if outcome["ok"] and not state.get("configured"):
+            state["configuredAt"] = ts
+        state.update(configured=outcome["ok"], lastVerified=ts, lastVerifyOk=outcome["ok"])
+        if outcome["ok"]:
+            state["fingerprint"] = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts)
+        else:
+            state["lastError"] = outcome["error"][-plan.ERROR_CHARS:]
+
+
+def fingerprint(entry, output_hash, ts):
+    """What a verification vouched for: this SKILL.md, and what the verify command printed."""
+    return {"skillSha256": entry.get("sha256"), "verifyOutputHash": output_hash, "capturedAt": ts}
+
+
+def is_stale(state, hours, now=None):
+    """True when a skill was never verified, or last verified over `hours` ago."""
+    verified = schema.parse_iso(state.get("lastVerified"))
+    return verified is None or (now or time.time()) - verified.timestamp() > hours * 3600
+
+
+def select(manifest, stale_hours=None):
+    """The tool and script skills `--all` verifies: every one, or those never or not lately verified."""
+    entries = [e for e in manifest["skills"].values() if e.get("type") != "prompt"]
+    if stale_hours is not None:
+        entries = [e for e in entries if is_stale(skill_state.read(e["name"], e), stale_hours)]
+    return entries
+
+
+def verify_all(entries, config, timeout=VERIFY_TIMEOUT):
+    """The outcome of each entry, as it comes."""
+    for entry in entries:
+        yield verify(entry, config, timeout)

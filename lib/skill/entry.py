@@ -1,0 +1,100 @@
+"""A skill's manifest entry: built from a parsed SKILL.md, and read safely, even from an entry on stdin.
+
+Loading is lenient (`nexus skills check` is strict): a metadata value nexus cannot use is dropped with
+a warning, so one bad value never breaks listing or running.
+"""
+
+from .. import schema
+
+OS_ALIASES = {"macos": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
+
+
+def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
+    """(ManifestEntry, warnings) of a parsed, valid SkillFile."""
+    meta = skill.meta
+    fm = skill.frontmatter
+    entry = {
+        "name": skill.name,
+        "description": fm["description"].strip(),
+        "source": source,
+        "filePath": skill.path,
+        "dir": skill_dir,
+        "sha256": skill.sha256,
+    }
+    if fm.get("homepage"):
+        entry["homepage"] = fm["homepage"]
+    for key in schema.META_FIELDS:
+        if meta.get(key) not in (None, "", []):
+            entry[key] = meta[key]
+    if "os" in entry:
+        entry["os"] = schema.string_list(entry["os"])
+    requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
+    entry["requires"] = {k: schema.string_list(requires.get(k)) for k in schema.REQUIRE_KEYS}
+    from . import known  # only discovery builds entries: the gateway, which reads them, never loads the tables
+
+    execution = known.execution(skill.name, meta)
+    if "requiredEnv" in execution:
+        execution["requiredEnv"] = schema.string_list(execution["requiredEnv"])
+    entry.update(execution)
+    install = meta.get("install")
+    entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
+    entry["hasInstall"] = bool(entry["install"])
+    extra = {k: v for k, v in fm.items() if k not in schema.FRONTMATTER_KEYS}
+    if extra:
+        entry["extra"] = extra
+    entry["dirMtimeNs"] = dir_mtime_ns
+    entry["fileMtimeNs"] = file_mtime_ns
+    return entry, _sanitize(entry, meta)
+
+
+def _sanitize(entry, meta):
+    """Drop the metadata values nexus cannot use, so one bad value never breaks listing or running.
+
+    Loading is lenient (`nexus skills check` is strict): each dropped value is a warning, and a
+    tool or script skill that names nothing to run is read as a prompt skill.
+    """
+    warnings = []
+    for key in schema.TEXT_FIELDS + schema.FLAG_FIELDS:
+        wanted = str if key in schema.TEXT_FIELDS else bool
+        if key in entry and not isinstance(entry[key], wanted):
+            warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
+                            f"not {entry.pop(key)!r}; ignored")
+    if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
+        warnings.append("requires must be a mapping of bins, anyBins, env and config; ignored")
+    runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
+                "prompt": True}
+    if not runnable.get(entry["type"]):
+        fallback = "script" if runnable["script"] else "tool" if runnable["tool"] else "prompt"
+        problem = "is not tool, script or prompt" if entry["type"] not in schema.TYPES else "names nothing to run"
+        warnings.append(f"type {entry['type']!r} {problem}; read as {fallback}")
+        entry["type"] = fallback
+    return warnings
+
+
+def required(entry, key):
+    """One list of requires (bins, anyBins, env, config), read safely from any entry."""
+    requires = entry.get("requires")
+    return schema.string_list(requires.get(key)) if isinstance(requires, dict) else []
+
+
+def binaries(entry):
+    """Every binary the skill needs: requires.bins, and the tool or runner it runs."""
+    names = required(entry, "bins") + [entry[k] for k in ("tool", "runner") if isinstance(entry.get(k), str)]
+    return list(dict.fromkeys(names))
+
+
+def env_names(entry):
+    """Every env var the skill needs: requires.env and requiredEnv."""
+    return list(dict.fromkeys(required(entry, "env") + schema.string_list(entry.get("requiredEnv"))))
+
+
+def primary_env(entry):
+    """The env var a configured apiKey stands for: primaryEnv, else the first required env var."""
+    primary, names = entry.get("primaryEnv"), env_names(entry)
+    return primary if isinstance(primary, str) and primary else names[0] if names else None
+
+
+def os_fits(os_values, platform):
+    """True when a list of os names (aliases allowed) is empty or names `platform`."""
+    wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in schema.string_list(os_values)]
+    return not wanted or platform in wanted

@@ -1,0 +1,91 @@
+"""Install specs (metadata.nexus.install): the command each one stands for, best fit for this platform first.
+
+Nothing here runs anything: running a spec is nexus.distribute.install's job.
+"""
+
+import os
+import sys
+
+from .. import paths
+from .entry import os_fits
+
+# kind -> the fields naming what to install (any one will do), and the program that installs it
+NEEDS = {
+    "brew": (("formula",), ["brew", "install"]),
+    "node": (("package",), ["npm", "install", "-g"]),
+    "go": (("package",), ["go", "install"]),
+    "uv": (("package", "module"), ["uv", "tool", "install"]),
+    "shell": (("script",), None),
+    "download": (("url",), None),  # OpenClaw's kind; `sha256` says what the file must hash to
+}
+KINDS = tuple(NEEDS)
+
+
+def installer(spec):
+    """(the fields naming what to install, the installer's argument vector) of a spec's kind."""
+    kind = spec.get("kind")
+    return NEEDS[kind] if isinstance(kind, str) and kind in NEEDS else ((), None)
+
+
+def argv(spec):
+    """The argument vector an install spec runs, or None (a download, or nothing to run)."""
+    fields, program = installer(spec)
+    target = next((spec[f] for f in fields if spec.get(f)), None)
+    if not isinstance(target, str):
+        return None
+    if spec["kind"] == "shell":
+        return ["/bin/sh", "-c", target]
+    # A package that starts with '-' would be read as an option of the package manager.
+    return program + [target] if program and not target.startswith("-") else None
+
+
+def command(spec):
+    """The shell command an install spec stands for, or None when it names nothing to run."""
+    if spec.get("kind") == "download":
+        return f"download {spec['url']}" if spec.get("url") else None
+    vector = argv(spec)
+    if vector is None:
+        return None
+    return vector[2] if spec.get("kind") == "shell" else " ".join(vector)
+
+
+def ordered(specs, platform=None):
+    """The specs for this platform, best fit first: on Linux, brew comes last."""
+    platform = platform or sys.platform
+    specs = [s for s in specs if os_fits(s.get("os"), platform)]  # OpenClaw writes an `os` on downloads
+    if platform == "darwin":
+        return specs
+    return sorted(specs, key=lambda s: s.get("kind") == "brew")
+
+
+def hints(entry, platform=None):
+    """Human lines: the command of each install spec, best fit first."""
+    platform = platform or sys.platform
+    lines = []
+    for spec in ordered(entry.get("install", []), platform):
+        cmd = command(spec)
+        if cmd is None:
+            continue
+        note = " (needs Homebrew)" if spec.get("kind") == "brew" and platform != "darwin" else ""
+        lines.append(f"{cmd}{note}")
+    return lines
+
+
+def download_name(spec):
+    """The file name a download is placed under: its first bin, else the URL's last part."""
+    bins = spec.get("bins")
+    name = bins[0] if isinstance(bins, list) and bins else str(spec.get("url") or "").rstrip("/").rsplit("/", 1)[-1]
+    ok = isinstance(name, str) and name and "/" not in name and not name.startswith((".", "-"))
+    return name if ok else None
+
+
+def describe(spec):
+    """The exact command a spec runs, as the user should see it before saying yes."""
+    if spec.get("kind") == "download":
+        target = os.path.join(paths.bin_dir(), download_name(spec) or "?")
+        return f"download {spec.get('url')} to {target} (sha256 {spec.get('sha256') or 'missing'})"
+    if spec.get("kind") == "shell":
+        return spec["script"]
+    import shlex
+
+    return shlex.join(argv(spec))

@@ -1,0 +1,50 @@
+"""Static execution metadata for well-known skills: the tools, scripts and prompt-only skills nexus knows.
+
+A skill's own metadata.nexus (type, tool, verify, runner, script, requiredEnv) wins over these tables.
+"""
+
+KNOWN_SKILL_TOOLS = {
+    "gog": {"tool": "gog", "verify": "gog gmail labels list --account default", "requiresAuth": True},
+    "eve": {"tool": "eve", "verify": "eve messages --limit 1", "requiresAuth": True},
+    "1password": {"tool": "op", "verify": "op whoami", "requiresAuth": True},
+    "tmux": {"tool": "tmux", "verify": "tmux -V"},
+    "peekaboo": {"tool": "peekaboo", "verify": "peekaboo --version"},
+    "qmd": {"tool": "qmd", "verify": "qmd status"},
+    "aix": {"tool": "aix", "verify": "aix --version"},
+    "video-frames": {"tool": "ffmpeg", "verify": "ffmpeg -version"},
+    "camsnap": {"tool": "camsnap", "verify": "camsnap --help"},
+    "nano-pdf": {"tool": "nano-pdf", "verify": "nano-pdf --version"},
+}
+
+SCRIPT_SKILLS = {
+    "brave-search": {"runner": "node", "script": "scripts/search.mjs", "requiredEnv": ["BRAVE_API_KEY"],
+                     "verify": 'test -n "$BRAVE_API_KEY"'},
+    "openai-image-gen": {"runner": "python3", "script": "scripts/gen.py", "requiredEnv": ["OPENAI_API_KEY"],
+                         "verify": 'test -n "$OPENAI_API_KEY"'},
+}
+
+PROMPT_ONLY_SKILLS = frozenset({
+    "filesystem", "computer-use", "weather", "github", "discord", "apple-notes", "apple-reminders",
+    "onboarding",
+})
+
+EXECUTION_KEYS = ("type", "tool", "verify", "runner", "script", "requiredEnv", "requiresAuth")
+
+
+def execution(name, meta):
+    """The resolved type, tool, verify, runner, script and requiredEnv of a skill."""
+    declared = {k: meta[k] for k in EXECUTION_KEYS if meta.get(k) not in (None, "", [])}
+    if name in PROMPT_ONLY_SKILLS:
+        table = {"type": "prompt"}
+    elif name in KNOWN_SKILL_TOOLS:
+        table = {"type": "tool", **KNOWN_SKILL_TOOLS[name]}
+    elif name in SCRIPT_SKILLS:
+        table = {"type": "script", **SCRIPT_SKILLS[name]}
+    else:
+        table = {}
+    if "type" not in declared and ("tool" in declared or "runner" in declared or "script" in declared):
+        table = {}  # the skill describes its own execution; the table's guess does not apply
+    resolved = {**table, **declared}
+    if "type" not in resolved:
+        resolved["type"] = "script" if "script" in resolved else "tool" if "tool" in resolved else "prompt"
+    return resolved

@@ -1,0 +1,213 @@
+"""The strict policy over a parsed SKILL.md: the Agent Skills specification and the nexus rules.
+
+Loading forgives what a skill can run without; checking reports it. Both read the file through
+skillmd.read, so they never disagree about what it says: this module only judges a SkillFile.
+"""
+
+import os
+
+from .. import schema
+from . import installspec, known
+from .entry import OS_ALIASES
+from .skillmd import Problem
+
+AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", *known.EXECUTION_KEYS)
+OS_NAMES = ("darwin", "linux", "win32")
+# Loading takes these with a warning; both specifications call them errors.
+LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon"})
+
+
+def check(skill, skill_dir, strict=False):
+    """Every Problem of `skill` (a skillmd.SkillFile read from `skill_dir`), by line."""
+    problems = [Problem("error", p.message, p.line, p.code) if p.code in LENIENT_IN_LOAD else p
+                for p in skill.problems]
+    if skill.parsed:
+        rules = [_spec_fields, _metadata_shape, _product, _execution]
+        if strict:
+            rules.append(_unexpected)
+        for rule in rules:
+            problems.extend(rule(skill, skill_dir))
+    return sorted(problems, key=lambda p: p.line or 0)
+
+
+def _error(message, line, code):
+    return Problem("error", message, line, code)
+
+
+def _warning(message, line, code):
+    return Problem("warning", message, line, code)
+
+
+def _spec_fields(skill, _skill_dir):
+    """The Agent Skills limits skillmd does not already enforce for loading."""
+    fm, lines = skill.frontmatter, skill.lines
+    description = fm.get("description")
+    if isinstance(description, str) and len(description) > 1024:
+        yield _error(f"description is {len(description)} characters; the limit is 1024",
+                     lines["description"], "description")
+    if "compatibility" in fm:
+        value = fm["compatibility"]
+        if not isinstance(value, str) or not 0 < len(value) <= 500:
+            yield _error("compatibility must be text of 1-500 characters", lines["compatibility"], "compatibility")
+    if "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
+        yield _error("allowed-tools must be one string of space-separated tools, not a list or mapping",
+                     lines["allowed-tools"], "allowed-tools")
+    for key in ("license", "homepage"):
+        if key in fm and not isinstance(fm[key], str):
+            yield _error(f"{key} must be a string", lines[key], key)
+
+
+def _metadata_shape(skill, _skill_dir):
+    """Beside a product key, metadata holds the Agent Skills' string values; a mapping there is lost."""
+    raw = skill.frontmatter.get("metadata")
+    if skill.meta_key or not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        if isinstance(value, dict):
+            yield _warning(f"metadata.{key} is ignored: nexus reads metadata.nexus (or openclaw, clawdbot)",
+                           skill.lines["metadata"], "metadata")
+
+
+def _product(skill, _skill_dir):
+    """metadata.nexus (or openclaw, clawdbot): field types, requires, install and os."""
+    meta, where, line = skill.meta, f"metadata.{skill.meta_key}", skill.lines.get("metadata")
+    for key in ("emoji", "primaryEnv", "skillKey", "priority", "homepage"):
+        if key in meta and not isinstance(meta[key], str):
+            yield _error(f"{where}.{key} must be a string", line, "metadata")
+    for key in ("bundled", "always"):
+        if key in meta and not isinstance(meta[key], bool):
+            yield _error(f"{where}.{key} must be true or false, not {meta[key]!r}", line, "metadata")
+    if "primaryEnv" in meta:
+        yield from _env_names([meta["primaryEnv"]], f"{where}.primaryEnv", line, "metadata")
+    if "os" in meta:
+        yield from _os(meta["os"], f"{where}.os", line)
+    if "requires" in meta:
+        yield from _requires(meta["requires"], f"{where}.requires", line)
+    if "install" in meta:
+        yield from _install(meta["install"], f"{where}.install", line)
+
+
+def _expect_string_list(value, where, line, code):
+    """A list of strings, or OpenClaw's comma-separated string."""
+    items = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, str) for v in items):
+        yield _error(f"{where} must be a list of strings", line, code)
+
+
+def _env_names(names, where, line, code):
+    for name in names:
+        if isinstance(name, str) and not _is_env_name(name):
+            yield _error(f"{where}: {name!r} is not an environment variable name", line, code)
+
+
+def _is_env_name(name):
+    return name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
+
+
+def _os(value, where, line):
+    yield from _expect_string_list(value, where, line, "os")
+    for name in schema.string_list(value):
+        if name.lower() not in OS_NAMES and name.lower() not in OS_ALIASES:
+            aliases = ", ".join(OS_ALIASES)
+            yield _error(f"{where}: unknown os '{name}'; use {', '.join(OS_NAMES)} (or {aliases})", line, "os")
+
+
+def _requires(requires, where, line):
+    if not isinstance(requires, dict):
+        yield _error(f"{where} must be a mapping of {', '.join(schema.REQUIRE_KEYS)}", line, "requires")
+        return
+    for key, value in requires.items():
+        if key not in schema.REQUIRE_KEYS:
+            yield _error(f"{where} has an unknown key '{key}'{_close(key, schema.REQUIRE_KEYS)}; "
+                         f"nexus reads {', '.join(schema.REQUIRE_KEYS)}", line, "requires")
+        else:
+            yield from _expect_string_list(value, f"{where}.{key}", line, "requires")
+    yield from _env_names(schema.string_list(requires.get("env")), f"{where}.env", line, "requires")
+
+
+def _install(specs, where, line):
+    if not isinstance(specs, list):
+        yield _error(f"{where} must be a list of install specs", line, "install")
+        return
+    for i, spec in enumerate(specs):
+        at = f"{where}[{i}]"
+        if not isinstance(spec, dict):
+            yield _error(f"{at} must be a mapping with a kind", line, "install")
+            continue
+        kind = spec.get("kind")
+        if kind not in installspec.KINDS:
+            yield _error(f"{at}: kind {kind!r} is not one of {', '.join(installspec.KINDS)}", line, "install")
+            continue
+        fields = installspec.NEEDS[kind][0]
+        if not any(isinstance(spec.get(f), str) and spec[f].strip() for f in fields):
+            yield _error(f"{at}: kind '{kind}' needs {' or '.join(repr(f) for f in fields)}", line, "install")
+        if kind == "download":
+            yield from _sha256(spec.get("sha256"), at, line)
+        if "bins" in spec:
+            yield from _expect_string_list(spec["bins"], f"{at}.bins", line, "install")
+        if "os" in spec:
+            yield from _os(spec["os"], f"{at}.os", line)
+
+
+def _sha256(value, at, line):
+    if value is None:
+        yield _warning(f"{at}: no sha256, so the download cannot be verified", line, "install")
+    elif not (isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value)):
+        yield _error(f"{at}.sha256 must be 64 hexadecimal digits", line, "install")
+
+
+def _execution(skill, skill_dir):
+    """type, tool, runner and script agree with each other, and the script is in the skill folder."""
+    meta, where, line = skill.meta, f"metadata.{skill.meta_key}", skill.lines.get("metadata")
+    bad = [k for k in ("type", "tool", "verify", "runner", "script") if k in meta and not isinstance(meta[k], str)]
+    for key in bad:
+        yield _error(f"{where}.{key} must be a string", line, "execution")
+    if "requiredEnv" in meta:
+        yield from _expect_string_list(meta["requiredEnv"], f"{where}.requiredEnv", line, "execution")
+        yield from _env_names(schema.string_list(meta["requiredEnv"]), f"{where}.requiredEnv", line, "execution")
+    if bad:
+        return
+    declared = meta.get("type")
+    if declared is not None and declared not in schema.TYPES:
+        yield _error(f"{where}.type {declared!r} is not one of {', '.join(schema.TYPES)}", line, "execution")
+        return
+    resolved = known.execution(skill.name or os.path.basename(skill_dir), meta)
+    kind, script = resolved["type"], resolved.get("script")
+    if kind == "tool" and not resolved.get("tool"):
+        yield _error(f"{where}: type 'tool' needs 'tool', the binary to run", line, "execution")
+    if kind == "script" and not (resolved.get("runner") and script):
+        yield _error(f"{where}: a script skill needs both 'runner' and 'script'", line, "execution")
+    if kind != "script" and "runner" in meta:
+        yield _error(f"{where}: 'runner' without 'script' runs nothing", line, "execution")
+    if declared == "prompt" and any(k in meta for k in ("tool", "runner", "script")):
+        yield _warning(f"{where}: type 'prompt' ignores tool, runner and script", line, "execution")
+    if kind == "script" and script:
+        source = "" if "script" in meta else " (nexus knows this skill as a script skill)"
+        yield from _script_file(script, skill_dir, line, source)
+
+
+def _script_file(script, skill_dir, line, source):
+    if os.path.isabs(script) or ".." in script.replace("\\", "/").split("/"):
+        yield _error(f"script '{script}' must be a relative path inside the skill folder{source}", line, "script")
+    elif not os.path.isfile(os.path.join(skill_dir, script)):
+        yield _error(f"script '{script}' does not exist in {skill_dir}{source}", line, "script")
+
+
+def _unexpected(skill, _skill_dir):
+    """--strict: fields that neither the Agent Skills specification nor nexus defines."""
+    for key in skill.frontmatter:
+        if key not in AGENT_SKILLS_FIELDS and key not in schema.FRONTMATTER_KEYS:
+            yield _warning(f"unexpected field '{key}': neither Agent Skills nor nexus defines it",
+                           skill.lines[key], "unexpected-field")
+    for key in skill.meta:
+        if key not in META_KEYS:
+            yield _warning(f"unexpected field 'metadata.{skill.meta_key}.{key}'{_close(key, META_KEYS)}",
+                           skill.lines.get("metadata"), "unexpected-field")
+
+
+def _close(word, choices):
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -1,0 +1,320 @@
+"""Parse one SKILL.md: YAML frontmatter between '---' lines, then the Markdown body (the prompt).
+
+The parser never raises for bad content: it returns what it could read and a list of problems,
+each with a line number, so loading (lenient) and checking (strict) share one reading of a file.
+"""
+
+import errno
+import os
+
+from .. import fastjson
+
+MAX_BYTES = 256 * 1024
+MAX_REPAIRS = 20  # unquoted ': ' values read as text; past this, the file is reported, not re-parsed again
+PRODUCT_KEYS = ("nexus", "openclaw", "clawdbot")
+
+
+class Problem:
+    def __init__(self, severity, message, line=None, code=None):
+        self.severity, self.message, self.line, self.code = severity, message, line, code
+
+    def format(self, path, label_errors=False):
+        """`path:line: message`, with `warning: ` before a warning's message (and an error's, if asked)."""
+        where = f"{path}:{self.line}" if self.line else path
+        label = f"{self.severity}: " if label_errors or self.severity != "error" else ""
+        return f"{where}: {label}{self.message}"
+
+    def as_dict(self, path):
+        return {"path": path, "line": self.line, "severity": self.severity, "code": self.code,
+                "message": self.message}
+
+
+class SkillFile:
+    """What one SKILL.md says. `ok` is False when the skill cannot be loaded."""
+
+    def __init__(self, path):
+        self.path = path
+        self.frontmatter = {}
+        self.lines = {}  # frontmatter key -> line number
+        self.body = ""
+        self.sha256 = None
+        self.meta = {}  # the product object of metadata (nexus, or openclaw / clawdbot)
+        self.meta_key = None
+        self.name = None
+        self.parsed = False  # the frontmatter was read as a mapping
+        self.problems = []
+
+    @property
+    def ok(self):
+        return not any(p.severity == "error" for p in self.problems)
+
+    def error(self, message, line=None, code=None):
+        self.problems.append(Problem("error", message, line, code))
+
+    def warn(self, message, line=None, code=None):
+        self.problems.append(Problem("warning", message, line, code))
+
+
+def read(path, folder_name=None):
+    """Read and parse the SKILL.md at `path`; `folder_name` is the skill folder's name."""
+    skill = SkillFile(path)
+    data = _read_bytes(skill)
+    if data is None:
+        return skill
+    import hashlib
+
+    skill.sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        skill.error(f"not UTF-8: byte 0x{data[e.start]:02x} at offset {e.start}", code="encoding")
+        return skill
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    split = _split(skill, text)
+    if split is None:
+        return skill
+    frontmatter_text, skill.body = split
+    _parse_frontmatter(skill, frontmatter_text)
+    if skill.parsed:
+        _read_metadata(skill)
+        _check_identity(skill, folder_name or os.path.basename(os.path.dirname(path)))
+    return skill
+
+
+def _read_bytes(skill):
+    import stat
+
+    try:
+        fd = os.open(skill.path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the scan
+    except FileNotFoundError:
+        reason = "dangling symlink" if os.path.islink(skill.path) else "no such file"
+        skill.error(reason, code="unreadable")
+        return None
+    except OSError as e:
+        reason = "symlink loop" if e.errno == errno.ELOOP else f"cannot read: {e.strerror}"
+        skill.error(reason, code="unreadable")
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        skill.error("not a regular file", code="unreadable")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        size = info.st_size
+        if size > MAX_BYTES:
+            skill.error(f"too large: {size} bytes (the limit is {MAX_BYTES // 1024} KB)", code="too-large")
+            return None
+        try:
+            return f.read()
+        except OSError as e:
+            skill.error(f"cannot read: {e.strerror}", code="unreadable")
+            return None
+
+
+def _split(skill, text):
+    if not text.strip():
+        skill.error("empty file", code="frontmatter")
+        return None
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        skill.error("no frontmatter: the file must start with a '---' line", 1, "frontmatter")
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]).lstrip("\n")
+    skill.error("unterminated frontmatter: no closing '---' line", 1, "frontmatter")
+    return None
+
+
+def body(path):
+    """The prompt of a SKILL.md: everything after its frontmatter (no YAML parsing)."""
+    skill = SkillFile(path)
+    data = _read_bytes(skill)
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n") if data else ""
+    split = _split(skill, text) if data else None
+    if split is None:
+        raise OSError(skill.problems[0].message if skill.problems else "cannot read")
+    return split[1]
+
+
+def prompt(entry):
+    """A skill's instructions with {baseDir} resolved; NexusError when its SKILL.md cannot be read."""
+    from ..errors import NexusError
+
+    try:
+        return body(entry["filePath"]).replace("{baseDir}", entry["dir"])
+    except OSError as e:
+        raise NexusError(f"cannot read '{entry['filePath']}': {e}") from None
+
+
+def _loader_class():
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _parse_frontmatter(skill, text):
+    """Read the frontmatter mapping; a plain top-level value with an unquoted ': ' is read as if quoted."""
+    import yaml
+
+    for repairs in range(MAX_REPAIRS + 1):  # each repair quotes one more line
+        try:
+            _read_mapping(skill, text)
+            return
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            problem = getattr(e, "problem", None) or str(e)
+            colon = "mapping values are not allowed" in problem
+            repaired = _quote_value(text, mark.line) if colon and mark and repairs < MAX_REPAIRS else None
+            if repaired is None:
+                line = mark.line + 2 if mark else None
+                skill.error(f"invalid YAML in frontmatter: {problem}{_hint(text, mark, colon)}", line, "yaml")
+                return
+            text, key = repaired
+            skill.warn(f"the value of '{key}' has an unquoted ': ', which other loaders reject; "
+                       "it was read as text: quote the value", mark.line + 2, "colon")
+
+
+def _has_alias(text):
+    """True when the YAML uses an alias: expanding nested aliases can cost exponential time and memory."""
+    if "*" not in text:
+        return False
+    import yaml
+
+    try:
+        return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_loader_class()))
+    except yaml.YAMLError:
+        return False  # the parse that follows reports it
+
+
+def _hint(text, mark, colon):
+    if colon:
+        return " (a value with ': ' in it must be quoted)"
+    lines = text.split("\n")
+    if mark and mark.line < len(lines) and "\t" in lines[mark.line]:
+        return " (indent with spaces, not tabs)"
+    return ""
+
+
+def _quote_value(text, index):
+    """`text` with line `index`, a plain top-level `key: value`, quoted as `key: "value"`; else None."""
+    lines = text.split("\n")
+    key, sep, value = lines[index].partition(": ")
+    value = value.strip()
+    plain_key = key.replace("-", "").replace("_", "").isalnum()
+    if not sep or not plain_key or not value or value[0] in "\"'[]{}|>&*!%@`#,?":  # not a plain scalar
+        return None
+    lines[index] = f"{key}: {fastjson.dumps(value)}"
+    return "\n".join(lines), key
+
+
+def _read_mapping(skill, text):
+    import yaml
+
+    if _has_alias(text):
+        skill.error("YAML aliases (*name) are not allowed in frontmatter", None, "yaml")
+        return
+    loader = _loader_class()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            skill.error("empty frontmatter", 2, "frontmatter")
+            return
+        if not isinstance(node, yaml.MappingNode):
+            skill.error("frontmatter is not a mapping of keys to values", node.start_mark.line + 2, "frontmatter")
+            return
+        source_lines = text.split("\n")
+        for key_node, value_node in node.value:
+            key = str(loader.construct_object(key_node, deep=True))
+            line = key_node.start_mark.line + 2
+            if key in skill.frontmatter:
+                skill.warn(f"duplicate key '{key}': the last one wins", line, "duplicate-key")
+            skill.lines[key] = line
+            if isinstance(value_node, yaml.ScalarNode):
+                # Top-level scalars keep their text: 'name: off' is "off", 'version: 1.10' is "1.10".
+                skill.frontmatter[key] = value_node.value
+                if not value_node.style:  # plain (the C loader says "", the Python one None)
+                    _warn_comment(skill, key, value_node, source_lines)
+            else:
+                skill.frontmatter[key] = _jsonable(loader.construct_object(value_node, deep=True))
+        skill.parsed = True
+    finally:
+        loader.dispose()
+
+
+def _warn_comment(skill, key, node, source_lines):
+    end = node.end_mark
+    rest = source_lines[end.line][end.column:] if end.line < len(source_lines) else ""
+    if rest.lstrip().startswith("#"):
+        skill.warn(f"'{key}' was cut at ' #', which starts a YAML comment; quote the value to keep it",
+                   end.line + 2, "comment")
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _read_metadata(skill):
+    raw = skill.frontmatter.get("metadata")
+    line = skill.lines.get("metadata")
+    if raw is None or raw == "":
+        return
+    if isinstance(raw, str):
+        raw = _parse_metadata_text(raw)
+        if raw is None:
+            skill.error("metadata is neither a mapping nor valid JSON", line, "metadata")
+            return
+    if not isinstance(raw, dict):
+        skill.error("metadata must be a mapping", line, "metadata")
+        return
+    for key in PRODUCT_KEYS:
+        if key in raw:
+            if not isinstance(raw[key], dict):
+                skill.error(f"metadata.{key} must be a mapping", line, "metadata")
+                return
+            skill.meta, skill.meta_key = raw[key], key
+            return
+
+
+def _parse_metadata_text(text):
+    """JSON, else YAML flow syntax, which accepts the trailing commas of many published skills."""
+    try:
+        return fastjson.loads(text)
+    except ValueError:
+        pass
+    import yaml
+
+    if _has_alias(text):
+        return None
+    try:
+        return _jsonable(yaml.load(text, Loader=_loader_class()))
+    except yaml.YAMLError:
+        return None
+
+
+def _check_identity(skill, folder_name):
+    from ..paths import is_valid_name
+
+    name = skill.frontmatter.get("name")
+    line = skill.lines.get("name")
+    if name in (None, ""):
+        skill.warn(f"no name: using the folder's name '{folder_name}'", code="name")
+        name = folder_name
+    if not is_valid_name(name):
+        skill.error(f"invalid name {name!r}: use 1-64 lowercase letters, digits and single hyphens",
+                    line, "name")
+    else:
+        if name != folder_name:
+            skill.warn(f"name '{name}' differs from its folder '{folder_name}'; using '{name}'", line, "name")
+        skill.name = name
+    description = skill.frontmatter.get("description")
+    if description is not None and not isinstance(description, str):
+        skill.error("description must be text, not a list or mapping", skill.lines["description"], "description")
+    elif not description or not description.strip():
+        skill.error("no description", skill.lines.get("description"), "description")

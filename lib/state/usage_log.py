@@ -1,0 +1,95 @@
+"""Per-skill usage.log (JSON Lines, append-only) and its rotation.
+
+Every append and every rotation of a skill's log holds that skill's lock (paths.skill_lock), and
+an appender opens the log only after taking the lock, so a rotation never drops a line written
+concurrently and lines from concurrent runs never interleave.
+"""
+
+import os
+
+from .. import config as configlib, fastjson, fileio, paths
+from . import skill_state
+
+MAX_ENTRIES = 5000
+MAX_BYTES = 2 * 1024 * 1024
+LOW_WATER = 0.9  # pruning on write keeps 90% of the limit, so a busy log is rewritten rarely
+
+
+def limits(config):
+    entries = configlib.get(config, "skills.log.maxEntries", MAX_ENTRIES)
+    size = configlib.get(config, "skills.log.maxBytes", MAX_BYTES)
+    valid = lambda n, default: n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else default
+    return valid(entries, MAX_ENTRIES), valid(size, MAX_BYTES)
+
+
+def encode(entry):
+    return (fastjson.dumps(entry) + "\n").encode()
+
+
+def append(name, state, entry, config):
+    """Append one entry; call inside skill_state.Update(name). Prunes once the log passes its limits."""
+    max_entries, max_bytes = limits(config)
+    size = fileio.append(paths.usage_log(name), encode(entry))
+    state["logEntries"] = state.get("logEntries", 0) + 1
+    if state["logEntries"] > max_entries or size > max_bytes:
+        state["logEntries"] = prune(name, int(max_entries * LOW_WATER) or 1, int(max_bytes * LOW_WATER))
+
+
+def prune(name, max_entries, max_bytes):
+    """Keep the newest lines that fit both limits; call under the skill's lock. Returns the lines kept."""
+    import collections
+
+    path = paths.usage_log(name)
+    try:
+        with open(path, "rb") as f:
+            newest = collections.deque(f, maxlen=max_entries)
+    except FileNotFoundError:
+        return 0
+    if newest and not newest[-1].endswith(b"\n"):
+        newest[-1] += b"\n"  # a torn last line (a crash elsewhere) must not glue onto the next append
+    kept, size = [], 0
+    for line in reversed(newest):
+        if size + len(line) > max_bytes:
+            break
+        kept.append(line)
+        size += len(line)
+    fileio.write_atomic(path, b"".join(reversed(kept)))
+    return len(kept)
+
+
+def rotate(name, config):
+    """Prune one skill's log to its limits exactly (for `nexus skills rotate`). Returns lines kept."""
+    max_entries, max_bytes = limits(config)
+    with skill_state.Update(name) as state:
+        state["logEntries"] = prune(name, max_entries, max_bytes)
+    return state["logEntries"]
+
+
+def logged_skills():
+    """Names of the skills that have a usage log."""
+    try:
+        names = sorted(os.listdir(paths.skills_state()))
+    except FileNotFoundError:
+        return []
+    return [n for n in names if paths.is_valid_name(n) and os.path.isfile(os.path.join(paths.skills_state(), n, "usage.log"))]
+
+
+def read(path, on_bad_line=None):
+    """Entries of a log, streamed; a line that is not a JSON object is skipped and reported."""
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as f:
+        yield from entries(f, path, on_bad_line)
+
+
+def entries(lines, label, on_bad_line=None):
+    """Entries of a stream of JSON Lines; on_bad_line(label, number) hears of each line that is no object."""
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = fastjson.loads(line)
+        except ValueError:  # a corrupt line, or a blank one
+            if not line.strip():
+                continue
+            entry = None
+        if isinstance(entry, dict):
+            yield entry
+        elif on_bad_line:
+            on_bad_line(label, number)

@@ -1,0 +1,239 @@
+"""Usage statistics: an Aggregator takes usage entries one at a time and keeps only running figures,
+so a log of any length costs the same memory."""
+
+import collections
+import datetime
+import heapq
+import itertools
+import math
+import os
+
+from .. import paths, schema
+from ..catalog import listing, manifest as manifestlib
+from ..errors import UsageError
+from ..schema import parse_iso
+from ..style import plural
+from ..skill.entry import primary_env
+from ..state import usage_log
+
+MAX_DAYS = 36500
+RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
+FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
+COMMAND_WORDS = 3
+TOP_COMMANDS = 5
+TOP_ERRORS = 5
+CATEGORIES = ("userData", "credentials", "prompts", "other")
+
+CORRUPT = "not a JSON object"
+INVALID = "missing or invalid ts, skill, type, ms or exit"
+FUTURE = "timestamp in the future"
+
+
+def parse_days(text):
+    """The --days value as an int; UsageError unless it is a whole number from 1 to MAX_DAYS."""
+    try:
+        days = int(text)
+    except (TypeError, ValueError):
+        days = 0
+    if not 0 < days <= MAX_DAYS:
+        raise UsageError(f"--days must be a whole number from 1 to {MAX_DAYS}, not {text!r}")
+    return days
+
+
+def recent_days(days):
+    return min(days, RECENT_DAYS)
+
+
+def iso(moment):
+    if moment is None:
+        return None
+    return moment.astimezone(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def command(args):
+    """The leading words of a call's args, up to the first option: 'gmail messages list'."""
+    words = []
+    for arg in args[:COMMAND_WORDS]:
+        if not isinstance(arg, str) or arg.startswith("-"):
+            break
+        words.append(arg)
+    return " ".join(words)
+
+
+def category(meta):
+    """userData: the tool signs in to the user's accounts; credentials: the skill needs a secret."""
+    if meta.get("type") == "prompt":
+        return "prompts"
+    if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
+        return "userData"
+    if primary_env(meta):
+        return "credentials"
+    return "other"
+
+
+class Figures:
+    """The running figures of one skill, or of all of them."""
+
+    __slots__ = ("calls", "successes", "ms", "last", "last_ok", "type", "tool")
+
+    def __init__(self):
+        self.calls = self.successes = self.ms = 0
+        self.last = self.last_ok = self.type = self.tool = None
+
+    def count(self, ts, ok, ms, type_, tool):
+        self.calls += 1
+        self.ms += ms
+        if ok:
+            self.successes += 1
+            if self.last_ok is None or ts > self.last_ok:
+                self.last_ok = ts
+        if self.last is None or ts >= self.last:
+            self.last, self.type, self.tool = ts, type_, tool
+
+    def merge(self, other):
+        self.calls += other.calls
+        self.successes += other.successes
+        self.ms += other.ms
+        if other.last is not None and (self.last is None or other.last > self.last):
+            self.last = other.last
+
+    def as_json(self):
+        return {
+            "totalInvocations": self.calls,
+            "successRate": round(self.successes / self.calls, 4) if self.calls else None,
+            "avgDurationMs": round(self.ms / self.calls) if self.calls else None,
+            "lastUsed": iso(self.last),
+        }
+
+
+class Aggregator:
+    """Figures of the entries within `days` of now: of every skill, or in detail of skill `name`."""
+
+    def __init__(self, days, name=None, now=None):
+        self.now = now or datetime.datetime.now(datetime.timezone.utc)
+        self.days, self.name = days, name
+        self.since = self.now - datetime.timedelta(days=days)
+        self.recent = self.now - datetime.timedelta(days=recent_days(days))
+        self.future = self.now + FUTURE_SLACK
+        self.skills = {}  # name -> Figures
+        self.failures = collections.Counter()  # (skill, message) -> calls, in the recent days
+        self.skipped = collections.Counter()  # reason -> lines
+        self.daily = collections.Counter()  # local date -> calls (skill `name` only)
+        self.commands = collections.Counter()  # leading words of args -> calls (skill `name` only)
+        self.errors = []  # a min-heap of the newest failures (skill `name` only)
+        self._order = itertools.count()
+
+    def corrupt(self, label, number):
+        """The on_bad_line of usage_log.read: a line that is not a JSON object."""
+        self.skipped[CORRUPT] += 1
+
+    def add(self, entry):
+        """Count one usage entry."""
+        get = entry.get
+        ts, name, type_, ms, code = parse_iso(get("ts")), get("skill"), get("type"), get("ms"), get("exit", 0)
+        if (ts is None or type(name) is not str or type_ not in schema.TYPES or type(code) is not int
+                or type(ms) not in (int, float) or not 0 <= ms < math.inf):  # json reads NaN and Infinity
+            self.skipped[INVALID] += 1
+            return
+        if ts > self.future:
+            self.skipped[FUTURE] += 1
+            return
+        if ts < self.since or (self.name and name != self.name):
+            return
+        figures = self.skills.get(name)
+        if figures is None:
+            if not paths.is_valid_name(name):
+                self.skipped[INVALID] += 1
+                return
+            figures = self.skills[name] = Figures()
+        ok = code == 0 if "exit" in entry else not get("error")
+        figures.count(ts, ok, ms, type_, get("tool"))
+        if not ok:
+            self._failed(name, ts, entry)
+        if self.name:
+            self.daily[ts.astimezone().date()] += 1
+            if isinstance(get("args"), list):
+                self.commands[command(entry["args"])] += 1
+
+    def _failed(self, name, ts, entry):
+        error = entry.get("error")
+        message = error[:200] if isinstance(error, str) and error else f"exit {entry.get('exit')}"
+        if ts >= self.recent:
+            self.failures[name, message] += 1
+        if self.name:
+            item = (ts, next(self._order), message, entry.get("exit"))
+            if len(self.errors) < TOP_ERRORS:
+                heapq.heappush(self.errors, item)
+            else:
+                heapq.heappushpop(self.errors, item)
+
+    def report(self, manifest_skills):
+        """Every figure as plain data: the document `nexus skill stats --json` prints."""
+        report = {"days": self.days, "since": iso(self.since)}
+        if self.name:
+            return {"name": self.name, **report, **self._skill(self.name, manifest_skills), **self._detail()}
+        total = Figures()
+        for figures in self.skills.values():
+            total.merge(figures)
+        skills = sorted((self._skill(n, manifest_skills) for n in self.skills),
+                        key=lambda s: (-s["totalInvocations"], s["name"]))
+        failures = [{"skill": skill, "error": message, "count": count}
+                    for (skill, message), count in sorted(self.failures.items(), key=lambda i: (-i[1], i[0]))]
+        categories = [{"name": c, "totalInvocations": sum(s["totalInvocations"] for s in skills if s["category"] == c),
+                       "skills": [s["name"] for s in skills if s["category"] == c]} for c in CATEGORIES]
+        return {**report, **total.as_json(), "skills": skills, "recentFailures": failures,
+                "categories": categories, "skippedLines": sum(self.skipped.values())}
+
+    def _skill(self, name, manifest_skills):
+        figures = self.skills.get(name) or Figures()
+        entry = manifest_skills.get(name)
+        meta = entry or {"type": figures.type, "tool": figures.tool}
+        return {"name": name, "type": meta.get("type"), "category": category(meta),
+                "removed": entry is None, **figures.as_json()}
+
+    def _detail(self):
+        figures = self.skills.get(self.name) or Figures()
+        today = self.now.astimezone().date()
+        span = recent_days(self.days)
+        dates = [today - datetime.timedelta(days=n) for n in range(span - 1, -1, -1)]
+        errors = [{"ts": iso(ts), "error": message, **({"exit": code} if code is not None else {}),
+                   "resolved": figures.last_ok is not None and figures.last_ok > ts}
+                  for ts, _, message, code in sorted(self.errors, reverse=True)]
+        return {
+            "daily": [{"date": d.isoformat(), "calls": self.daily[d]} for d in dates],
+            "commonCommands": [{"command": c, "calls": n} for c, n in self.commands.most_common(TOP_COMMANDS)],
+            "recentErrors": errors,
+            "skippedLines": sum(self.skipped.values()),
+        }
+
+
+def feed(aggregator, label, entries, warn):
+    """Add every entry of one source; one warning per kind of line skipped."""
+    before, add = aggregator.skipped.copy(), aggregator.add
+    for entry in entries:
+        add(entry)
+    for reason, count in (aggregator.skipped - before).items():
+        warn(f"{label}: skipped {plural(count, 'line')}: {reason}")
+
+
+def collect(config, days, name=None, stream=None, warn=None):
+    """The report of the per-skill usage logs, or of `stream` (JSON Lines), with the skills' metadata."""
+    warn = warn or (lambda line: None)
+    skills = listing.current_manifest(config, warn)["skills"]
+    if name:
+        path = paths.usage_log(name)  # validates the name before it becomes a path
+        if stream is None and name not in skills and not os.path.exists(path):
+            manifestlib.find({"skills": skills}, name)  # raises "not found", with suggestions
+    aggregator = Aggregator(days, name)
+    if stream is not None:
+        feed(aggregator, "stdin", usage_log.entries(stream, "stdin", aggregator.corrupt), warn)
+        return aggregator.report(skills)
+    for skill in [name] if name else usage_log.logged_skills():
+        path = paths.usage_log(skill)
+        try:
+            feed(aggregator, path, usage_log.read(path, aggregator.corrupt), warn)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            warn(f"cannot read '{path}': {e.strerror}")
+    return aggregator.report(skills)

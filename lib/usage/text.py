@@ -1,0 +1,93 @@
+"""Usage statistics as people read them: the layout of `nexus skill stats`, plain ASCII off a terminal.
+
+Shared by `nexus skill stats` and `nexus-stats`, which print the same report.
+"""
+
+import datetime
+
+from ..style import Style, ago, parse_iso, plural, table, truncate
+from . import stats
+
+MOST_FAILURES = 10
+CATEGORY_LABELS = {"userData": "User Data", "credentials": "Credentials", "prompts": "Prompts", "other": "Other"}
+
+
+def _percent(rate):
+    return "-" if rate is None else f"{rate:.1%}".replace(".0%", "%")
+
+
+def _duration(record):
+    ms = record["avgDurationMs"]
+    if record["type"] == "prompt":
+        return "(prompt)"
+    if ms is None:
+        return "-"
+    return f"{ms}ms" if ms < 100 else f"{ms / 1000:.1f}s"
+
+
+def _local_time(ts):
+    return parse_iso(ts).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _all_skills(report, style):
+    lines = [*style.header("NEXUS SKILL USAGE STATISTICS"), "",
+             f"Total invocations: {report['totalInvocations']} (past {plural(report['days'], 'day')})"]
+    if not report["skills"]:
+        return lines + ["", "No skill was used in this window."]
+    lines.append(f"Overall success rate: {_percent(report['successRate'])}")
+    rows = [["#", "Skill", "Calls", "Success", "Avg Time", "Last Used"]]
+    rows += [[f"{rank}.", s["name"] + (" (removed)" if s["removed"] else ""), str(s["totalInvocations"]),
+              _percent(s["successRate"]), _duration(s), ago(s["lastUsed"])]
+             for rank, s in enumerate(report["skills"], 1)]
+    lines += ["", "Most Used Skills:", *table(rows, indent="  ")]
+    if report["recentFailures"]:
+        lines += ["", f"Recent Failures (past {plural(stats.recent_days(report['days']), 'day')}):"]
+        lines += [f'  {style.bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({plural(f["count"], "occurrence")})'
+                  for f in report["recentFailures"][:MOST_FAILURES]]
+        more = len(report["recentFailures"]) - MOST_FAILURES
+        if more > 0:
+            lines.append(f"  {style.bullet} {plural(more, 'other message')}: see --json")
+    used = [c for c in report["categories"] if c["totalInvocations"]]
+    width = max(len(str(c["totalInvocations"])) for c in used)
+    lines += ["", "Skill Categories:"]
+    lines += [f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width}} "
+              f"{'call' if c['totalInvocations'] == 1 else 'calls'} ({_names(c['skills'])})" for c in used]
+    return lines
+
+
+def _names(names, most=4):
+    more = f", +{len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def _one_skill(report, style):
+    lines = [*style.header(f"{report['name'].upper()} USAGE STATISTICS"), "",
+             f"Total invocations: {report['totalInvocations']} (past {plural(report['days'], 'day')})"]
+    if not report["totalInvocations"]:
+        return lines + ["", f"'{report['name']}' was not used in this window."]
+    lines += [f"Success rate: {_percent(report['successRate'])}",
+              f"Average duration: {_duration(report)}",
+              f"Last used: {ago(report['lastUsed'])}",
+              "", f"Daily Usage (past {plural(len(report['daily']), 'day')}):"]
+    largest = max(d["calls"] for d in report["daily"])
+    for day in report["daily"]:
+        weekday = datetime.date.fromisoformat(day["date"]).strftime("%a")
+        bar = style.bar(day["calls"], largest)
+        lines.append(" ".join(part for part in (f"  {weekday}:", bar, str(day["calls"])) if part))
+    if report["commonCommands"]:
+        lines += ["", "Most Common Commands:"]
+        lines += [f"  {rank}. {truncate(c['command'], 50) or '(no arguments)'} ({plural(c['calls'], 'call')})"
+                  for rank, c in enumerate(report["commonCommands"], 1)]
+    if report["recentErrors"]:
+        lines += ["", "Recent Errors:"]
+        for error in report["recentErrors"]:
+            resolved = " (resolved)" if error["resolved"] else ""
+            lines.append(f'  {style.bullet} {_local_time(error["ts"])}: "{truncate(error["error"], 60)}"{resolved}')
+    return lines
+
+
+def render(report, out):
+    """The report as text: every skill, or one in detail."""
+    style = Style(out)
+    lines = _one_skill(report, style) if "daily" in report else _all_skills(report, style)
+    out.write("\n".join(lines) + "\n")

@@ -1,0 +1,73 @@
+"""nexus-manifest: write, read or check the skills manifest (manifest.json).
+
+The manifest caches what nexus-discover found so that listing and running skills never rescan
+while nothing changed. It lives at $NEXUS_HOME/state/nexus/skills/manifest.json.
+
+Usage:
+  nexus-manifest write
+  nexus-manifest read [--invalid]
+  nexus-manifest check
+  nexus-manifest (-h | --help)
+
+Commands:
+  write  Read entries (JSON Lines, as nexus-discover prints them) on stdin and replace the
+         manifest atomically. Entries with "status": "invalid" are kept as broken skills, those
+         with "shadowedBy" left out; the folders of each source without a SKILL.md are watched.
+         The same skills give the same manifest as `nexus skills refresh`.
+  read   Print the manifest's entries as JSON Lines.
+  check  Exit 0 when the manifest is fresh, 1 when it is stale: missing, written by another
+         nexus version, or a source or skill folder changed since it was written.
+
+Options:
+  --invalid  With read, also print the broken skills the manifest records.
+  -h --help  Show this help.
+
+Exit status:
+  0  success (check: fresh)
+  1  check: stale; read: there is no manifest yet
+  2  unreadable input (a line that is not a JSON object, an entry without a valid name), usage error
+
+Examples:
+  nexus-discover | nexus-manifest write
+  nexus-manifest read | jq -r 'select(.type == "tool") | .name'
+  nexus-manifest check || nexus skills refresh
+"""
+
+from nexus import config as configlib, paths
+from nexus.catalog import manifest as manifestlib
+from nexus.cli.command import STREAM, tool
+from nexus.cli.output import piped_stdin, read_jsonl
+from nexus.errors import BadInput, NexusError
+
+
+def write(ctx):
+    records, seen = [], set()
+    for number, record in enumerate(read_jsonl(piped_stdin()), 1):
+        if record.get("status") != "invalid" and not record.get("shadowedBy"):
+            name = record.get("name")
+            if not paths.is_valid_name(name) or not isinstance(record.get("filePath"), str):
+                raise BadInput(f"stdin:{number}: an entry needs a valid 'name' and a 'filePath'")
+            if name in seen:
+                raise BadInput(f"stdin:{number}: skill '{name}' appears twice")
+            seen.add(name)
+        records.append(record)
+    manifestlib.write(manifestlib.build(records, configlib.sources(ctx.config)))
+
+
+def read(ctx):
+    manifest = manifestlib.load()
+    if manifest is None:
+        raise NexusError(f"no manifest at '{paths.manifest_file()}'; run 'nexus skills refresh'")
+    return [*manifest["skills"].values(), *(manifest.get("invalid", []) if ctx.args["--invalid"] else [])]
+
+
+def check(ctx):
+    ctx.status = 0 if manifestlib.is_fresh(manifestlib.load(), configlib.sources(ctx.config)) else 1
+
+
+def manifest(ctx):
+    action = write if ctx.args["write"] else read if ctx.args["read"] else check
+    return action(ctx)
+
+
+main = tool("nexus-manifest", STREAM, __doc__, manifest)

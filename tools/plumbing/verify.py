@@ -1,0 +1,76 @@
+"""nexus-verify: check that skills work, and record the outcome in their state.
+
+For each NAME, checks the skill's requirements (binaries, env vars, config paths), then runs its
+verify command with /bin/sh -c, the skill's injected environment and a timeout, and records
+configured, configuredAt, lastVerified, lastError and fingerprints (the SKILL.md's SHA-256 and a
+hash of the verify output). Prints one JSON object per skill: skill, type, verify, ok,
+configured, exit, error, ms. A prompt skill is always configured; a skill with no verify command
+passes once its requirements are met. Nothing else in nexus runs verify commands, except the
+first `nexus skill run` of a skill.
+
+With --static, reads manifest entries (JSON Lines, as nexus-discover prints them) on stdin and
+prints each with its status, verified and missing: the requirement checks alone, nothing runs.
+
+Usage:
+  nexus-verify [--timeout SECONDS] NAME...
+  nexus-verify --all [--stale HOURS] [--timeout SECONDS]
+  nexus-verify --static
+  nexus-verify (-h | --help)
+
+Options:
+  --all              Every tool and script skill in the manifest.
+  --stale HOURS      With --all, only skills never verified, or last verified over HOURS ago.
+  --timeout SECONDS  How long one verify command may run [default: 30].
+  --static           Requirement checks only, for the entries on stdin.
+  -h --help          Show this help.
+
+Exit status:
+  0  every skill passed (--static: every entry was read)
+  1  a skill failed verification, or was not found
+  2  usage error or unreadable input
+
+Examples:
+  nexus-verify gog eve
+  nexus-verify --all --stale 24          # for cron
+  nexus-discover | nexus-verify --static | jq -r 'select(.status != "ready") | .name'
+"""
+
+from nexus.catalog import listing, manifest as manifestlib, status
+from nexus.cli.command import STREAM, number, tool
+from nexus.cli.output import piped_stdin, read_jsonl
+from nexus.errors import BadInput
+from nexus.gateway import verify
+from nexus.paths import is_valid_name
+from nexus.state import skill_state
+
+
+def verify_skills(ctx):
+    args = ctx.args
+    if args["--static"]:
+        return static(ctx)
+    timeout = number(args["--timeout"], "--timeout")
+    stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
+    manifest = listing.current_manifest(ctx.config, ctx.warn)
+    entries = (verify.select(manifest, stale) if args["--all"]
+               else [manifestlib.find(manifest, name) for name in args["NAME"]])
+    return outcomes(ctx, verify.verify_all(entries, ctx.config, timeout))
+
+
+def outcomes(ctx, found):
+    for outcome in found:
+        ctx.status = ctx.status or (0 if outcome["ok"] else 1)
+        yield outcome
+
+
+def static(ctx):
+    checker = status.Checker(ctx.config)
+    for line, entry in enumerate(read_jsonl(piped_stdin()), 1):
+        if entry.get("status") == "invalid":
+            yield entry
+            continue
+        if not is_valid_name(entry.get("name")):
+            raise BadInput(f"stdin:{line}: an entry needs a valid 'name'")
+        yield {**entry, **checker.evaluate(entry, skill_state.of(entry))}
+
+
+main = tool("nexus-verify", STREAM, __doc__, verify_skills)

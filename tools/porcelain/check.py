@@ -1,0 +1,111 @@
+"""The porcelain's linter: `nexus skills check`."""
+
+import os
+
+from nexus import config as configlib
+from nexus.catalog import discovery
+from nexus.cli.command import renders
+from nexus.distribute import managed
+from nexus.errors import BadInput
+from nexus.skill import lint, skillmd
+from nexus.style import plural
+
+
+class Findings:
+    """What one run found, as (path, Problem) pairs in the order read, and how many skills it read."""
+
+    def __init__(self, strict):
+        self.strict = strict
+        self.found = []  # (path, Problem)
+        self.skills = 0
+        self.edited_copies = managed.EditedCopies()  # copies in the managed folder edited since added
+
+    def report(self, path, problem):
+        self.found.append((path, problem))
+
+    def skill(self, path, skill_dir):
+        self.skills += 1
+        skill = skillmd.read(path, os.path.basename(os.path.abspath(skill_dir)))
+        self.found.extend((path, p) for p in lint.check(skill, skill_dir, self.strict))
+        edited = self.edited_copies.warning(skill_dir)
+        if edited:
+            self.report(path, edited)
+
+    def folder(self, folder):
+        """Every skill folder inside `folder`; how many there were (None when it cannot be listed)."""
+        before = self.skills
+        skill_dirs = discovery.child_dirs(folder, self.report)
+        if skill_dirs is None:
+            return None
+        for skill_dir in skill_dirs:
+            path = os.path.join(skill_dir, "SKILL.md")
+            if os.path.lexists(path) or not os.access(skill_dir, os.R_OK | os.X_OK):  # reading says why not
+                self.skill(path, skill_dir)
+        return self.skills - before
+
+    def path(self, path):
+        if not os.path.isdir(path):
+            self.skill(path, os.path.dirname(os.path.abspath(path)))
+        elif os.path.lexists(os.path.join(path, "SKILL.md")):
+            self.skill(os.path.join(path, "SKILL.md"), path)
+        elif self.folder(path) == 0:
+            self.report(path, skillmd.Problem("error", "no SKILL.md here or in its sub-folders", code="no-skill"))
+
+
+def render_findings(findings, out):
+    for f in findings:
+        where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
+        out.write(f"{where}: {f['severity']}: {f['message']}\n")
+
+
+@renders(render_findings)
+def check(ctx):
+    """Usage:
+      nexus skills check [PATH...] [--strict] [--json]
+      nexus skills check (-h | --help)
+
+    Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
+    skill source (see `nexus skills path`). Each finding is printed as `path:line: severity: message`.
+
+    Loading is lenient and checking is strict: a missing name, a name that differs from its folder, a
+    duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are
+    errors here, because the Agent Skills specification and other loaders reject them.
+
+    Options:
+      --strict   Also warn about fields that neither Agent Skills nor nexus defines.
+      --json     An array of findings: {"path", "line", "severity", "code", "message"}.
+      -h --help  Show this help.
+
+    Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
+    name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires, install,
+    execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
+    `nexus skills add` whose files have changed since; see `nexus skills update`).
+
+    Exit status:
+      0  no errors (there may be warnings)
+      1  at least one error
+      2  a PATH that does not exist, or a usage error
+
+    Examples:
+      nexus skills check ~/src/my-skills/weather
+      nexus skills check --strict ~/src/my-skills
+      nexus skills check --json | jq -r '.[] | select(.severity == "error") | .path' | sort -u
+    """
+    args = ctx.args
+    missing = [p for p in args["PATH"] if not os.path.lexists(p)]
+    if missing:
+        raise BadInput(f"{missing[0]}: no such file or folder")
+    findings = Findings(args["--strict"])
+    if args["PATH"]:
+        for path in args["PATH"]:
+            findings.path(path)
+    else:
+        for _, folder in configlib.sources(ctx.config):
+            findings.folder(folder)
+    found = [problem.as_dict(path) for path, problem in findings.found]
+    errors = sum(f["severity"] == "error" for f in found)
+    if not ctx.json:
+        ctx.warn(f"{plural(findings.skills, 'skill')} checked: "
+                 f"{plural(errors, 'error')}, {plural(len(found) - errors, 'warning')}")
+    ctx.status = 1 if errors else 0
+    return found

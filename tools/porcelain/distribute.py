@@ -1,0 +1,159 @@
+"""The porcelain's distribution commands: `nexus skills add|remove|update|link`."""
+
+from nexus.agents import links
+from nexus.catalog import listing
+from nexus.cli.command import renders
+from nexus.distribute import managed, sources
+from nexus.style import table
+
+
+def render_add(report, out):
+    if "skills" in report:  # --list
+        rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
+        out.write("\n".join(table(rows, indent="")) + "\n")
+        return
+    for added in report["added"]:
+        out.write(f"added {added['name']} ({added['placement']}, {added['path']})\n")
+    for name in report["unchanged"]:
+        out.write(f"unchanged {name}\n")
+
+
+@renders(render_add)
+def add(ctx):
+    """Usage:
+      nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
+      nexus skills add (-h | --help)
+
+    Options:
+      --skill NAME  Only this skill (repeat for more).
+      --list        Show the skills SOURCE holds; add nothing.
+      --copy        Copy a folder's skills instead of linking them (skills from git are always copied).
+      --force       Replace a skill of the same name that was placed by hand or came from elsewhere.
+      --json        The outcome as JSON: source, revision, added, unchanged, refused.
+      -h --help     Show this help.
+
+    SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
+    repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill
+    (SKILL.md at its root) or hold skills in folders up to 4 levels below it. Each added skill is recorded
+    in MANAGED_SKILLS_DIR/.nexus-lock.json; adding the same skill again refreshes it.
+
+    Exit status:
+      0  added, or already there;  1  a skill was refused, or the source holds none or cannot be fetched;
+      2  usage error, or an unreadable lockfile
+
+    Examples:
+      nexus skills add ~/src/team-skills --skill pdf-tools
+      nexus skills add owner/repo --list
+    """
+    args = ctx.args
+    if args["--list"]:
+        with sources.checkout(args["SOURCE"]) as source:
+            found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
+        return {"source": source.location, "revision": source.revision, "skills": [c.as_dict() for c in found]}
+    report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
+    if report["added"]:
+        managed.refresh_manifest(ctx.config)
+    for refused in report["refused"]:
+        where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
+        ctx.warn(f"refused {where}: {refused['error']}")
+    ctx.status = 1 if report["refused"] else 0
+    return report
+
+
+def render_removed(names, out):
+    out.write("".join(f"removed {name}\n" for name in names))
+
+
+@renders(render_removed)
+def remove(ctx):
+    """Usage:
+      nexus skills remove NAME... [--json]
+      nexus skills remove (-h | --help)
+
+    Options:
+      --json     An array of the names removed.
+      -h --help  Show this help.
+
+    Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed; when one NAME is not,
+    nothing is removed. A linked skill's own folder is never touched, only the link.
+
+    Exit status:
+      0  removed;  1  a NAME was not added by `nexus skills add`;  2  usage error, or an unreadable lockfile
+    """
+    names = list(dict.fromkeys(ctx.args["NAME"]))
+    managed.remove(names)
+    managed.refresh_manifest(ctx.config)
+    return names
+
+
+UPDATE_LABELS = [("changed", "changed"), ("unchanged", "unchanged"), ("editedLocally", "edited locally"),
+                 ("removedUpstream", "removed upstream")]
+
+
+def render_update(report, out):
+    rows = [[label, name] for key, label in UPDATE_LABELS for name in report[key]]
+    out.write("".join(line + "\n" for line in table(rows, indent="")) or "no skills added\n")
+
+
+@renders(render_update)
+def update(ctx):
+    """Usage:
+      nexus skills update [NAME...] [--force] [--json]
+      nexus skills update (-h | --help)
+
+    Options:
+      --force    Replace a copied skill that was edited in place with its source's files.
+      --json     The outcome as JSON: changed, unchanged, editedLocally, removedUpstream (lists of names),
+                 failed (name and error).
+      -h --help  Show this help.
+
+    Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
+    compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
+    edited in place: it is reported as edited locally and kept as it is, unless --force. A skill gone
+    from its source is reported and left in place. Safe to run from cron.
+
+    Exit status:
+      0  done;  1  a skill or its source failed (the others are still updated);  2  usage error
+    """
+    report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
+    if report["changed"]:
+        managed.refresh_manifest(ctx.config)
+    for failed in report["failed"]:
+        ctx.warn(f"{failed['name']}: {failed['error']}")
+    ctx.status = 1 if report["failed"] else 0
+    return report
+
+
+def render_links(report, out):
+    for key in ("linked", "unlinked"):
+        out.write("".join(f"{key} {name}\n" for name in report.get(key, [])))
+    counts = ", ".join(f"{len(report[k])} {k}" for k in ("linked", "unchanged", "skipped", "unlinked") if k in report)
+    out.write(f"{counts}: {report['folder']}\n")
+
+
+@renders(render_links)
+def link(ctx):
+    """Usage:
+      nexus skills link --agent AGENT [--dir DIR] [--unlink] [--json]
+      nexus skills link (-h | --help)
+
+    Options:
+      --agent AGENT  cursor (.cursor/skills), claude-code (.claude/skills), codex (.codex/skills)
+                     or agents (.agents/skills).
+      --dir DIR      The project folder holding the agent's folder [default: .].
+      --unlink       Remove the links nexus made there, and nothing else.
+      --json         The outcome as JSON: folder, linked, unchanged, skipped, unlinked.
+      -h --help      Show this help.
+
+    Each ready skill's folder is symlinked into the agent's folder; links to skills no longer ready are
+    removed. nexus records the links it made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
+    the folder already has from elsewhere. Running it again changes nothing.
+
+    Exit status:
+      0  done;  2  usage error
+    """
+    folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
+    if ctx.args["--unlink"]:
+        return links.unlink(folder, ctx.warn)
+    ready = {r["name"]: r["dir"] for r in listing.records(ctx.config, ctx.warn) if r["status"] == "ready"}
+    return links.sync(folder, ready, ctx.warn)

@@ -1,11 +1,13 @@
 """The shapes of nexus's records, in one place: the manifest entry, a skill's state, a usage log entry."""
 
+import time
+
 MANIFEST_VERSION = 1
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")
 
-# Frontmatter keys the specs name; every other key is kept under `extra`.
+# The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
 META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always")
 TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
@@ -14,15 +16,13 @@ FLAG_FIELDS = ("bundled", "always", "requiresAuth")
 
 def now_iso(t=None):
     """A time as ISO 8601 UTC with milliseconds (time, not datetime: it is cheaper to import)."""
-    import time
-
     t = time.time() if t is None else t
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 def parse_iso(ts):
     """An ISO 8601 timestamp as an aware UTC datetime, or None."""
-    import datetime
+    import datetime  # not on the gateway's way: it costs more than all of this module
 
     try:
         value = datetime.datetime.fromisoformat(ts)  # since 3.11 it reads the "Z" of UTC too

@@ -1,4 +1,4 @@
-"""nexus skills list and path: status of every skill, by the static checks of spec 5.3."""
+"""nexus skills list and path: the status of every skill, by the static checks (nothing runs)."""
 
 import json
 import sys

@@ -5,6 +5,7 @@ Finds the skills an agent can use right now, runs them, and records every run.
 
 import sys
 
+from nexus import __version__
 from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command
 
 # The command table: the one description of every command. The dispatcher, `nexus --help`, each
@@ -114,8 +115,6 @@ def main(argv=None):
         sys.stdout.write(overview())
         return 0
     if argv == ["--version"]:
-        from nexus import __version__
-
         print(f"nexus {__version__}")
         return 0
     if argv and argv[0] in GROUPS and argv[1:] in ([], ["-h"], ["--help"]):

@@ -11,9 +11,8 @@ import sys
 
 from .. import config as configlib
 from ..errors import NexusError, UsageError
-
-# The output kinds (nexus.cli.output writes each; PROCESS commands write their own output).
-DOCUMENT, STREAM, TEXT, PROCESS = "document", "stream", "text", "process"
+from . import output
+from .output import DOCUMENT, PROCESS, STREAM, TEXT  # noqa: F401 - the output kinds, for the command table
 
 
 class Command:
@@ -130,13 +129,7 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
         parser = getattr(function, "parser", None)
         args = parser(argv, doc) if parser else parse(doc, [*words, *argv])
         ctx = Context(prog, args)
-        result = function(ctx)
-        if kind == PROCESS:
-            ctx.status = result or 0
-        else:
-            from . import output  # a process writes its own: the gateway's hot path never loads this
-
-            output.emit(kind, result, function, ctx)
+        output.emit(kind, function(ctx), function, ctx)
         sys.stdout.flush()
         return ctx.status
     except Help:

@@ -10,9 +10,8 @@ import sys
 from .. import fastjson
 from ..errors import BadInput
 
-from .command import DOCUMENT, PROCESS, STREAM, TEXT
-
-KINDS = {
+DOCUMENT, STREAM, TEXT, PROCESS = "document", "stream", "text", "process"
+KINDS = {  # a command's output kind, in the command table
     DOCUMENT: "data: human text, or one JSON document with --json",
     STREAM: "records: JSON Lines, one object per record (plumbing)",
     TEXT: "text another program reads (a prompt block, a rules file)",
@@ -23,7 +22,9 @@ KINDS = {
 def emit(output, result, function, ctx):
     """Write `result`, what function(ctx) returned, as `output` (a kind of nexus.cli.command)."""
     out = sys.stdout
-    if output == STREAM:
+    if output == PROCESS:
+        ctx.status = result or 0
+    elif output == STREAM:
         write_jsonl(result or (), out)
     elif output == TEXT:
         out.write(result or "")

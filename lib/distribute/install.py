@@ -2,7 +2,12 @@
 or a `download` fetched, checked against its sha256 and only then placed in $NEXUS_HOME/bin.
 """
 
+import hashlib
 import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
 
 from .. import fileio, paths
 from ..errors import NexusError
@@ -23,8 +28,7 @@ def choose(specs, spec_id=None, which=None, platform=None):
     runnable = [s for s in ordered(specs, platform) if command(s)]
     if not runnable:
         raise NexusError("no install spec to run: the skill's metadata.nexus.install names none")
-    if which is None:
-        from shutil import which
+    which = which or shutil.which
     here = [s for s in runnable if not installer(s)[1] or which(installer(s)[1][0])]
     return (here or runnable)[0]
 
@@ -47,9 +51,6 @@ def run(spec):
 
 def download(spec):
     """Fetch a download spec's url, check its sha256, and only then place it in the bin folder (mode 0755)."""
-    import shutil
-    import tempfile
-
     url, expected, name = str(spec.get("url") or ""), str(spec.get("sha256") or "").lower(), download_name(spec)
     if not url.startswith(("https://", "http://", "file://")):
         raise NexusError(f"download url '{url}': only https, http and file URLs are fetched")
@@ -77,10 +78,6 @@ def download(spec):
 
 def _fetch(url, out):
     """Copy the url into `out`; its SHA-256."""
-    import hashlib
-    import urllib.error
-    import urllib.request
-
     digest, size = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=60) as response:

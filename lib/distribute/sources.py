@@ -6,7 +6,10 @@ out of it: a skill with a symlink that leads outside the source is refused.
 """
 
 import contextlib
+import hashlib
 import os
+import shutil
+import tempfile
 
 from .. import fileio, paths
 from ..errors import NexusError
@@ -82,9 +85,6 @@ def checkout(source):
     if kind == "folder":
         yield Source(kind, location, location)
         return
-    import shutil
-    import tempfile
-
     fileio.private_dirs(paths.cache_dir(), paths.home())
     scratch = tempfile.mkdtemp(prefix="clone.", dir=paths.cache_dir())
     try:
@@ -174,8 +174,6 @@ def files(skill_dir, root):
 
 def digest(skill_dir, rels):
     """SHA-256 over a skill's files: each relative path, then the SHA-256 of its contents."""
-    import hashlib
-
     total = hashlib.sha256()
     for rel in rels:
         with open(os.path.join(skill_dir, rel), "rb") as f:

@@ -13,10 +13,11 @@ import os
 import sys
 import time
 
-from .. import config as configlib, fastjson, schema
+from .. import config as configlib, fastjson, paths, schema
 from ..catalog import manifest, status
+from ..cli.command import Help, number
 from ..errors import NexusError, UsageError
-from ..state import skill_state
+from ..state import skill_state, usage_log
 from . import plan, process
 
 DESCRIPTION = """\
@@ -72,7 +73,6 @@ def usage(prog):
 def parse(argv, doc):
     """The arguments as docopt would give them, read by hand: docopt costs more to import than the
     whole gateway may spend. The tests check that both agree on every form the usage allows."""
-    from ..cli.command import Help, number
 
     synopsis = "usage: " + doc.partition("Usage:\n")[2].partition("\n")[0].strip()
     args = dict.fromkeys(FLAGS, False)
@@ -137,8 +137,6 @@ def command(ctx):
 
 def gate(entry, config):
     """The Checker for this config; NexusError when the config or the platform rules the skill out."""
-    from .. import paths
-
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
@@ -174,8 +172,6 @@ class Call:
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
-    from ..state import usage_log
-
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
         skill_state.count_call(state, ts, exit_code == 0, ms)
@@ -189,7 +185,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
 
 def prompt(entry, config, args, warn):
     """A prompt skill: print its instructions, and record the call."""
-    from ..skill import skillmd
+    from ..skill import skillmd  # lazily, as verify and shlex below: each serves one kind of call
 
     started, ts = time.monotonic(), schema.now_iso()
     text = skillmd.prompt(entry)

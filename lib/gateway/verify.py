@@ -8,6 +8,7 @@ Architecture invariant: only `nexus-verify` (and the porcelain's verify commands
 `nexus skill run` of a skill call verify(); listing, refreshing and showing never do.
 """
 
+import hashlib
 import time
 
 from .. import schema
@@ -52,8 +53,6 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
 
 
 def _record(entry, outcome, output):
-    import hashlib
-
     ts = schema.now_iso()
     with skill_state.Update(entry["name"], entry) as state:
         for key in ("type", "tool", "verify"):

@@ -4,6 +4,7 @@ Loading forgives what a skill can run without; checking reports it. Both read th
 skillmd.read, so they never disagree about what it says: this module only judges a SkillFile.
 """
 
+import difflib
 import os
 
 from .. import schema
@@ -207,7 +208,5 @@ def _unexpected(skill, _skill_dir):
 
 
 def _close(word, choices):
-    import difflib
-
     close = difflib.get_close_matches(word, choices, n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""

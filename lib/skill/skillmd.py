@@ -6,8 +6,11 @@ each with a line number, so loading (lenient) and checking (strict) share one re
 
 import errno
 import os
+import stat
 
 from .. import fastjson
+from ..errors import NexusError
+from ..paths import is_valid_name
 
 MAX_BYTES = 256 * 1024
 MAX_REPAIRS = 20  # unquoted ': ' values read as text; past this, the file is reported, not re-parsed again
@@ -82,8 +85,6 @@ def read(path, folder_name=None):
 
 
 def _read_bytes(skill):
-    import stat
-
     try:
         fd = os.open(skill.path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the scan
     except FileNotFoundError:
@@ -139,8 +140,6 @@ def body(path):
 
 def prompt(entry):
     """A skill's instructions with {baseDir} resolved; NexusError when its SKILL.md cannot be read."""
-    from ..errors import NexusError
-
     try:
         return body(entry["filePath"]).replace("{baseDir}", entry["dir"])
     except OSError as e:
@@ -299,8 +298,6 @@ def _parse_metadata_text(text):
 
 
 def _check_identity(skill, folder_name):
-    from ..paths import is_valid_name
-
     name = skill.frontmatter.get("name")
     line = skill.lines.get("name")
     if name in (None, ""):

@@ -60,7 +60,7 @@ def count_call(state, ts, ok, ms):
 
 
 def populate(entries):
-    """Create the state of tool and script skills that have none yet, so refresh sets them up as the design asks."""
+    """Create the state of tool and script skills that have none yet, so that a refresh sets them up."""
     for entry in entries:
         if entry.get("type") in ("tool", "script") and paths.is_valid_name(entry.get("name")):
             if not os.path.exists(paths.state_file(entry["name"])):

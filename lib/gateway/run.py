@@ -112,27 +112,24 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
-    checker = gate(entry, config)
+    gate(entry, config)
     if entry["type"] == "prompt":
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
         return prompt(entry, config, args, ctx.warn)
-    call = Call(entry, config, args, ctx.warn)
-    ts = schema.now_iso()
-    try:
-        argv, cwd = plan.command(entry, args["ARGS"], config)
-        missing = checker.missing(entry)
-        if missing["env"] or missing["config"]:
-            raise NexusError(plan.setup_message(entry, missing))
-        if args["--dry-run"]:
-            names = sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"]
-            return dry_run(entry, argv, cwd, names, args)
-        changes = {} if args["--no-verify"] else ensure_verified(entry, config)
-    except NexusError as e:
-        if not args["--dry-run"]:
-            call.record(ts, 0, 1, error=call.masked(str(e).splitlines()[0]))
-        raise
-    return execute(call, argv, cwd, changes)
+    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"])
+    if args["--dry-run"]:
+        call.prepare(verify=False, record_refusal=False)
+        return dry_run(entry, call.argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+    call.prepare(verify=not args["--no-verify"])
+    timeout = float(args["--timeout"]) if args["--timeout"] else None
+    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
+    done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
+    if args["--json"] and done.started:
+        print(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit, "ms": done.ms,
+                              "stdout": done.stdout.decode("utf-8", "replace"),
+                              "stderr": done.stderr.decode("utf-8", "replace")}))
+    return done.exit
 
 
 def gate(entry, config):
@@ -150,27 +147,95 @@ def gate(entry, config):
 
 
 class Call:
-    """One call of a tool or script skill: its environment, and how it is recorded."""
+    """One call of a tool or script skill, from its gate to its record: what `nexus skill run` does,
+    and what any other front end (an MCP server) does to run a skill the same way.
 
-    def __init__(self, entry, config, args, warn):
-        self.entry, self.config, self.args, self.warn = entry, config, args, warn
+        call = Call(entry, config, args, warn)
+        call.prepare()            # installed, configured, verified on first use; a refusal is recorded
+        done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
+    """
+
+    def __init__(self, entry, config, args, warn, no_log=False, session=None):
+        self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
+        self.session = session or os.environ.get("NEXUS_SESSION_ID")
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env)
+        self.argv = self.cwd = None
+        self.changes = {}
 
     def masked(self, text):
         return plan.mask(text, self.secrets)
 
+    def prepare(self, verify=True, record_refusal=True):
+        """Resolve the command line and check what it needs; verify on first use. NexusError (recorded
+        as a refused call unless told otherwise) when the skill cannot run."""
+        ts = schema.now_iso()
+        try:
+            self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
+            missing = status.Checker(self.config).missing(self.entry)
+            if missing["env"] or missing["config"]:
+                raise NexusError(plan.setup_message(self.entry, missing))
+            self.changes = ensure_verified(self.entry, self.config) if verify else {}
+        except NexusError as e:
+            if record_refusal:
+                self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
+            raise
+
+    def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None):
+        """Spawn the tool, wait for it (ending it after `timeout` seconds), and record the call.
+
+        capture: read stdout and stderr (at most `limit` bytes each) instead of passing ours on;
+        stdin: bytes to feed it (else it reads ours); tee: copy its stderr to ours and keep its tail;
+        forward: pass on the signals we get (main thread only); on_start(child): called once it runs,
+        so that another thread can kill() it. Returns a process.Finished with `ms` and `started`.
+        """
+        group = timeout is not None or not forward  # a group of its own can be ended as a whole
+        stderr = process.CAPTURE if capture else process.TEE if tee else None
+        started, ts = time.monotonic(), schema.now_iso()
+        try:
+            with process.Forwarding(group) if forward else _Nothing() as forwarding:
+                child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
+                                      stdout=process.CAPTURE if capture else None, stdin=stdin)
+                forwarding.child = child
+                if on_start:
+                    on_start(child)
+                done = child.wait(timeout)
+            done.started = True
+            error = outcome_error(done, timeout)
+        except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
+            done = process.Finished(126, False, None, b"", b"", False)
+            done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
+            self.warn(error)
+        done.ms = int((time.monotonic() - started) * 1000)
+        if done.exit != 0:
+            self.changes["configured"] = False  # trust until failure: verify again before the next run
+        error = self.masked(error)[-plan.ERROR_CHARS:] if done.exit != 0 and error else None
+        self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
+        return done
+
     def record(self, ts, ms, exit_code, error=None, changes=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
-        details = {"args": [self.masked(a) for a in self.args["ARGS"]], "tool": plan.runs(self.entry)}
         try:
-            record(self.entry, self.config, self.args["--no-log"], ts, ms, exit_code, error, changes, **details)
+            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
+                   args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session)
         except OSError as e:
             self.warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
 
 
-def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None):
+class _Nothing:
+    """Stands in for process.Forwarding where signals are not ours to pass on."""
+
+    child = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
@@ -179,7 +244,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=os.environ.get("NEXUS_SESSION_ID"))
+                                      error=error, tool=tool, session=session)
             usage_log.append(entry["name"], state, line, config)
 
 
@@ -191,11 +256,12 @@ def prompt(entry, config, args, warn):
     text = skillmd.prompt(entry)
     ms = int((time.monotonic() - started) * 1000)
     if args["--json"]:
-        text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text, "stderr": ""}) + "\n"
+        text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
+                               "stderr": ""}) + "\n"
     sys.stdout.write(text)
     sys.stdout.flush()
     try:
-        record(entry, config, args["--no-log"], ts, ms, 0)
+        record(entry, config, args["--no-log"], ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))
     except OSError as e:
         warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
     return 0
@@ -207,6 +273,7 @@ def ensure_verified(entry, config):
     if status.is_verified(entry, state):
         return {}
     from . import verify
+
     if not entry.get("verify"):  # nothing to verify beyond the binary, which exists
         return {"configured": True, "fingerprint": verify.fingerprint(entry, None, schema.now_iso())}
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
@@ -230,36 +297,6 @@ def dry_run(entry, argv, cwd, env_names, args):
         print(f"cwd: {planned['cwd']}")
         print("env: " + (" ".join(env_names) or "(none injected)"))
     return 0
-
-
-def execute(call, argv, cwd, changes):
-    """Spawn, stream or capture, time out, record; the tool's exit status."""
-    args = call.args
-    timeout = float(args["--timeout"]) if args["--timeout"] else None
-    capture = args["--json"]
-    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
-    stderr = process.CAPTURE if capture else None if os.isatty(2) else process.TEE
-    started, ts = time.monotonic(), schema.now_iso()
-    try:
-        with process.Forwarding(group=timeout is not None) as forwarding:
-            forwarding.child = process.Child(argv, cwd=cwd, env=call.env, stderr=stderr, group=timeout is not None,
-                                             stdout=process.CAPTURE if capture else None)
-            done = forwarding.child.wait(timeout)
-    except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
-        exit_code, error, done = 126, f"cannot run {argv[0]}: {e.strerror}", None
-        call.warn(error)
-    else:
-        exit_code, error = done.exit, outcome_error(done, timeout)
-    ms = int((time.monotonic() - started) * 1000)
-    if capture and done is not None:
-        print(fastjson.dumps({"skill": call.entry["name"], "type": call.entry["type"], "exit": exit_code, "ms": ms,
-                     "stdout": done.stdout.decode("utf-8", "replace"),
-                     "stderr": done.stderr.decode("utf-8", "replace")}))
-    if exit_code != 0:
-        changes["configured"] = False  # trust until failure: verify again before the next run
-    error = call.masked(error)[-plan.ERROR_CHARS:] if exit_code != 0 and error else None
-    call.record(ts, ms, exit_code, error=error, changes=changes)
-    return exit_code
 
 
 def outcome_error(done, timeout):

@@ -5,6 +5,7 @@ import time
 MANIFEST_VERSION = 1
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
+ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")
 
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
@@ -41,13 +42,18 @@ def string_list(value):
 
 
 def default_state(entry=None):
-    """A SkillState before any verification, with the execution metadata of its manifest entry."""
-    state = {"version": STATE_VERSION, "configured": False}
-    if entry:
-        for key in ("type", "tool", "verify"):
-            if entry.get(key):
-                state[key] = entry[key]
+    """A skill's state before any verification: a prompt skill needs none, so it is configured."""
+    state = {"version": STATE_VERSION, "configured": bool(entry) and entry.get("type") == "prompt"}
+    state.update(execution_of(entry or {}))
     return state
+
+
+def execution_of(entry):
+    """What a skill's state records of how it runs: its type, the binary it runs as `tool` (a script
+    skill's runner), and its verify command."""
+    tool = entry.get("runner") if entry.get("type") == "script" else entry.get("tool")
+    found = {"type": entry.get("type"), "tool": tool, "verify": entry.get("verify")}
+    return {key: value for key, value in found.items() if isinstance(value, str) and value}
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):

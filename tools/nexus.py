@@ -6,7 +6,7 @@ Finds the skills an agent can use right now, runs them, and records every run.
 import sys
 
 from nexus import __version__
-from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command
+from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command, streams_ready
 
 # The command table: the one description of every command. The dispatcher, `nexus --help`, each
 # group's help, the man pages and the shell completions are all made from it.
@@ -106,6 +106,8 @@ def find(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not streams_ready("nexus"):
+        return 2
     command, rest = find(argv)
     if command:
         return command.main(rest)

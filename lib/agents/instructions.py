@@ -78,9 +78,10 @@ def read_text(path):
         raise BadInput(f"cannot read '{path}': {e.strerror}") from None
 
 
-def rewrite(path, change):
-    """Replace the file at `path` with change(old text), atomically and only when that differs; its real path."""
-    path = os.path.realpath(path)  # through a symlink (CLAUDE.md -> AGENTS.md), never over it
+def rewrite(path, change, top):
+    """Replace the file at `path` with change(old text), atomically and only when that differs; its real
+    path. Through a symlink (CLAUDE.md -> AGENTS.md), never over it, and never out of the folder `top`."""
+    path = fileio.inside(path, top)
     old, mode = read_text(path)
     new = change(old)
     if new != old or mode is None:

@@ -18,7 +18,9 @@ def agent_folder(agent, project=None):
     project = os.path.realpath(project or ".")
     if not os.path.isdir(project):
         raise UsageError(f"'{project}' is not a folder")
-    return os.path.join(project, AGENT_FOLDERS[agent])
+    folder = os.path.join(project, AGENT_FOLDERS[agent])
+    fileio.inside(folder, project)  # .cursor may be a link out of the project: its skills are not ours to touch
+    return folder
 
 
 def read_links():

@@ -121,9 +121,31 @@ def number(value, option, zero=False):
     return result
 
 
+def streams_ready(prog):
+    """False (said on stderr) when stdout is closed; else make stdout and stderr write a byte that was
+    not UTF-8 (a surrogate escape, as in a file name or argv) as \\udcXX instead of failing on it."""
+    if sys.stdout is None:
+        if sys.stderr is not None:
+            print(f"{prog}: stdout is closed: give it somewhere to write (>/dev/null to discard)", file=sys.stderr)
+        return False
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    return True
+
+
+def quiet_stdout():
+    """The reader of stdout went away (`nexus ... | head`): write nothing more, as the Python docs advise."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def call(function, argv, kind, prog, title=None, doc=None, words=()):
     """Parse `argv` (what follows the command's `words`), call function(ctx), write what it returns as
     `kind` says, and map errors to exit codes."""
+    if not streams_ready(prog):
+        return 2
+    ctx = None
     try:
         doc = usage_of(function) if doc is None else doc
         parser = getattr(function, "parser", None)
@@ -140,11 +162,9 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
             raise
         print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_code
-    except BrokenPipeError:
-        # The reader went away (`nexus ... | head`): stay quiet, as the Python docs recommend.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    except BrokenPipeError:  # not a failure: the reader has what it wanted
+        quiet_stdout()
+        return ctx.status if ctx else 0
     except KeyboardInterrupt:
         return 130
     except OSError as e:  # a file nexus must write or read failed: one line, not a traceback

@@ -15,7 +15,7 @@ import time
 
 from .. import config as configlib, fastjson, paths, schema
 from ..catalog import manifest, status
-from ..cli.command import Help, number
+from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, UsageError
 from ..state import skill_state, usage_log
 from . import plan, process
@@ -63,6 +63,7 @@ Examples:
 """
 
 FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json")
+SIGPIPE = 13
 
 
 def usage(prog):
@@ -120,16 +121,27 @@ def command(ctx):
     call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"])
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
-        return dry_run(entry, call.argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+        argv = [call.masked(a) for a in call.argv]
+        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
     # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
     done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
     if args["--json"] and done.started:
-        print(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit, "ms": done.ms,
-                              "stdout": done.stdout.decode("utf-8", "replace"),
-                              "stderr": done.stderr.decode("utf-8", "replace")}))
+        # Bytes that are not UTF-8 come out as \\udcXX escapes, which decode back to the same bytes.
+        output = {key: getattr(done, key).decode("utf-8", "surrogateescape") for key in ("stdout", "stderr")}
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
+                                      "ms": done.ms, **output}) + "\n")
     return done.exit
+
+
+def write_or_quit(text):
+    """Write to stdout; a reader that has gone away is no failure of the tool, whose call is recorded."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_stdout()
 
 
 def gate(entry, config):
@@ -207,9 +219,9 @@ class Call:
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
             self.warn(error)
         done.ms = int((time.monotonic() - started) * 1000)
-        if done.exit != 0:
+        if done.exit != 0 and done.signal != SIGPIPE:  # a reader that closed the pipe is not the tool failing
             self.changes["configured"] = False  # trust until failure: verify again before the next run
-        error = self.masked(error)[-plan.ERROR_CHARS:] if done.exit != 0 and error else None
+        error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
         return done
 
@@ -220,7 +232,11 @@ class Call:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
                    args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session)
         except OSError as e:
-            self.warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+            self.warn(not_recorded(e))
+
+
+def not_recorded(error):
+    return f"could not record the call: {error.filename or 'usage log'}: {error.strerror}"
 
 
 class _Nothing:
@@ -258,12 +274,11 @@ def prompt(entry, config, args, warn):
     if args["--json"]:
         text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
                                "stderr": ""}) + "\n"
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    write_or_quit(text)
     try:
         record(entry, config, args["--no-log"], ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))
     except OSError as e:
-        warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+        warn(not_recorded(e))
     return 0
 
 
@@ -303,6 +318,8 @@ def outcome_error(done, timeout):
     """What the log says went wrong: a timeout, a signal, or the tail of stderr."""
     if done.timed_out:
         return f"timed out after {timeout:g} s"
+    if done.signal == SIGPIPE:
+        return "its reader closed the pipe (SIGPIPE)"
     if done.signal:
         return f"killed by signal {done.signal}"
     tail = (done.stderr or b"").decode("utf-8", "replace").strip()

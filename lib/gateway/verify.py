@@ -45,7 +45,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
             outcome["error"] = f"verify command timed out after {timeout:g} s"
         elif done.exit != 0:
             text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env))
-            outcome["error"] = text[-plan.ERROR_CHARS:] or f"exit {done.exit}"
+            outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
     _record(entry, outcome, output)
     outcome["configured"] = outcome["ok"]
@@ -55,16 +55,9 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
 def _record(entry, outcome, output):
     ts = schema.now_iso()
     with skill_state.Update(entry["name"], entry) as state:
-        for key in ("type", "tool", "verify"):
-            if entry.get(key):
-                state[key] = entry[key]
-        if outcome["ok"] and not state.get("configured"):
-            state["configuredAt"] = ts
-        state.update(configured=outcome["ok"], lastVerified=ts, lastVerifyOk=outcome["ok"])
-        if outcome["ok"]:
-            state["fingerprint"] = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts)
-        else:
-            state["lastError"] = outcome["error"][-plan.ERROR_CHARS:]
+        state.update(schema.execution_of(entry))
+        vouched = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
+        skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
 
 
 def fingerprint(entry, output_hash, ts):

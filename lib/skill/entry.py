@@ -4,6 +4,8 @@ Loading is lenient (`nexus skills check` is strict): a metadata value nexus cann
 a warning, so one bad value never breaks listing or running.
 """
 
+import os
+
 from .. import schema
 
 OS_ALIASES = {"macos": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
@@ -98,3 +100,21 @@ def os_fits(os_values, platform):
     """True when a list of os names (aliases allowed) is empty or names `platform`."""
     wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in schema.string_list(os_values)]
     return not wanted or platform in wanted
+
+
+def unsafe(entry):
+    """Why the entry may not run as it says, or None: a tool or runner given as a relative path (it
+    would run whatever the caller's folder holds), or a script outside the skill's folder."""
+    for key in ("tool", "runner"):
+        value = entry.get(key)
+        if isinstance(value, str) and "/" in value and not os.path.isabs(value):
+            return f"{key} '{value}' is a relative path: name a command on PATH, or give an absolute path"
+    script = entry.get("script")
+    if entry.get("type") != "script" or not isinstance(script, str):
+        return None
+    if os.path.isabs(script) or ".." in script.replace("\\", "/").split("/"):
+        return f"script '{script}' must be a relative path inside the skill folder"
+    folder = os.path.realpath(entry["dir"])
+    if not os.path.realpath(os.path.join(folder, script)).startswith(folder + os.sep):
+        return f"script '{script}' leads outside the skill folder (through a symlink)"
+    return None

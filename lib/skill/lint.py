@@ -9,6 +9,7 @@ import os
 
 from .. import schema
 from . import installspec, known
+from . import entry as entrylib
 from .entry import OS_ALIASES
 from .skillmd import Problem
 
@@ -183,16 +184,14 @@ def _execution(skill, skill_dir):
         yield _error(f"{where}: 'runner' without 'script' runs nothing", line, "execution")
     if declared == "prompt" and any(k in meta for k in ("tool", "runner", "script")):
         yield _warning(f"{where}: type 'prompt' ignores tool, runner and script", line, "execution")
-    if kind == "script" and script:
-        source = "" if "script" in meta else " (nexus knows this skill as a script skill)"
-        yield from _script_file(script, skill_dir, line, source)
-
-
-def _script_file(script, skill_dir, line, source):
-    if os.path.isabs(script) or ".." in script.replace("\\", "/").split("/"):
-        yield _error(f"script '{script}' must be a relative path inside the skill folder{source}", line, "script")
-    elif not os.path.isfile(os.path.join(skill_dir, script)):
-        yield _error(f"script '{script}' does not exist in {skill_dir}{source}", line, "script")
+    known_script = "" if "script" in meta else " (nexus knows this skill as a script skill)"
+    unsafe = entrylib.unsafe({**resolved, "dir": skill_dir})  # the same check that makes loading refuse it
+    if unsafe and unsafe.startswith("script"):
+        yield _error(unsafe + known_script, line, "script")
+    elif unsafe:
+        yield _error(unsafe, line, "execution")
+    elif kind == "script" and script and not os.path.isfile(os.path.join(skill_dir, script)):
+        yield _error(f"script '{script}' does not exist in {skill_dir}{known_script}", line, "script")
 
 
 def _unexpected(skill, _skill_dir):

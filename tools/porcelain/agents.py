@@ -2,7 +2,7 @@
 
 import os
 
-from nexus import paths
+from nexus import fileio, paths
 from nexus.agents import instructions
 from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import parses
@@ -33,11 +33,12 @@ def cursor_rules(ctx):
     if not os.path.isdir(top):
         raise BadInput(f"no folder '{top}'")
     rules = os.path.join(top, paths.CURSOR_RULES)
+    fileio.inside(rules, top)  # before a folder is made: .cursor may be a link out of the project
     try:
         os.makedirs(os.path.dirname(rules), exist_ok=True)
     except OSError as e:
         raise BadInput(f"cannot create '{os.path.dirname(rules)}': {e.strerror}") from None
-    return instructions.rewrite(rules, lambda old: text) + "\n"
+    return instructions.rewrite(rules, lambda old: text, top) + "\n"
 
 
 def agents_md(ctx):
@@ -60,7 +61,8 @@ def agents_md(ctx):
     target = ctx.args["--write"]
     if not target:
         return section + "\n"
-    return instructions.rewrite(target, lambda old: instructions.with_section(old, section, target)) + "\n"
+    change = lambda old: instructions.with_section(old, section, target)  # noqa: E731
+    return instructions.rewrite(target, change, os.path.dirname(os.path.abspath(target))) + "\n"
 
 
 def prompt(ctx):

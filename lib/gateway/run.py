@@ -53,7 +53,7 @@ Environment:
 Exit status:
   N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
   1    the gateway refused: not found, disabled, not installed, not configured, verification failed
-  2    usage error, or a malformed config
+  2    usage error, a malformed config, or stdout closed
 
 Examples:
   PROG tmux -- list-sessions

@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill status'; flags='-h --help --version' ;;
+        'nexus') subcommands='skills skill status capabilities capability connectors'; flags='-h --help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -26,6 +26,10 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --timeout --help'; args='skill'; dashdash=1 ;;
         'nexus skill stats') flags='--days --json --help'; args='skill' ;;
         'nexus status') flags='--json --help' ;;
+        'nexus capabilities') flags='--json --help' ;;
+        'nexus capability') subcommands='resolve'; flags='--help' ;;
+        'nexus capability resolve') flags='--explain --json --help'; args='none' ;;
+        'nexus connectors') flags='--json --help' ;;
         'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...' ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
         'nexus-manifest write') flags='--help' ;;

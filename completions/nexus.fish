@@ -21,7 +21,7 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill status'
+complete -c nexus -n '__nexus_at' -a 'skills skill status capabilities capability connectors'
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
@@ -104,6 +104,16 @@ complete -c nexus -n '__nexus_in skill stats' -l help
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in status' -l json
 complete -c nexus -n '__nexus_in status' -l help
+complete -c nexus -n '__nexus_in capabilities' -l json
+complete -c nexus -n '__nexus_in capabilities' -l help
+complete -c nexus -n '__nexus_at capability' -a 'resolve'
+complete -c nexus -n '__nexus_at capability' -l help
+complete -c nexus -n '__nexus_in capability resolve' -l explain
+complete -c nexus -n '__nexus_in capability resolve' -l json
+complete -c nexus -n '__nexus_in capability resolve' -l help
+complete -c nexus -n '__nexus_at capability resolve'
+complete -c nexus -n '__nexus_in connectors' -l json
+complete -c nexus -n '__nexus_in connectors' -l help
 complete -c nexus-discover -f
 complete -c nexus-discover -l shadowed
 complete -c nexus-discover -l valid

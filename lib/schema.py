@@ -6,7 +6,8 @@ MANIFEST_VERSION = 1
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
 ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
-REQUIRE_KEYS = ("bins", "anyBins", "env", "config")
+REQUIRE_KEYS = ("bins", "anyBins", "env", "config")  # in every entry's requires
+DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when the skill names them
 
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
@@ -30,6 +31,14 @@ def parse_iso(ts):
     except (TypeError, ValueError):
         return None
     return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+
+
+_CAPABILITY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def is_capability(name):
+    """A capability or connector name: lowercase letters, digits, '_' and '-', 1 to 64 characters."""
+    return isinstance(name, str) and 0 < len(name) <= 64 and set(name) <= _CAPABILITY_CHARS
 
 
 def string_list(value):

@@ -37,11 +37,18 @@ COMMANDS = (
     Command("skill stats", "usage:skill_stats", DOCUMENT, "Usage statistics, for every skill or one."),
     Command("status", "skills:status", DOCUMENT,
             "One line: how many skills are ready, need setup, are not installed, disabled."),
+    Command("capabilities", "capabilities:list_capabilities", DOCUMENT,
+            "Every capability: the skills that provide and need it, and the provider chosen."),
+    Command("capability resolve", "capabilities:resolve", DOCUMENT,
+            "The ready provider of a capability to use, for scripts; --explain ranks them all."),
+    Command("connectors", "capabilities:list_connectors", DOCUMENT,
+            "The accounts skills need connected (google, github, ...): connected, or the step that unlocks."),
 )
 
 GROUPS = {  # the first word of a command -> what its commands are about
     "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
     "skill": "One skill: show, run, verify, install, and its usage statistics.",
+    "capability": "A capability: which ready skill provides it.",
 }
 
 # A hidden command, as git completes with --list-cmds: skill names from the manifest, for completion.

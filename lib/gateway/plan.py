@@ -91,6 +91,10 @@ def setup_steps(entry, missing):
         steps.append(f"Set {var}: export {var}=...{also}")
     for path in missing["config"]:
         steps.append(f"Set {path} = true in {paths.config_file()}")
+    for capability in missing.get("capabilities", []):
+        steps.append(f"Make a provider of {capability} ready: nexus capability resolve {capability} --explain")
+    for skill in missing.get("skills", []):
+        steps.append(f"Make the skill {skill} ready: nexus skill show {skill}")
     if entry.get("verify"):
         steps.append(f"Make this succeed: {entry['verify']}")
     steps.append(f"Verify: nexus skill verify {name}")

@@ -17,6 +17,7 @@ from .. import config as configlib, fastjson, paths, schema
 from ..catalog import manifest, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, UsageError
+from ..skill import entry as entrylib
 from ..state import skill_state, usage_log
 from . import plan, process
 
@@ -155,6 +156,12 @@ def gate(entry, config):
         raise NexusError(f"Skill '{name}' is disabled ({reason}). To enable it, {fix} in {paths.config_file()}")
     if not checker.supported(entry):
         raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
+    if any(entrylib.required(entry, key) for key in ("capabilities", "skills")):
+        from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
+
+        record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
+        if record.get("reason") or record["status"] == "invalid":
+            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
     return checker
 
 

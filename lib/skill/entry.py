@@ -7,6 +7,7 @@ a warning, so one bad value never breaks listing or running.
 import os
 
 from .. import schema
+from ..paths import is_valid_name
 
 OS_ALIASES = {"macos": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
 
@@ -32,12 +33,17 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
         entry["os"] = schema.string_list(entry["os"])
     requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
     entry["requires"] = {k: schema.string_list(requires.get(k)) for k in schema.REQUIRE_KEYS}
+    entry["requires"].update((k, schema.string_list(requires[k])) for k in schema.DEPENDS_KEYS if k in requires)
     from . import known  # only discovery builds entries: the gateway, which reads them, never loads the tables
 
     execution = known.execution(skill.name, meta)
     if "requiredEnv" in execution:
         execution["requiredEnv"] = schema.string_list(execution["requiredEnv"])
     entry.update(execution)
+    implements = schema.string_list(meta.get("implements"))
+    connectors = schema.string_list(meta.get("connectors")) or sorted(
+        {known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS})
+    entry.update({k: v for k, v in (("implements", implements), ("connectors", connectors)) if v})
     install = meta.get("install")
     entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
     entry["hasInstall"] = bool(entry["install"])
@@ -62,7 +68,18 @@ def _sanitize(entry, meta):
             warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
                             f"not {entry.pop(key)!r}; ignored")
     if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
-        warnings.append("requires must be a mapping of bins, anyBins, env and config; ignored")
+        warnings.append("requires must be a mapping of " + ", ".join(schema.REQUIRE_KEYS) + "; ignored")
+    for where, names, valid in (("implements", entry.get("implements", []), schema.is_capability),
+                                ("connectors", entry.get("connectors", []), schema.is_capability),
+                                ("requires.capabilities", entry["requires"].get("capabilities", []), schema.is_capability),
+                                ("requires.skills", entry["requires"].get("skills", []), is_valid_name)):
+        bad = [n for n in names if not valid(n)]
+        if bad:
+            warnings.append(f"{where}: {', '.join(map(repr, bad))} not a valid name; ignored")
+            names[:] = [n for n in names if valid(n)]
+    for key in ("implements", "connectors"):
+        if entry.get(key) == []:
+            del entry[key]
     runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
                 "prompt": True}
     if not runnable.get(entry["type"]):

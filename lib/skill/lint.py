@@ -8,13 +8,14 @@ import difflib
 import os
 
 from .. import schema
+from ..paths import is_valid_name
 from . import installspec, known
 from . import entry as entrylib
 from .entry import OS_ALIASES
 from .skillmd import Problem
 
 AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", *known.EXECUTION_KEYS)
+META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.
 LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon"})
@@ -88,6 +89,9 @@ def _product(skill, _skill_dir):
         yield from _requires(meta["requires"], f"{where}.requires", line)
     if "install" in meta:
         yield from _install(meta["install"], f"{where}.install", line)
+    for key in ("implements", "connectors"):
+        if key in meta:
+            yield from _names(meta[key], f"{where}.{key}", line, schema.is_capability)
 
 
 def _expect_string_list(value, where, line, code):
@@ -117,15 +121,30 @@ def _os(value, where, line):
 
 def _requires(requires, where, line):
     if not isinstance(requires, dict):
-        yield _error(f"{where} must be a mapping of {', '.join(schema.REQUIRE_KEYS)}", line, "requires")
+        yield _error(f"{where} must be a mapping of {', '.join(schema.REQUIRE_KEYS + schema.DEPENDS_KEYS)}", line,
+                     "requires")
         return
     for key, value in requires.items():
-        if key not in schema.REQUIRE_KEYS:
-            yield _error(f"{where} has an unknown key '{key}'{_close(key, schema.REQUIRE_KEYS)}; "
-                         f"nexus reads {', '.join(schema.REQUIRE_KEYS)}", line, "requires")
+        known_keys = schema.REQUIRE_KEYS + schema.DEPENDS_KEYS
+        if key not in known_keys:
+            yield _error(f"{where} has an unknown key '{key}'{_close(key, known_keys)}; "
+                         f"nexus reads {', '.join(known_keys)}", line, "requires")
         else:
             yield from _expect_string_list(value, f"{where}.{key}", line, "requires")
     yield from _env_names(schema.string_list(requires.get("env")), f"{where}.env", line, "requires")
+    if "capabilities" in requires:
+        yield from _names(requires["capabilities"], f"{where}.capabilities", line, schema.is_capability, "requires")
+    if "skills" in requires:
+        yield from _names(requires["skills"], f"{where}.skills", line, is_valid_name, "requires")
+
+
+def _names(value, where, line, valid, code="metadata"):
+    """A list of capability, connector or skill names."""
+    yield from _expect_string_list(value, where, line, code)
+    for name in schema.string_list(value):
+        if not valid(name):
+            kind = "skill name" if valid is is_valid_name else "name: lowercase letters, digits, '_' and '-'"
+            yield _error(f"{where}: {name!r} is not a valid {kind}", line, code)
 
 
 def _install(specs, where, line):

@@ -237,3 +237,16 @@ def collect(config, days, name=None, stream=None, warn=None):
         except OSError as e:
             warn(f"cannot read '{path}': {e.strerror}")
     return aggregator.report(skills)
+
+
+def success_rates(names, days=30):
+    """{name: success rate over the past `days`, or None without calls} for a few skills: only their logs are read."""
+    aggregator = Aggregator(days)
+    for name in names:
+        path = paths.usage_log(name)
+        try:
+            feed(aggregator, path, usage_log.read(path, aggregator.corrupt), lambda line: None)
+        except OSError:
+            pass
+    return {name: aggregator.skills[name].as_json()["successRate"] if name in aggregator.skills else None
+            for name in names}

@@ -4,7 +4,7 @@ import os
 import sys
 
 from nexus import paths
-from nexus.catalog import listing, status as statuslib
+from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import number, renders
 from nexus.distribute import install as installer
 from nexus.errors import NexusError
@@ -16,15 +16,26 @@ from nexus.style import Style, ago
 
 STATUS_TEXT = {
     "ready": ("✅", "Ready"), "needs-setup": ("⚠️ ", "Needs setup"), "not-installed": ("⏳", "Not installed"),
-    "disabled": ("💤", "Disabled"), "unsupported": ("🚫", "Not for this platform"),
+    "disabled": ("💤", "Disabled"), "unsupported": ("🚫", "Not for this platform"), "invalid": ("❌", "Invalid"),
 }
 
 
 def _evaluated(ctx, name):
-    """(entry, state, {'status', 'verified', 'missing'}) of one skill."""
+    """(entry, state, {'status', 'verified', 'missing', ...}) of one skill; the whole catalogue is read
+    only for a skill whose status depends on others (its requirements, its connectors)."""
     entry = listing.entry(ctx.config, name, ctx.warn)
     state = skill_state.of(entry, ctx.warn)
-    return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
+    if not (entry.get("implements") or entry.get("connectors") or capabilities.requirements(entry) != ([], [])):
+        return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
+    records = listing.records(ctx.config, ctx.warn)
+    record = next(r for r in records if r["name"] == entry["name"])
+    ready = capabilities.providers([r for r in records if r["status"] == "ready"])
+    connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
+    result = {key: record[key] for key in ("status", "verified", "missing", "reason", "error", "disabledReason")
+              if key in record}
+    result["providers"] = {c: [p["name"] for p in ready.get(c, [])] for c in capabilities.requirements(entry)[0]}
+    result["connected"] = {c: connected.get(c, False) for c in entry.get("connectors", [])}
+    return entry, state, result
 
 
 def _requirements(entry, result, style):
@@ -38,6 +49,25 @@ def _requirements(entry, result, style):
     lines += [f"  {bullet} Config: {path} {bad if path in missing['config'] else ok}"
               for path in entrylib.required(entry, "config")]
     return lines or [f"  {bullet} None"]
+
+
+def _capabilities(entry, shown, style):
+    """What the skill provides, what it needs from other skills, and the accounts it needs connected."""
+    ok, bad = ("✓", "✗") if style.fancy else ("ok", "MISSING")
+    bullet, lines = style.bullet, []
+    if entry.get("implements"):
+        lines.append(f"  {bullet} Implements: {', '.join(entry['implements'])}")
+    capabilities_needed, skills_needed = capabilities.requirements(entry)
+    for capability in capabilities_needed:
+        ready = shown.get("providers", {}).get(capability) or []
+        lines.append(f"  {bullet} Capability: {capability} " + (f"{ok} ({', '.join(ready)})" if ready else bad))
+    missing = shown["missing"].get("skills", [])
+    lines += [f"  {bullet} Skill: {skill} {bad if skill in missing else ok}" for skill in skills_needed]
+    for connector, connected in shown.get("connected", {}).items():
+        lines.append(f"  {bullet} Connector: {connector} {'connected' if connected else 'locked'}")
+    if shown.get("reason"):
+        lines.append(f"  {bullet} Not ready: {shown['reason']}")
+    return lines
 
 
 def render_show(shown, out):
@@ -59,7 +89,7 @@ def render_show(shown, out):
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
-    lines += ["", "Requirements:"] + _requirements(entry, shown, style)
+    lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",

@@ -3,7 +3,7 @@
 import os
 
 from nexus import config as configlib, paths
-from nexus.catalog import listing, manifest as manifestlib
+from nexus.catalog import capabilities, listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.skill import installspec
 from nexus.style import Style, plural, table, truncate, widths
@@ -50,6 +50,8 @@ def _row(record):
 def render_list(records, out):
     if isinstance(records, dict):  # --summary
         return render_summary(records, out)
+    if records and all("unlock" in r for r in records):  # --locked
+        return render_locked(records, out)
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
     aligned = widths([_row(r) for r in skills])  # one set of columns across every group
@@ -65,6 +67,18 @@ def render_list(records, out):
             lines += table([_row(r) for r in group], column_widths=aligned)
     lines += ["", "Run 'nexus skill show <name>' for details on any skill.",
               "Run 'nexus skill run <name>' to use a skill."]
+    out.write("\n".join(lines) + "\n")
+
+
+def render_locked(records, out):
+    """The locked skills grouped by what unlocks them: one line for one step, however many it unlocks."""
+    style = Style(out)
+    steps = {}
+    for record in records:
+        steps.setdefault(record["unlock"]["step"], []).append(record["name"])
+    lines = style.header(f"LOCKED SKILLS ({len(records)}), BY WHAT UNLOCKS THEM")
+    lines += ["", *table([[step, ", ".join(names)] for step, names in steps.items()])]
+    lines += ["", "Run 'nexus skill show <name>' for every step a skill needs."]
     out.write("\n".join(lines) + "\n")
 
 
@@ -85,7 +99,8 @@ def list_skills(ctx):
 
     Options:
       --ready    Only skills that are ready to use.
-      --locked   Only skills that need setup or are not installed.
+      --locked   Only skills that need setup or are not installed, grouped by what unlocks them
+                 (--json: each with "unlock": {"kind", "name", "step"}).
       --all      Also skills whose `os` excludes this platform.
       --summary  One line of counts per status: the same as `nexus status`.
       --json     An array of entries: name, description, source, type, status, verified, missing, ...
@@ -96,7 +111,12 @@ def list_skills(ctx):
     records = listing.records(ctx.config, ctx.warn)
     if ctx.args["--summary"]:
         return listing.summary(records)
-    return [r for r in records if _selected(r, ctx.args)]
+    chosen = [r for r in records if _selected(r, ctx.args)]
+    if ctx.args["--locked"]:
+        connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
+        for record in chosen:
+            record["unlock"] = capabilities.unlock(record, connected)
+    return chosen
 
 
 def render_summary(summary, out):

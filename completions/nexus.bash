@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill status capabilities capability connectors'; flags='-h --help --version' ;;
+        'nexus') subcommands='skills skill status capabilities capability connectors sessions session jobs job'; flags='-h --help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -23,32 +23,43 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
-        'nexus skill run') flags='--dry-run --no-verify --no-log --json --timeout --help'; args='skill'; dashdash=1 ;;
-        'nexus skill stats') flags='--days --json --help'; args='skill' ;;
+        'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --timeout --help'; args='skill'; dashdash=1 ;;
+        'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
         'nexus status') flags='--json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
         'nexus capability') subcommands='resolve'; flags='--help' ;;
         'nexus capability resolve') flags='--explain --json --help'; args='none' ;;
         'nexus connectors') flags='--json --help' ;;
+        'nexus sessions') flags='--days --json --help' ;;
+        'nexus session') subcommands='show new crystallize'; flags='--help' ;;
+        'nexus session show') flags='--json --help'; args='none' ;;
+        'nexus session new') flags='--help' ;;
+        'nexus session crystallize') flags='--name --calls --var --dry-run --force --json --help'; args='none' ;;
+        'nexus jobs') flags='--json --help' ;;
+        'nexus job') subcommands='show logs wait kill'; flags='--help' ;;
+        'nexus job show') flags='--json --help'; args='none' ;;
+        'nexus job logs') flags='--follow --help'; args='none' ;;
+        'nexus job wait') flags='--timeout --help'; args='none' ;;
+        'nexus job kill') flags='--json --help'; args='none' ;;
         'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...' ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
         'nexus-verify') flags='--timeout --all --stale --static -h --help'; args='skill...' ;;
-        'nexus-run') flags='--dry-run --no-verify --no-log --json --timeout -h --help'; args='skill'; dashdash=1 ;;
-        'nexus-stats') flags='--days --stdin --json -h --help'; args='skill' ;;
+        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --timeout -h --help'; args='skill'; dashdash=1 ;;
+        'nexus-stats') flags='--days --session --stdin --json -h --help'; args='skill' ;;
         *) return 1 ;;
     esac
 }
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
-        'nexus skills add --skill') echo 'skill' ;;
+        'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
         *) return 1 ;;
     esac

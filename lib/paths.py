@@ -23,6 +23,7 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
+    ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
     ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
     ("DIR/.cursor/rules/nexus-skills.mdc", "The Cursor rules `nexus skills cursor-rules --write` writes."),
@@ -119,6 +120,10 @@ def config_cache():
 
 def links_file():
     return os.path.join(state_root(), "links.json")
+
+
+def jobs_dir():
+    return os.path.join(state_root(), "jobs")
 
 
 def cache_dir():

@@ -35,7 +35,7 @@ def bash_complete(env, *words):
 
 
 @pytest.mark.parametrize("words, expected", [
-    (["nexus", ""], ["skills", "skill", "status", "capabilities", "capability", "connectors"]),
+    (["nexus", ""], ["skills", "skill", "status", "capabilities", "capability", "connectors", "sessions", "session", "jobs", "job"]),
     (["nexus", "--"], ["--help", "--version"]),
     (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats"]),
     (["nexus", "skills", "c"], ["check", "cursor-rules"]),

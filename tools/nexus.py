@@ -43,12 +43,25 @@ COMMANDS = (
             "The ready provider of a capability to use, for scripts; --explain ranks them all."),
     Command("connectors", "capabilities:list_connectors", DOCUMENT,
             "The accounts skills need connected (google, github, ...): connected, or the step that unlocks."),
+    Command("sessions", "sessions:list_sessions", DOCUMENT,
+            "Each session in the usage logs: its calls, skills, failures, first and last call."),
+    Command("session show", "sessions:show", DOCUMENT, "One session's calls across every skill, in time order."),
+    Command("session new", "sessions:new", TEXT, "A fresh session id, for NEXUS_SESSION_ID."),
+    Command("session crystallize", "sessions:crystallize", DOCUMENT,
+            "Turn a session's successful calls into a script skill that replays them."),
+    Command("jobs", "jobs:list_jobs", DOCUMENT, "Background runs (skill run --background): running and ended."),
+    Command("job show", "jobs:show", DOCUMENT, "One background run: its status, exit, times and output files."),
+    Command("job logs", "jobs:logs", PROCESS, "What a background run wrote; --follow until it ends."),
+    Command("job wait", "jobs:wait", PROCESS, "Wait for a background run to end; exit with its status."),
+    Command("job kill", "jobs:kill", DOCUMENT, "End a background run's whole process group."),
 )
 
 GROUPS = {  # the first word of a command -> what its commands are about
     "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
     "skill": "One skill: show, run, verify, install, and its usage statistics.",
     "capability": "A capability: which ready skill provides it.",
+    "session": "One agent session: its calls, a fresh id, and a skill made from it.",
+    "job": "One background run: show it, read its output, wait for it, end it.",
 }
 
 # A hidden command, as git completes with --list-cmds: skill names from the manifest, for completion.

@@ -31,7 +31,7 @@ usage log and counted in its state.
 
 USAGE = """\
 Usage:
-  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--timeout SECONDS] [-- ARGS...]
+  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--timeout SECONDS] [-- ARGS...]
   PROG (-h | --help)
 
 Options:
@@ -39,6 +39,8 @@ Options:
   --no-verify        Skip the verification a first run would do.
   --no-log           Leave this call out of the usage log (the state counters still count it).
   --json             Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, stderr.
+  --background       Verify, then start the tool detached and print its job id at once (see `nexus jobs`):
+                     stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends.
   --timeout SECONDS  End the tool after SECONDS as timeout(1) does: SIGTERM to its process group,
                      SIGKILL 5 s later; the exit status is then 124.
   -h --help          Show this help.
@@ -63,7 +65,7 @@ Examples:
   PROG gog --json -- gmail search is:unread | jq -r .stdout
 """
 
-FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json")
+FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json", "--background")
 SIGPIPE = 13
 
 
@@ -116,6 +118,8 @@ def command(ctx):
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
     gate(entry, config)
     if entry["type"] == "prompt":
+        if args["--background"]:
+            raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
         return prompt(entry, config, args, ctx.warn)
@@ -126,6 +130,12 @@ def command(ctx):
         return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
+    if args["--background"]:
+        from . import jobs
+
+        job = jobs.start(call, timeout)
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "job": job}) + "\n" if args["--json"] else job + "\n")
+        return 0
     # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
     done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
     if args["--json"] and done.started:
@@ -200,26 +210,34 @@ class Call:
                 self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
             raise
 
-    def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None):
+    def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
+                stdout=None, stderr=None):
         """Spawn the tool, wait for it (ending it after `timeout` seconds), and record the call.
 
         capture: read stdout and stderr (at most `limit` bytes each) instead of passing ours on;
-        stdin: bytes to feed it (else it reads ours); tee: copy its stderr to ours and keep its tail;
+        stdin: bytes to feed it, or process.DEVNULL (else it reads ours); stdout, stderr: file
+        descriptors to give it instead of ours; tee: copy its stderr to ours and keep its tail;
         forward: pass on the signals we get (main thread only); on_start(child): called once it runs,
         so that another thread can kill() it. Returns a process.Finished with `ms` and `started`.
         """
         group = timeout is not None or not forward  # a group of its own can be ended as a whole
-        stderr = process.CAPTURE if capture else process.TEE if tee else None
+        to_file = stderr
+        if capture:
+            stdout = stderr = process.CAPTURE
+        elif stderr is None:
+            stderr = process.TEE if tee else None
         started, ts = time.monotonic(), schema.now_iso()
         try:
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
-                                      stdout=process.CAPTURE if capture else None, stdin=stdin)
+                                      stdout=stdout, stdin=stdin)
                 forwarding.child = child
                 if on_start:
                     on_start(child)
                 done = child.wait(timeout)
             done.started = True
+            if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
+                done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
             error = outcome_error(done, timeout)
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)

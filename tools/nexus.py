@@ -107,6 +107,28 @@ def overview():
     return "\n".join(lines) + "\n"
 
 
+def short_overview():
+    """What `nexus` alone says: the groups of commands, and where to read more."""
+    singles = [c for c in COMMANDS if " " not in c.words]
+    lines = ["usage: nexus COMMAND [ARGS...]", "", "Commands, by group (nexus GROUP --help lists a group's):"]
+    width = max(len(w) for w in list(GROUPS) + [c.words for c in singles])
+    lines += [f"  {group:<{width}}  {about}" for group, about in GROUPS.items()]
+    lines += [f"  {c.words:<{width}}  {c.summary}" for c in singles]
+    lines += ["", "See 'nexus --help' for every command, 'nexus COMMAND --help' for one."]
+    return "\n".join(lines) + "\n"
+
+
+def suggestion(argv):
+    """The command a mistyped one was likely meant to be, or None."""
+    import difflib
+
+    typed = " ".join(argv[:2])
+    words = [c.words for c in COMMANDS] + list(GROUPS)
+    close = difflib.get_close_matches(typed, words, n=1, cutoff=0.75) or difflib.get_close_matches(
+        argv[0], list(GROUPS) + [c.words for c in COMMANDS if " " not in c.words], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def group_help(group):
     """`nexus skills --help`: the commands of one group, with their summaries."""
     commands = [c for c in COMMANDS if c.words.startswith(group + " ")]
@@ -143,7 +165,11 @@ def main(argv=None):
         text = group_help(argv[0])
         (sys.stdout if argv[1:] else sys.stderr).write(text)
         return 0 if argv[1:] else 2
-    unknown = " ".join(argv) if argv else "(no command)"
-    print(f"nexus: unknown command: {unknown}", file=sys.stderr)
-    print("Commands: " + ", ".join(c.words for c in COMMANDS) + ". See 'nexus --help'.", file=sys.stderr)
+    if not argv:
+        sys.stderr.write(short_overview())
+        return 2
+    guess = suggestion(argv)
+    print(f"nexus: '{' '.join(argv[:2])}' is not a nexus command" + (f". Did you mean 'nexus {guess}'?" if guess else ""),
+          file=sys.stderr)
+    print("See 'nexus --help' for every command.", file=sys.stderr)
     return 2

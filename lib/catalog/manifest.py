@@ -120,12 +120,13 @@ def current(source_list, on_diagnostic=None, name=None):
 
 def entry(source_list, name, warn=None):
     """The entry of one skill, from a manifest kept fresh for it alone; NexusError when there is none."""
-    return find(current(source_list, on_diagnostic=warn, name=name), name)
+    return find(current(source_list, on_diagnostic=warn, name=paths.checked_name(name)), name)
 
 
 def find(manifest, name):
-    """The entry of skill `name`; NexusError with suggestions when there is none."""
-    entry = manifest["skills"].get(name)
+    """The entry of skill `name`; UsageError for a name no skill can have, NexusError with suggestions when
+    there is none."""
+    entry = manifest["skills"].get(paths.checked_name(name))
     if entry is not None:
         return entry
     for broken in manifest.get("invalid", []):

@@ -214,7 +214,11 @@ def _execution(skill, skill_dir):
 
 
 def _unexpected(skill, _skill_dir):
-    """--strict: fields that neither the Agent Skills specification nor nexus defines."""
+    """--strict: fields that neither the Agent Skills specification nor nexus defines, and names that
+    other tools may not take."""
+    if skill.name and not skill.name.isascii():
+        yield _warning(f"name {skill.name!r} is not ASCII: it travels badly (shells, file systems and loaders "
+                       "that take only a-z, 0-9 and -)", skill.lines.get("name"), "name")
     for key in skill.frontmatter:
         if key not in AGENT_SKILLS_FIELDS and key not in schema.FRONTMATTER_KEYS:
             yield _warning(f"unexpected field '{key}': neither Agent Skills nor nexus defines it",

@@ -221,8 +221,8 @@ def collect(config, days, name=None, stream=None, warn=None, session=None):
     of one session's calls alone, with `session`."""
     warn = warn or (lambda line: None)
     skills = listing.current_manifest(config, warn)["skills"]
-    if name:
-        path = paths.usage_log(name)  # validates the name before it becomes a path
+    if name is not None:
+        path = paths.usage_log(name)  # validates the name (even '') before it becomes a path
         if stream is None and name not in skills and not os.path.exists(path):
             manifestlib.find({"skills": skills}, name)  # raises "not found", with suggestions
     aggregator = Aggregator(days, name, session=session)

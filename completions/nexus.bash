@@ -11,10 +11,10 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills path') flags='--json --help' ;;
         'nexus skills verify') flags='--all --stale --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
-        'nexus skills check') flags='--strict --json --help'; args='file...' ;;
+        'nexus skills check') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
         'nexus skills cursor-rules') flags='--write --help' ;;
         'nexus skills agents-md') flags='--write --help' ;;
-        'nexus skills prompt') flags='--format --help' ;;
+        'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
         'nexus skills add') flags='--skill --list --copy --force --json --help'; args='none' ;;
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
@@ -41,7 +41,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job logs') flags='--follow --help'; args='none' ;;
         'nexus job wait') flags='--timeout --help'; args='none' ;;
         'nexus job kill') flags='--json --help'; args='none' ;;
-        'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...' ;;
+        'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
@@ -55,7 +55,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;

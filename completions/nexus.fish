@@ -48,11 +48,14 @@ complete -c nexus -n '__nexus_in skills check' -l strict
 complete -c nexus -n '__nexus_in skills check' -l json
 complete -c nexus -n '__nexus_in skills check' -l help
 complete -c nexus -n '__nexus_in skills check' -F
+complete -c nexus -n '__nexus_in skills check; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skills cursor-rules' -l write -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills cursor-rules' -l help
 complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F
 complete -c nexus -n '__nexus_in skills agents-md' -l help
 complete -c nexus -n '__nexus_in skills prompt' -l format -x -a 'xml markdown'
+complete -c nexus -n '__nexus_in skills prompt' -l max-chars -x
+complete -c nexus -n '__nexus_in skills prompt' -l max-skills -x
 complete -c nexus -n '__nexus_in skills prompt' -l help
 complete -c nexus -n '__nexus_in skills add' -l skill -x -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skills add' -l list
@@ -156,6 +159,7 @@ complete -c nexus-discover -l invalid
 complete -c nexus-discover -s h
 complete -c nexus-discover -l help
 complete -c nexus-discover -a '(__fish_complete_directories)'
+complete -c nexus-discover -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-manifest -f
 complete -c nexus-manifest -n '__nexus_at' -a 'write read check'
 complete -c nexus-manifest -n '__nexus_at' -s h

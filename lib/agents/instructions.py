@@ -50,6 +50,13 @@ If a skill isn't configured, the CLI will tell you what's needed.
 START, END = "<!-- nexus:skills:start -->", "<!-- nexus:skills:end -->"
 
 
+def offered(skills):
+    """The skills a model may be offered: `disable-model-invocation: true` keeps one out of every list an
+    agent reads (it stays runnable by name), as OpenClaw reads it."""
+    return [s for s in skills if str((s.get("extra") or {}).get("disable-model-invocation", "")).strip().lower()
+            not in ("true", "yes", "on", "1")]
+
+
 def escaped(text):
     """One line with &, < and > escaped, so a skill's text can never close the block or section around it."""
     return " ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -137,7 +144,7 @@ def with_section(old, section, path):
     return old[:start] + section + old[end + len(END):]
 
 
-def xml_block(skills):
+def xml_block(skills, note=None):
     lines = ["<available_skills>"]
     for skill in skills:
         lines += ["  <skill>",
@@ -153,11 +160,54 @@ def xml_block(skills):
             lines += ["  <capability>", f"    <name>{escaped(capability)}</name>",
                       f"    <providers>{escaped(', '.join(names))}</providers>", "  </capability>"]
         lines.append("</available_capabilities>")
+    if note:
+        lines.append(f"<!-- {escaped(note)} -->")
     return "\n".join(lines) + "\n"
 
 
-def markdown_block(skills):
-    return "## Available Skills\n\n" + markdown_list(skills, True) + markdown_capabilities(skills, "##")
+def markdown_block(skills, note=None):
+    text = "## Available Skills\n\n" + markdown_list(skills, True) + markdown_capabilities(skills, "##")
+    return text + (f"\n_{escaped(note)}_\n" if note else "")
 
 
 PROMPT_FORMATS = {"xml": xml_block, "markdown": markdown_block}
+
+
+def within_budget(skills, render, max_chars=None, max_skills=None):
+    """(text, the names left out): `render(skills, note)` within the budget. `skills` come most useful
+    first; descriptions are shortened before a skill is dropped, from the end; `note` says what was cut
+    and how to see everything, so that a cut is never silent."""
+    kept = list(skills if max_skills is None else skills[:max_skills])
+    widths = (None, 200, 120, 80, 60, 40)
+
+    def attempt(width):
+        left = [s["name"] for s in skills[len(kept):]]
+        shown = [{**s, "description": _shortened(s.get("description", ""), width)} for s in kept]
+        return render(shown, _left_out(left, width)), left
+
+    for width in widths:
+        text, left = attempt(width)
+        if max_chars is None or len(text) <= max_chars:
+            return text, left
+    while kept:
+        kept.pop()
+        text, left = attempt(widths[-1])
+        if len(text) <= max_chars:
+            break
+    return text, left
+
+
+def _shortened(text, width):
+    text = " ".join(str(text).split())
+    return text if width is None or len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
+def _left_out(names, width):
+    if not names and width is None:
+        return None
+    parts = []
+    if width is not None:
+        parts.append(f"descriptions shortened to {width} characters")
+    if names:
+        parts.append(f"{len(names)} ready skill{'s' if len(names) != 1 else ''} left out ({', '.join(names)})")
+    return "; ".join(parts) + ": to see every one, run `nexus skills list --ready`"

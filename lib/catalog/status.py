@@ -101,6 +101,8 @@ class Checker:
         result = {"status": status, "missing": missing, "verified": verified}
         if reason:
             result["disabledReason"] = reason
+        if status == "unsupported":
+            result["reason"] = f"needs {', '.join(entry.get('os') or [])} (this is {self.platform})"
         return result
 
 

@@ -116,12 +116,17 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
-    gate(entry, config)
+    checker = gate(entry, config)
     if entry["type"] == "prompt":
         if args["--background"]:
             raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
+        if args["ARGS"]:
+            ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        lacking = [item for items in checker.missing(entry).values() for item in items]
+        if lacking:  # the instructions still come: they may say how to get what is missing
+            ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
         return prompt(entry, config, args, ctx.warn)
     call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"])
     if args["--dry-run"]:

@@ -71,12 +71,27 @@ def is_stale(state, hours, now=None):
     return verified is None or (now or time.time()) - verified.timestamp() > hours * 3600
 
 
-def select(manifest, stale_hours=None):
-    """The tool and script skills `--all` verifies: every one, or those never or not lately verified."""
-    entries = [e for e in manifest["skills"].values() if e.get("type") != "prompt"]
-    if stale_hours is not None:
-        entries = [e for e in entries if is_stale(skill_state.read(e["name"], e), stale_hours)]
-    return entries
+def select(records, stale_hours=None):
+    """(entries, skipped): the tool and script skills `--all` verifies, and outcomes for those it leaves.
+
+    It verifies what could pass: ready skills, and skills whose last verification failed (never or not
+    lately verified, with `stale_hours`); the others (not installed, lacking an env var or config,
+    disabled, not for this platform, invalid) are skipped, each with the reason, since running their
+    verify command could only fail."""
+    from ..catalog.capabilities import why_not_ready
+
+    entries, skipped = [], []
+    for record in records:
+        if record.get("type") not in ("tool", "script"):
+            continue
+        missing = record.get("missing") or {}
+        failed_only = record["status"] == "needs-setup" and not any(missing.get(k) for k in missing)
+        if record["status"] != "ready" and not failed_only:
+            skipped.append({"skill": record["name"], "type": record["type"], "ok": None, "skipped": True,
+                            "reason": why_not_ready(record)})
+        elif stale_hours is None or is_stale(skill_state.read(record["name"], record), stale_hours):
+            entries.append(record)
+    return entries, skipped
 
 
 def verify_all(entries, config, timeout=VERIFY_TIMEOUT):

@@ -240,8 +240,8 @@ def collect(config, days, name=None, stream=None, warn=None, session=None):
     return aggregator.report(skills)
 
 
-def success_rates(names, days=30):
-    """{name: success rate over the past `days`, or None without calls} for a few skills: only their logs are read."""
+def of_skills(names, days=30):
+    """The Aggregator of a few skills' logs over the past `days`: only their logs are read."""
     aggregator = Aggregator(days)
     for name in names:
         path = paths.usage_log(name)
@@ -249,5 +249,15 @@ def success_rates(names, days=30):
             feed(aggregator, path, usage_log.read(path, aggregator.corrupt), lambda line: None)
         except OSError:
             pass
-    return {name: aggregator.skills[name].as_json()["successRate"] if name in aggregator.skills else None
-            for name in names}
+    return aggregator
+
+
+def success_rates(names, days=30):
+    """{name: success rate over the past `days`, or None without calls}."""
+    figures = of_skills(names, days).skills
+    return {name: figures[name].as_json()["successRate"] if name in figures else None for name in names}
+
+
+def call_counts(names, days=30):
+    """{name: calls over the past `days`}."""
+    return {name: figures.calls for name, figures in of_skills(names, days).skills.items()}

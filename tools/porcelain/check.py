@@ -8,7 +8,7 @@ from nexus.cli.command import renders
 from nexus.distribute import managed
 from nexus.errors import BadInput
 from nexus.skill import entry as entrylib, lint, skillmd
-from nexus.style import plural
+from nexus.style import one_line, plural
 
 
 class Findings:
@@ -67,13 +67,13 @@ class Findings:
 def render_findings(findings, out):
     for f in findings:
         where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        out.write(f"{where}: {f['severity']}: {f['message']}\n")
+        out.write(f"{where}: {f['severity']}: {one_line(f['message'])}\n")
 
 
 @renders(render_findings)
 def check(ctx):
     """Usage:
-      nexus skills check [PATH...] [--strict] [--json]
+      nexus skills check [--strict] [--json] [--] [PATH...]
       nexus skills check (-h | --help)
 
     Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every

@@ -6,7 +6,7 @@ import time
 from nexus.cli.command import number, renders
 from nexus.errors import NexusError
 from nexus.gateway import jobs
-from nexus.style import table
+from nexus.style import local, table, when
 
 
 def render_jobs(found, out):
@@ -14,7 +14,7 @@ def render_jobs(found, out):
         out.write("No jobs: start one with `nexus skill run NAME --background -- ARGS`.\n")
         return
     rows = [["JOB", "SKILL", "STATUS", "EXIT", "STARTED", "MS"]]
-    rows += [[j["id"], j["skill"], j["status"], str(j.get("exit", "-")), j["started"], str(j.get("ms", "-"))]
+    rows += [[j["id"], j["skill"], j["status"], str(j.get("exit", "-")), local(j["started"]), str(j.get("ms", "-"))]
              for j in found]
     out.write("\n".join(table(rows, indent="")) + "\n")
 
@@ -38,8 +38,9 @@ def list_jobs(ctx):
 
 def render_job(job, out):
     stdout, stderr = jobs.output(job["id"])
-    lines = [f"{key}: {job[key]}" for key in ("id", "skill", "status", "started", "ended", "exit", "ms", "timeout")
-             if job.get(key) is not None]
+    shown = {**job, **{key: when(job.get(key)) for key in ("started", "ended") if job.get(key)}}
+    lines = [f"{key}: {shown[key]}" for key in ("id", "skill", "status", "started", "ended", "exit", "ms", "timeout")
+             if shown.get(key) is not None]
     lines.append("args: " + " ".join(job.get("args") or []))
     lines += [f"stdout: {stdout}", f"stderr: {stderr}"]
     out.write("\n".join(lines) + "\n")

@@ -5,13 +5,8 @@ from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
-from nexus.style import Style, table, truncate
+from nexus.style import Style, local, table, truncate
 from nexus.usage import crystallize as crystal, sessions, stats
-
-
-def _local(ts):
-    moment = stats.parse_iso(ts)
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S") if moment else "-"
 
 
 def render_sessions(found, out):
@@ -19,7 +14,7 @@ def render_sessions(found, out):
         out.write("No calls in the usage logs.\n")
         return
     rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "SKILLS"]]
-    rows += [[s["id"], _local(s["first"]), _local(s["last"]), str(s["calls"]), str(s["failures"]),
+    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
               truncate(", ".join(s["skills"]), 40)] for s in found]
     out.write("\n".join(table(rows, indent="")) + "\n")
 
@@ -49,7 +44,7 @@ def render_calls(found, out):
         shown = " ".join(call.get("args") or [])
         if call.get("error"):
             shown = (shown + "  " if shown else "") + style.color(f"! {call['error']}", "red")
-        rows.append([str(call["n"]), _local(call["ts"]), call["skill"], str(call.get("exit", "-")),
+        rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
                      str(call.get("ms", "-")), truncate(shown, 80) if not call.get("error") else shown])
     out.write("\n".join(table(rows, indent="")) + "\n")
 

@@ -6,7 +6,7 @@ from nexus import config as configlib, paths
 from nexus.catalog import capabilities, listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.skill import installspec
-from nexus.style import Style, plural, table, truncate, widths
+from nexus.style import Style, one_line, plural, table, truncate, widths
 
 GROUPS = [  # status, emoji, heading
     ("ready", "✅", "READY (configured, working)"),
@@ -29,7 +29,7 @@ def _kind(record):
 def _detail(record):
     status, missing = record["status"], record.get("missing", {})
     if status == "ready":
-        return _kind(record)
+        return _kind(record) + ("" if record.get("verified") else " (not verified yet)")
     if status == "needs-setup":
         needs = missing["env"] + [f"config {p}" for p in missing["config"]]
         return "needs: " + ", ".join(needs) if needs else "verification failed"
@@ -40,11 +40,17 @@ def _detail(record):
         return record.get("disabledReason", "disabled")
     if status == "unsupported":
         return "os: " + ", ".join(record.get("os", []))
-    return record.get("error", "")
+    return one_line(record.get("error", ""))
 
 
-def _row(record):
-    return [record["name"], truncate(record.get("description", ""), 44), _detail(record)]
+def _rows(records, columns=None, aligned=()):
+    """name, detail, description: the description last, so that on a terminal (`columns` wide, the
+    others `aligned`) it takes what the line has left, and in a pipe it is never cut."""
+    rows = [[r["name"], one_line(r.get("reason") or _detail(r)), one_line(r.get("description", ""))] for r in records]
+    if columns:
+        room = max(columns - 3 - sum(w + 2 for w in aligned), 20)
+        rows = [[name, detail, truncate(text, room)] for name, detail, text in rows]
+    return rows
 
 
 def render_list(records, out):
@@ -54,7 +60,7 @@ def render_list(records, out):
         return render_locked(records, out)
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
-    aligned = widths([_row(r) for r in skills])  # one set of columns across every group
+    aligned = widths(_rows(skills, None))  # one set of columns across every group
     lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
     for status, emoji, heading in GROUPS:
         group = [r for r in records if r["status"] == status]
@@ -62,9 +68,9 @@ def render_list(records, out):
             continue
         lines += ["", f"{style.emoji(emoji)}{heading} {style.dash} {plural(len(group), 'skill')}"]
         if status == "invalid":
-            lines += [f"   {r['filePath']}: {r.get('error', '')}" for r in group]
+            lines += [f"   {r['filePath']}: {one_line(r.get('error', ''))}" for r in group]
         else:
-            lines += table([_row(r) for r in group], column_widths=aligned)
+            lines += table(_rows(group, style.columns, aligned), column_widths=aligned)
     lines += ["", "Run 'nexus skill show <name>' for details on any skill.",
               "Run 'nexus skill run <name>' to use a skill."]
     out.write("\n".join(lines) + "\n")

@@ -55,17 +55,17 @@ def verify_skills(ctx):
         entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
         return outcomes(ctx, [*skipped, *verify.verify_all(entries, ctx.config, timeout)])
     manifest = listing.current_manifest(ctx.config, ctx.warn)
-    return outcomes(ctx, (verify.verify(entry, ctx.config, timeout) if isinstance(entry, dict) else entry
-                          for entry in (found(manifest, name) for name in args["NAME"])))
+    return outcomes(ctx, (verified(manifest, name, ctx.config, timeout) for name in args["NAME"]))
 
 
-def found(manifest, name):
-    """The entry of one NAME, or the outcome that says why there is none: every name gets its answer."""
+def verified(manifest, name, config, timeout):
+    """The outcome of verifying one NAME, or of looking for it: every name gets its answer."""
     try:
-        return manifestlib.find(manifest, name)
+        entry = manifestlib.find(manifest, name)
     except NexusError as e:
         return {"skill": name, "ok": False, "configured": False, "exit": None, "error": str(e).splitlines()[0],
                 "ms": 0}
+    return verify.verify(entry, config, timeout)
 
 
 def outcomes(ctx, found):

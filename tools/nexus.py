@@ -76,8 +76,9 @@ Options:
 ENVIRONMENT = """\
 Environment:
   NEXUS_HOME          The nexus root (default ~/nexus): workspace skills, config, state.
-  NEXUS_CONFIG        The config file (default $NEXUS_HOME/nexus.toml).
+  NEXUS_CONFIG        The config file (default $NEXUS_HOME/nexus.toml); it must exist when named.
   MANAGED_SKILLS_DIR  The managed skills folder (default ~/.nexus/skills).
+                      These three are absolute paths, or start with ~; a relative one is refused.
   NEXUS_SESSION_ID    Recorded with each call of a skill, so an agent's calls can be grouped.
   SOURCE_DATE_EPOCH   The time a manifest says it was generated (for reproducible output).
   NO_COLOR            Plain output even on a terminal.

@@ -206,8 +206,8 @@ def config_section():
 
     out = [".SH CONFIG", roff("The config file, $NEXUS_HOME/nexus.toml (or $NEXUS_CONFIG), is TOML. `nexus config list` "
                               "shows every key with its value and where it comes from; `nexus config set` changes one."),
-           ".PP", roff(keys.RULES), ".PP", roff("In a key, <skill> stands for a skill's skillKey, else its name, and "
-                                               "<VAR> for an environment variable's name.")]
+           ".PP", roff(keys.RULES), ".PP", roff("In a key, <skill> stands for a skill's skillKey, else its name, <VAR> "
+                                               "for an environment variable's name and <capability> for a capability's.")]
     for key in keys.KEYS:
         default = "unset" if key.default is None else inline(key.default)
         out += [".TP", f"\\fB{roff(key.path)}\\fR \\fI{key.type.name}\\fR",

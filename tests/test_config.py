@@ -45,6 +45,8 @@ def listed(script_runner):
     ('[skills]\nbinPath = ["bin"]\n', "skills.binPath", 'a list of folders, each absolute or starting with ~, as '
                                                          '["~/bin"], not "bin"'),
     ("[skills.entries.gog.env]\nTOKEN = 5\n", "skills.entries.gog.env.TOKEN", "text"),  # a secret: not shown
+    ('[capabilities.email_sender]\nprefer = "gog"\n', "capabilities.email_sender.prefer",
+     'a list of skill names, as ["tmux", "github"], not "gog"'),
 ])
 def test_a_value_of_the_wrong_type_is_a_one_line_error_and_nothing_runs(script_runner, workspace, bindir, nexus_home,
                                                                           tmp_path, text, key, needs):
@@ -150,7 +152,8 @@ def test_skills_check_checks_the_config(script_runner, workspace, nexus_home):
     ("skills.entries.gog.env", '{ A = "1", B = "two words" }', {"A": "1", "B": "two words"},
      '{ A = "1", B = "two words" }'),
     ("skills.entries.gog.env.HOST", "true", "true", "true"),  # text: a string key takes VALUE as text
-    ("browser.enabled", "true", True, "true"),  # outside skills: named by a skill's requires.config
+    ("capabilities.email_sender.prefer", '["gog", "sendgrid"]', ["gog", "sendgrid"], '["gog", "sendgrid"]'),
+    ("browser.enabled", "true", True, "true"),  # outside nexus's tables: named by a skill's requires.config
 ])
 def test_set_then_get_round_trips_every_type(script_runner, workspace, nexus_home, key, value, typed, shown):
     write_skill(workspace, "browse", meta={"requires": {"config": ["browser.enabled"]}})

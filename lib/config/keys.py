@@ -1,10 +1,11 @@
 """The keys nexus knows in its config, in one table: validation at load and at every write, `nexus config`,
 the CONFIG section of the man page and the shell completions all read it.
 
-A key is a dotted path; `<skill>` stands for a skill's key (its skillKey, else its name) and `<VAR>` for an
-environment variable's name. The `skills` table is nexus's own: a key there that this table does not
-name, or a value of the wrong type, is an error, so a misspelt `enabeld = false` never leaves a skill
-enabled. Keys outside `skills` belong to the user and to the skills whose `requires.config` names them.
+A key is a dotted path; `<skill>` stands for a skill's key (its skillKey, else its name), `<VAR>` for an
+environment variable's name and `<capability>` for a capability's. The `skills` and `capabilities`
+tables are nexus's own: a key there that this table does not name, or a value of the wrong type, is an
+error, so a misspelt `enabeld = false` never leaves a skill enabled. Keys outside them belong to the
+user and to the skills whose `requires.config` names them.
 """
 
 import os
@@ -12,9 +13,9 @@ import os
 from ..errors import BadInput
 
 RULES = (
-    "Everything under `skills` is nexus's own: an unknown key there, or a value of the wrong type or out of "
-    "range, is an error naming the file, the line, the key and what it needs (exit 2), whatever the command; "
-    "nothing guesses a skill enabled. Keys outside `skills` are yours, and the paths that skills name in "
+    "The `skills` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
+    "or out of range, is an error naming the file, the line, the key and what it needs (exit 2), whatever the "
+    "command; nothing guesses a skill enabled. Other keys are yours, and the paths that skills name in "
     "`requires.config`. A folder in a list must be absolute or start with ~, so that what runs never depends "
     "on the current folder. `nexus config set`, `nexus skill enable` and the other commands that change the "
     "config edit it in place: only the changed key's lines change, comments and formatting stay. "
@@ -80,9 +81,11 @@ KEYS = (
         secret=True),
     Key("skills.entries.<skill>.env", ENV, "Environment variables given to the skill's tool.", {}, secret=True),
     Key("skills.entries.<skill>.env.<VAR>", TEXT, "One environment variable given to the skill's tool.", secret=True),
+    Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
+        "`nexus capability resolve` prefers them.", []),
 )
 
-NAMESPACE = "skills"
+NAMESPACES = tuple(dict.fromkeys(key.parts[0] for key in KEYS))  # the tables that are nexus's own
 
 
 def split(dotted):
@@ -96,7 +99,7 @@ def split(dotted):
 def _fits(pattern, parts):
     """True when `parts` matches `pattern`; a <VAR> part must be an environment variable's name."""
     return len(pattern) == len(parts) and all(
-        p == s or (p == "<VAR>" and is_env_name(s)) or p == "<skill>" for p, s in zip(pattern, parts))
+        p == s or p.startswith("<") and (p != "<VAR>" or is_env_name(s)) for p, s in zip(pattern, parts))
 
 
 def find(parts):
@@ -110,7 +113,7 @@ def is_table(parts):
 
 
 def is_ours(parts):
-    return parts[:1] == (NAMESPACE,)
+    return parts[0] in NAMESPACES
 
 
 class Invalid(BadInput):
@@ -122,9 +125,11 @@ class Invalid(BadInput):
 
 
 def validate(config):
-    """Raise Invalid for the first key under `skills` that is unknown or holds a value of the wrong type."""
-    if NAMESPACE in config:
-        _walk(config[NAMESPACE], (NAMESPACE,))
+    """Raise Invalid for the first key of nexus's own tables that is unknown or holds a value of the
+    wrong type."""
+    for name in NAMESPACES:
+        if name in config:
+            _walk(config[name], (name,))
 
 
 def _walk(value, parts):
@@ -196,15 +201,15 @@ def effective(config, parts):
 
 
 def listed(config):
-    """The keys `nexus config list` shows, of a valid config: every key without a placeholder; for each
-    skill the file has an entry for, `enabled` and what the entry sets; the file's keys outside `skills`."""
-    found = [key.parts for key in KEYS if "<skill>" not in key.parts]
+    """The keys `nexus config list` shows, of a valid config: each key without a placeholder; for each
+    skill the file has an entry for, `enabled` and what the entry sets; then every other key the file
+    sets."""
+    found = [key.parts for key in KEYS if "<" not in key.path]
     entries = lookup(config, ("skills", "entries"))[1] or {}
     for skill, table in entries.items():
-        found.append(("skills", "entries", skill, "enabled"))
-        found += [("skills", "entries", skill, "apiKey")] if "apiKey" in table else []
-        found += [("skills", "entries", skill, "env", var) for var in table.get("env", {})]
-    return found + [parts for parts in leaves(config) if not is_ours(parts)]
+        entry = ("skills", "entries", skill)
+        found += [(*entry, "enabled"), *[p for p in leaves(table, entry) if p != (*entry, "enabled")]]
+    return found + [parts for parts in leaves(config) if parts not in found]
 
 
 def leaves(node, parts=()):

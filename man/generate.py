@@ -2,7 +2,8 @@
 
 One source for everything, so nothing is written twice: pyproject.toml's console scripts, each tool
 module's __doc__, the command table (COMMANDS in tools/nexus.py) with each command's usage, the
-table of files in lib/paths.py and the table of config keys in lib/config/keys.py. It reads the installed package (make installs it first).
+table of files in lib/paths.py and the table of config keys in lib/config/keys.py. It reads the
+installed package (make installs it first).
 tests/test_man.py fails when the committed output is stale.
 """
 

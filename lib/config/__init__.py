@@ -23,7 +23,7 @@ class ConfigError(BadInput):
 
 def load():
     """The config as a dict: {} when there is no file; ConfigError when it cannot be read, is not UTF-8
-    or not TOML, or holds an unknown key or a value of the wrong type under `skills`."""
+    or not TOML, or holds an unknown key or a value of the wrong type in nexus's own tables."""
     path = paths.config_file()
     try:
         with open(path, "rb") as f:

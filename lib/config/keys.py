@@ -28,8 +28,14 @@ class Type:
     list's items must pass `item`; a table's keys are checked one by one, as keys of their own."""
 
     def __init__(self, name, needs, check=None, item=None):
-        self.name, self.needs, self.item = name, needs, item
-        self.check = check or (lambda v: isinstance(v, list) and all(item(x) for x in v) if item else isinstance(v, dict))
+        self.name, self.needs, self.item, self._check = name, needs, item, check
+
+    def check(self, value):
+        if self._check:
+            return self._check(value)
+        if self.item:
+            return isinstance(value, list) and all(self.item(x) for x in value)
+        return isinstance(value, dict)
 
     def culprit(self, value):
         """The part of a value that fails: a list's first bad item, else the value."""
@@ -117,7 +123,7 @@ def is_ours(parts):
 
 
 class Invalid(BadInput):
-    """A value nexus cannot use, or a key it does not know, under `skills`: `parts` says where."""
+    """A value nexus cannot use, or a key it does not know, in nexus's own tables: `parts` says where."""
 
     def __init__(self, parts, message):
         super().__init__(message)
@@ -136,7 +142,7 @@ def _walk(value, parts):
     key = find(parts)
     if key is None and not is_table(parts):
         raise Invalid(parts, unknown(parts))
-    if key is not None and not key.type.check(value) or key is None and not isinstance(value, dict):
+    if not (key.type.check(value) if key else isinstance(value, dict)):
         needs = key.type.needs if key else "a table"
         got = "" if key and key.secret else f", not {shown(key.type.culprit(value) if key else value)}"
         raise Invalid(parts, f"{'.'.join(parts)} needs {needs}{got}")  # a secret is never shown

@@ -80,7 +80,8 @@ def enable_command(entry, config):
     """The command that enables a disabled skill: `nexus skill enable`, or for a bundled skill that
     skills.allowBundled leaves out, the `nexus config set` that adds it there."""
     name, allow = entry["name"], configlib.get(config, "skills.allowBundled")
-    if configlib.skill_entry(config, entry).get("enabled") is not False and isinstance(allow, list):
+    left_out = entry.get("source") == "nexus-bundled" and isinstance(allow, list) and name not in allow
+    if left_out and configlib.skill_entry(config, entry).get("enabled") is not False:
         import shlex
 
         from ..config.edit import inline

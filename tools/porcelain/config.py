@@ -110,7 +110,8 @@ def set_key(ctx):
     otherwise; a key that holds text always takes VALUE as text. Put `--` before a VALUE that starts
     with '-'. The config is edited in place: only the key's own lines change. A value of the wrong
     type, or a key nexus does not know, is refused (with the closest key it knows) and the file is
-    left as it was. A skill's apiKey is set with `nexus skill key`, never from the command line.
+    left as it was; a config that does not exist yet is created. A skill's apiKey is set with
+    `nexus skill key`, never from the command line.
 
     Exit status:
       0  set (or already so);  2  refused: unknown key, wrong type, or a config nexus cannot read

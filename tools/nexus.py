@@ -69,10 +69,10 @@ COMMANDS = (
 GROUPS = {  # the first word of a command -> what its commands are about
     "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
     "skill": "One skill: show, run, verify, install, its usage statistics, and its config.",
+    "config": "The config file (nexus.toml): get, set, unset, list, path, edit.",
     "capability": "A capability: which ready skill provides it.",
     "session": "One agent session: its calls, a fresh id, and a skill made from it.",
     "job": "One background run: show it, read its output, wait for it, end it.",
-    "config": "The config file (nexus.toml): get, set, unset, list, path, edit.",
 }
 
 # Hidden commands, as git completes with --list-cmds: skill names from the manifest, and config keys.

@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill status capabilities capability connectors sessions session jobs job'; flags='-h --help --version' ;;
+        'nexus') subcommands='skills skill config status capabilities capability connectors sessions session jobs job'; flags='-h --help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -19,12 +19,23 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
-        'nexus skill') subcommands='install show verify run stats'; flags='--help' ;;
+        'nexus skill') subcommands='install show verify run stats enable disable env key'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --timeout --help'; args='skill'; dashdash=1 ;;
         'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
+        'nexus skill enable') flags='--json --help'; args='skill' ;;
+        'nexus skill disable') flags='--json --help'; args='skill' ;;
+        'nexus skill env') flags='--unset --json --help'; args='skill' ;;
+        'nexus skill key') flags='--unset --json --help'; args='skill' ;;
+        'nexus config') subcommands='get set unset list path edit'; flags='--help' ;;
+        'nexus config get') flags='--json --help'; args='key' ;;
+        'nexus config set') flags='--type --force --json --help'; args='key'; dashdash=1 ;;
+        'nexus config unset') flags='--json --help'; args='key' ;;
+        'nexus config list') flags='--json --help' ;;
+        'nexus config path') flags='--json --help' ;;
+        'nexus config edit') flags='--help' ;;
         'nexus status') flags='--json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
         'nexus capability') subcommands='resolve'; flags='--help' ;;
@@ -55,12 +66,13 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
+        'nexus config set --type') echo 'words bool int string list table' ;;
         *) return 1 ;;
     esac
 }
@@ -100,6 +112,7 @@ _nexus() {
     kind=$(_nexus_kind "${COMP_WORDS[@]:0:COMP_CWORD+1}") || return
     case $kind in
         skill) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-skills 2>/dev/null)" -- "$cur") ;;
+        key) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-keys 2>/dev/null)" -- "$cur") ;;
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\ *) mapfile -t COMPREPLY < <(compgen -W "${kind#words }" -- "$cur") ;;

@@ -21,7 +21,7 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill status capabilities capability connectors sessions session jobs job'
+complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities capability connectors sessions session jobs job'
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
@@ -76,7 +76,7 @@ complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_dir
 complete -c nexus -n '__nexus_in skills link' -l unlink
 complete -c nexus -n '__nexus_in skills link' -l json
 complete -c nexus -n '__nexus_in skills link' -l help
-complete -c nexus -n '__nexus_at skill' -a 'install show verify run stats'
+complete -c nexus -n '__nexus_at skill' -a 'install show verify run stats enable disable env key'
 complete -c nexus -n '__nexus_at skill' -l help
 complete -c nexus -n '__nexus_in skill install' -l id -x
 complete -c nexus -n '__nexus_in skill install' -l dry-run
@@ -107,6 +107,39 @@ complete -c nexus -n '__nexus_in skill stats' -l session -x
 complete -c nexus -n '__nexus_in skill stats' -l json
 complete -c nexus -n '__nexus_in skill stats' -l help
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill enable' -l json
+complete -c nexus -n '__nexus_in skill enable' -l help
+complete -c nexus -n '__nexus_at skill enable' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill disable' -l json
+complete -c nexus -n '__nexus_in skill disable' -l help
+complete -c nexus -n '__nexus_at skill disable' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill env' -l unset -x
+complete -c nexus -n '__nexus_in skill env' -l json
+complete -c nexus -n '__nexus_in skill env' -l help
+complete -c nexus -n '__nexus_at skill env' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill key' -l unset
+complete -c nexus -n '__nexus_in skill key' -l json
+complete -c nexus -n '__nexus_in skill key' -l help
+complete -c nexus -n '__nexus_at skill key' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_at config' -a 'get set unset list path edit'
+complete -c nexus -n '__nexus_at config' -l help
+complete -c nexus -n '__nexus_in config get' -l json
+complete -c nexus -n '__nexus_in config get' -l help
+complete -c nexus -n '__nexus_at config get' -a '(nexus --list-keys 2>/dev/null)'
+complete -c nexus -n '__nexus_in config set' -l type -x -a 'bool int string list table'
+complete -c nexus -n '__nexus_in config set' -l force
+complete -c nexus -n '__nexus_in config set' -l json
+complete -c nexus -n '__nexus_in config set' -l help
+complete -c nexus -n '__nexus_at config set' -a '(nexus --list-keys 2>/dev/null)'
+complete -c nexus -n '__nexus_in config set; and __nexus_after_dashdash' -F
+complete -c nexus -n '__nexus_in config unset' -l json
+complete -c nexus -n '__nexus_in config unset' -l help
+complete -c nexus -n '__nexus_at config unset' -a '(nexus --list-keys 2>/dev/null)'
+complete -c nexus -n '__nexus_in config list' -l json
+complete -c nexus -n '__nexus_in config list' -l help
+complete -c nexus -n '__nexus_in config path' -l json
+complete -c nexus -n '__nexus_in config path' -l help
+complete -c nexus -n '__nexus_in config edit' -l help
 complete -c nexus -n '__nexus_in status' -l json
 complete -c nexus -n '__nexus_in status' -l help
 complete -c nexus -n '__nexus_in capabilities' -l json

@@ -11,6 +11,7 @@ from .errors import UsageError
 FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME", "The nexus root: ~/nexus unless NEXUS_HOME is set."),
     ("$NEXUS_HOME/nexus.toml", "The config file (TOML), unless NEXUS_CONFIG names another."),
+    ("$NEXUS_HOME/.nexus.toml.lock", "Held while a command changes the config (it lies beside the config file)."),
     ("$NEXUS_HOME/skills/", "Workspace skills: the highest precedence."),
     ("$MANAGED_SKILLS_DIR/", "Managed skills (~/.nexus/skills unless MANAGED_SKILLS_DIR is set), placed by "
                              "`nexus skills add`."),
@@ -75,16 +76,22 @@ def checked_name(name):
     return name
 
 
-def _expand(path):
-    return os.path.abspath(os.path.expanduser(path))
+def _from_env(name, default):
+    """The folder or file an environment variable names (default: `default`), ~ expanded. A relative one
+    is refused: it would name another place in every folder a command or a tool it starts runs in."""
+    value = os.environ.get(name)
+    path = os.path.expanduser(value or default)
+    if not os.path.isabs(path):
+        raise UsageError(f"{name} must be an absolute path (or start with ~), not '{value}'")
+    return os.path.normpath(path)
 
 
 def home():
-    return _expand(os.environ.get("NEXUS_HOME") or "~/nexus")
+    return _from_env("NEXUS_HOME", "~/nexus")
 
 
 def config_file():
-    return _expand(os.environ.get("NEXUS_CONFIG") or os.path.join(home(), "nexus.toml"))
+    return _from_env("NEXUS_CONFIG", os.path.join(home(), "nexus.toml"))
 
 
 def workspace_skills():
@@ -92,7 +99,7 @@ def workspace_skills():
 
 
 def managed_skills():
-    return _expand(os.environ.get("MANAGED_SKILLS_DIR") or "~/.nexus/skills")
+    return _from_env("MANAGED_SKILLS_DIR", "~/.nexus/skills")
 
 
 def managed_lockfile():

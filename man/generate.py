@@ -1,8 +1,9 @@
 """Write man/*.1 and completions/* from the docs the commands already carry: `make man`.
 
 One source for everything, so nothing is written twice: pyproject.toml's console scripts, each tool
-module's __doc__, the command table (COMMANDS in tools/nexus.py) with each command's usage, and the
-table of files in lib/paths.py. It reads the installed package (make installs it first).
+module's __doc__, the command table (COMMANDS in tools/nexus.py) with each command's usage, the
+table of files in lib/paths.py and the table of config keys in lib/config/keys.py. It reads the
+installed package (make installs it first).
 tests/test_man.py fails when the committed output is stale.
 """
 
@@ -171,7 +172,7 @@ def sections(parsed, skip):
     return out
 
 
-def page(prog, parsed, body, environment, see_also, version):
+def page(prog, parsed, body, environment, see_also, version, config=()):
     """A whole man page; tools without an Environment section share nexus's."""
     from nexus.paths import FILES
 
@@ -179,7 +180,7 @@ def page(prog, parsed, body, environment, see_also, version):
            ".SH NAME", f"{roff(prog)} \\- {roff(parsed['summary'])}",
            ".SH SYNOPSIS", *synopsis(usage_lines(parsed)),
            ".SH DESCRIPTION", *paragraphs(parsed["text"] or [parsed["summary"]])[1:], *body,  # [1:]: .SH starts a paragraph
-           *sections(parsed, skip={"Usage", "Examples", "Environment"})]
+           *sections(parsed, skip={"Usage", "Examples", "Environment"}), *config]
     out += [".SH ENVIRONMENT", *definition_list(parsed.get("Environment") or environment)]
     out += [".SH FILES", *[line for path, what in FILES for line in (".TP", f"\\fI{roff(path)}\\fR", roff(what))]]
     if "Examples" in parsed:
@@ -199,17 +200,34 @@ def command_section(command, parsed):
     return out
 
 
+def config_section():
+    """CONFIG: every key nexus knows, from the one table of them (nexus.config.keys)."""
+    from nexus.config import keys
+    from nexus.config.edit import inline
+
+    out = [".SH CONFIG", roff("The config file, $NEXUS_HOME/nexus.toml (or $NEXUS_CONFIG), is TOML. `nexus config list` "
+                              "shows every key with its value and where it comes from; `nexus config set` changes one."),
+           ".PP", roff(keys.RULES), ".PP", roff("In a key, <skill> stands for a skill's skillKey, else its name, <VAR> "
+                                               "for an environment variable's name and <capability> for a capability's.")]
+    for key in keys.KEYS:
+        default = "unset" if key.default is None else inline(key.default)
+        out += [".TP", f"\\fB{roff(key.path)}\\fR \\fI{key.type.name}\\fR",
+                roff(f"{key.meaning} Needs {key.type.needs}; default: {default}.")]
+    return out
+
+
 def man_pages(found, command_docs, version):
-    """nexus(1), with a section per command and the general examples; a page per tool from its doc."""
+    """nexus(1), with a section per command, CONFIG and the general examples; a page per tool from its doc."""
     top = found["nexus"]
     pages = {}
     for prog, parsed in found.items():
-        body = []
+        body, config = [], []
         if prog == "nexus":
             body = [".SH COMMANDS", *[line for command, doc in command_docs for line in command_section(command, doc)]]
             parsed = {**{k: v for k, v in parsed.items() if k != "Commands"}, "Examples": EXAMPLES.splitlines()}
+            config = config_section()
         see_also = [name for name in found if name != prog]
-        pages[f"man/{prog}.1"] = page(prog, parsed, body, top["Environment"], see_also, version)
+        pages[f"man/{prog}.1"] = page(prog, parsed, body, top["Environment"], see_also, version, config)
     return pages
 
 
@@ -219,9 +237,11 @@ def man_pages(found, command_docs, version):
 def choices():
     """The values of the flags that take one of a few words, from the tables that define them."""
     from nexus.agents.instructions import PROMPT_FORMATS
+    from nexus.config.keys import TYPES
     from nexus.paths import AGENT_FOLDERS
 
-    return {"nexus skills prompt --format": list(PROMPT_FORMATS), "nexus skills link --agent": list(AGENT_FOLDERS)}
+    return {"nexus skills prompt --format": list(PROMPT_FORMATS), "nexus skills link --agent": list(AGENT_FOLDERS),
+            "nexus config set --type": list(TYPES)}
 
 
 def render():

@@ -2,7 +2,8 @@
 
 The usage lines say everything completion needs: command words, flags, which flags take a value
 (HOURS, FILE, DIR, xml|markdown) and what the arguments are (NAME is a skill, PATH... files).
-Skill names come from `nexus --list-skills`, which reads the manifest only.
+Skill names come from `nexus --list-skills`, which reads the manifest only; config keys from
+`nexus --list-keys` (the keys nexus knows, and those of each skill in the manifest and in the config).
 """
 
 import re
@@ -10,7 +11,7 @@ import re
 FLAG = re.compile(r"(--?[a-z][\w-]*)(?:[ =]\[?([A-Z][A-Z_]*|[a-z]+(?:\|[a-z]+)+)\]?)?")
 PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_]*)(\.\.\.)?")
 DASHDASH = re.compile(r"(?:^|(?<=[\s\[]))--(?=[\s\]]|$)")  # `[-- ARGS...]`, `[--]`: the rest is not ours
-KINDS = {"NAME": "skill", "SKILL": "skill", "FILE": "file", "PATH": "file", "ARGS": "file", "DIR": "dir"}
+KINDS = {"NAME": "skill", "SKILL": "skill", "KEY": "key", "FILE": "file", "PATH": "file", "ARGS": "file", "DIR": "dir"}
 
 
 def kind_of(value):
@@ -65,7 +66,7 @@ def shell_functions(found):
     return SHARED.format(spec="\n".join(spec), values="\n".join(value_cases))
 
 
-# Valid bash and zsh alike. A kind is skill, file, dir, none, or "words W...".
+# Valid bash and zsh alike. A kind is skill, key, file, dir, none, or "words W...".
 SHARED = """\
 _nexus_spec() {{  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
@@ -123,6 +124,7 @@ _nexus() {{
     kind=$(_nexus_kind "${{COMP_WORDS[@]:0:COMP_CWORD+1}}") || return
     case $kind in
         skill) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-skills 2>/dev/null)" -- "$cur") ;;
+        key) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-keys 2>/dev/null)" -- "$cur") ;;
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\\ *) mapfile -t COMPREPLY < <(compgen -W "${{kind#words }}" -- "$cur") ;;
@@ -143,6 +145,7 @@ _nexus() {{
     kind=$(_nexus_kind "${{(@)words[1,CURRENT]}}") || return 1
     case $kind in
         skill) compadd -- ${{(f)"$(_call_program skills nexus --list-skills 2>/dev/null)"}} ;;
+        key) compadd -- ${{(f)"$(_call_program keys nexus --list-keys 2>/dev/null)"}} ;;
         file) _files ;;
         dir) _files -/ ;;
         words\\ *) compadd -- ${{=${{kind#words }}}} ;;
@@ -178,8 +181,8 @@ end
 {lines}
 """
 
-FISH_OFFER = {"skill": "-a '(nexus --list-skills 2>/dev/null)'", "file": "-F",
-              "dir": "-a '(__fish_complete_directories)'", "none": ""}
+FISH_OFFER = {"skill": "-a '(nexus --list-skills 2>/dev/null)'", "key": "-a '(nexus --list-keys 2>/dev/null)'",
+              "file": "-F", "dir": "-a '(__fish_complete_directories)'", "none": ""}
 
 
 def fish_offer(kind):

@@ -35,9 +35,10 @@ def bash_complete(env, *words):
 
 
 @pytest.mark.parametrize("words, expected", [
-    (["nexus", ""], ["skills", "skill", "status", "capabilities", "capability", "connectors", "sessions", "session", "jobs", "job"]),
+    (["nexus", ""], ["skills", "skill", "config", "status", "capabilities", "capability", "connectors", "sessions", "session", "jobs", "job"]),
     (["nexus", "--"], ["--help", "--version"]),
-    (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats"]),
+    (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats", "enable", "disable", "env", "key"]),
+    (["nexus", "config", "set", "--type", ""], ["bool", "int", "string", "list", "table"]),
     (["nexus", "skills", "c"], ["check", "cursor-rules"]),
     (["nexus", "skills", "list", "--"], ["--ready", "--locked", "--all", "--json", "--summary", "--help"]),
     (["nexus", "skill", "run", "alpha", "--t"], ["--timeout"]),

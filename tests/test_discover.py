@@ -288,6 +288,9 @@ def test_a_missing_folder_named_on_the_command_line_is_reported(script_runner, t
     assert f"nexus-discover: {tmp_path / 'gone'}: no such folder" in result.stderr
 
 
-def test_config_values_of_the_wrong_type_are_ignored(script_runner, nexus_home):
-    write_config(nexus_home, "[skills]\nbinPath = 7\n[skills.load]\nextraDirs = 3\n")
-    assert script_runner.run(["nexus", "skills", "list", "--json"]).returncode == 0
+def test_config_values_of_the_wrong_type_are_refused(script_runner, nexus_home):
+    path = write_config(nexus_home, "[skills]\nbinPath = 7\n[skills.load]\nextraDirs = 3\n")
+    result = script_runner.run(["nexus-discover"])
+    assert result.returncode == 2
+    assert result.stderr == (f"nexus-discover: config '{path}', line 2: skills.binPath needs a list of folders, "
+                             'each absolute or starting with ~, as ["~/bin"], not 7\n')

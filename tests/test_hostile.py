@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 
 import pytest
-from helpers import by_name, jsonl, make_tool, write_config, write_skill
+from helpers import by_name, make_tool, write_config, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")
 

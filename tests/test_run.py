@@ -174,7 +174,7 @@ def test_disabled_skill_refuses(script_runner, workspace, nexus_home):
     write_config(nexus_home, "[skills.entries.off-skill]\nenabled = false\n")
     result = script_runner.run(["nexus-run", "off-skill"])
     assert result.returncode == 1
-    assert "disabled" in result.stderr and "skills.entries.off-skill.enabled = true" in result.stderr
+    assert "disabled" in result.stderr and "To enable it: nexus skill enable off-skill" in result.stderr
 
 
 def test_missing_binary_shows_install(script_runner, workspace, nexus_home):

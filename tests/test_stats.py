@@ -29,8 +29,9 @@ def iso(moment):
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def ago(**delta):
-    return iso(NOW - datetime.timedelta(**delta))
+def ago(now=None, **delta):
+    """The time `delta` before `now` (by default NOW, when the tests were collected)."""
+    return iso((now or NOW) - datetime.timedelta(**delta))
 
 
 def parse(ts):
@@ -237,10 +238,11 @@ def test_human_output_lists_ten_failure_messages(script_runner, workspace, nexus
 
 def test_human_output_one_skill_with_bars(script_runner, workspace, nexus_home):
     write_skill(workspace, "gog")
+    now = datetime.datetime.now(datetime.timezone.utc)  # not NOW: the suite may have run for minutes since
     counts = {0: 4, 1: 2, 3: 1}  # days ago -> calls
-    entries = [{"ts": ago(days=days, minutes=2 + i), "skill": "gog", "type": "tool", "args": ["x"], "exit": 0, "ms": 1500}
-               for days, calls in counts.items() for i in range(calls)]
-    entries.append({"ts": ago(hours=2, minutes=5), "skill": "gog", "type": "tool", "args": ["x"], "exit": 3,
+    entries = [{"ts": ago(now, days=days, minutes=2 + i), "skill": "gog", "type": "tool", "args": ["x"], "exit": 0,
+                "ms": 1500} for days, calls in counts.items() for i in range(calls)]
+    entries.append({"ts": ago(now, hours=2, minutes=5), "skill": "gog", "type": "tool", "args": ["x"], "exit": 3,
                     "error": "rate limit exceeded", "ms": 500})
     write_log(nexus_home, "gog", sorted(entries, key=lambda e: e["ts"]))
     result = script_runner.run(["nexus", "skill", "stats", "gog"])

@@ -35,6 +35,16 @@ COMMANDS = (
     Command("skill run", "nexus.gateway.run:command", PROCESS,
             "The gateway: run a skill's tool or script, or print its prompt; every call is logged."),
     Command("skill stats", "usage:skill_stats", DOCUMENT, "Usage statistics, for every skill or one."),
+    Command("skill enable", "config:enable_skill", DOCUMENT, "Enable a skill in the config (skills.entries.KEY.enabled)."),
+    Command("skill disable", "config:disable_skill", DOCUMENT, "Disable a skill in the config: listed as disabled, never run."),
+    Command("skill env", "config:set_env", DOCUMENT, "Set or remove environment variables the skill's tool gets."),
+    Command("skill key", "config:store_key", DOCUMENT, "Store the skill's API key, read from stdin or asked for without echo."),
+    Command("config get", "config:get_key", DOCUMENT, "Print the value nexus uses for a key: the file's, else the default."),
+    Command("config set", "config:set_key", DOCUMENT, "Set a key in the config, in place: comments and formatting stay."),
+    Command("config unset", "config:unset_key", DOCUMENT, "Remove a key from the config: nexus then uses the default."),
+    Command("config list", "config:list_keys", DOCUMENT, "Every key nexus knows, its value and where it comes from."),
+    Command("config path", "config:show_path", DOCUMENT, "Print the path of the config file."),
+    Command("config edit", "config:edit_file", DOCUMENT, "Edit the config in $VISUAL or $EDITOR; an invalid result is never saved."),
     Command("status", "skills:status", DOCUMENT,
             "One line: how many skills are ready, need setup, are not installed, disabled."),
     Command("capabilities", "capabilities:list_capabilities", DOCUMENT,
@@ -58,14 +68,16 @@ COMMANDS = (
 
 GROUPS = {  # the first word of a command -> what its commands are about
     "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
-    "skill": "One skill: show, run, verify, install, and its usage statistics.",
+    "skill": "One skill: show, run, verify, install, its usage statistics, and its config.",
+    "config": "The config file (nexus.toml): get, set, unset, list, path, edit.",
     "capability": "A capability: which ready skill provides it.",
     "session": "One agent session: its calls, a fresh id, and a skill made from it.",
     "job": "One background run: show it, read its output, wait for it, end it.",
 }
 
-# A hidden command, as git completes with --list-cmds: skill names from the manifest, for completion.
+# Hidden commands, as git completes with --list-cmds: skill names from the manifest, and config keys.
 LIST_SKILLS = Command("--list-skills", "agents:skill_names", TEXT, "Every skill name in the manifest (for completion).")
+LIST_KEYS = Command("--list-keys", "config:key_names", TEXT, "Every config key (for completion).")
 
 OPTIONS = """\
 Options:
@@ -76,8 +88,9 @@ Options:
 ENVIRONMENT = """\
 Environment:
   NEXUS_HOME          The nexus root (default ~/nexus): workspace skills, config, state.
-  NEXUS_CONFIG        The config file (default $NEXUS_HOME/nexus.toml).
+  NEXUS_CONFIG        The config file (default $NEXUS_HOME/nexus.toml); it must exist when named.
   MANAGED_SKILLS_DIR  The managed skills folder (default ~/.nexus/skills).
+                      These three are absolute paths, or start with ~; a relative one is refused.
   NEXUS_SESSION_ID    Recorded with each call of a skill, so an agent's calls can be grouped.
   SOURCE_DATE_EPOCH   The time a manifest says it was generated (for reproducible output).
   NO_COLOR            Plain output even on a terminal.
@@ -153,8 +166,9 @@ def main(argv=None):
     command, rest = find(argv)
     if command:
         return command.main(rest)
-    if argv == [LIST_SKILLS.words]:
-        return LIST_SKILLS.main([])
+    for hidden in (LIST_SKILLS, LIST_KEYS):
+        if argv == [hidden.words]:
+            return hidden.main([])
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(overview())
         return 0

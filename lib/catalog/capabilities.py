@@ -222,7 +222,7 @@ def unlock(record, connected):
     if missing.get("anyBins"):
         found.append(("anyBins", " ".join(missing["anyBins"]), "install one of " + ", ".join(missing["anyBins"])))
     found += [("env", v, f"set {v}") for v in missing.get("env", [])]
-    found += [("config", p, f"set config {p}") for p in missing.get("config", [])]
+    found += [("config", p, f"nexus config set {p} true") for p in missing.get("config", [])]
     found += [("capability", c, f"make a provider of {c} ready") for c in missing.get("capabilities", [])]
     found += [("skill", s, f"make the skill {s} ready") for s in missing.get("skills", [])]
     kind, name, step = found[0] if found else ("verify", record["name"], f"fix and verify: nexus skill verify {record['name']}")

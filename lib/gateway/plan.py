@@ -3,7 +3,7 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib, paths
+from .. import config as configlib
 from ..catalog import status
 from ..errors import NexusError
 from ..skill import entry as entrylib
@@ -72,8 +72,22 @@ def not_installed_message(entry, binary):
 
 
 def setup_message(entry, missing):
-    needs = missing["env"] + [f"config {p} (in {paths.config_file()})" for p in missing["config"]]
+    needs = missing["env"] + [f"config {p} (nexus config set {p} true)" for p in missing["config"]]
     return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+
+
+def enable_command(entry, config):
+    """The command that enables a disabled skill: `nexus skill enable`, or for a bundled skill that
+    skills.allowBundled leaves out, the `nexus config set` that adds it there."""
+    name, allow = entry["name"], configlib.get(config, "skills.allowBundled")
+    left_out = entry.get("source") == "nexus-bundled" and isinstance(allow, list) and name not in allow
+    if left_out and configlib.skill_entry(config, entry).get("enabled") is not False:
+        import shlex
+
+        from ..config.edit import inline
+
+        return f"nexus config set skills.allowBundled {shlex.quote(inline([*allow, name]))}"
+    return f"nexus skill enable {name}"
 
 
 def setup_steps(entry, missing):
@@ -87,10 +101,10 @@ def setup_steps(entry, missing):
         steps.append(f"Install {what}: {hints[0]}" if hints else f"Install {what} and put it on PATH")
     key = entrylib.primary_env(entry)
     for var in missing["env"]:
-        also = f", or set skills.entries.{entry.get('skillKey') or name}.apiKey in {paths.config_file()}" if var == key else ""
-        steps.append(f"Set {var}: export {var}=...{also}")
+        keep = f"nexus skill key {name}" if var == key else f"nexus skill env {name} {var}=..."
+        steps.append(f"Set {var}: export {var}=..., or keep it in the config: {keep}")
     for path in missing["config"]:
-        steps.append(f"Set {path} = true in {paths.config_file()}")
+        steps.append(f"Set {path}: nexus config set {path} true")
     for capability in missing.get("capabilities", []):
         steps.append(f"Make a provider of {capability} ready: nexus capability resolve {capability} --explain")
     for skill in missing.get("skills", []):

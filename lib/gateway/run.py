@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from .. import config as configlib, fastjson, paths, schema
+from .. import config as configlib, fastjson, schema
 from ..catalog import manifest, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, UsageError
@@ -165,10 +165,7 @@ def gate(entry, config):
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
-        name = entry["name"]
-        fix = ("add it to skills.allowBundled" if entry["source"] == "nexus-bundled" and reason != "disabled in config"
-               else f"set skills.entries.{entry.get('skillKey') or name}.enabled = true")
-        raise NexusError(f"Skill '{name}' is disabled ({reason}). To enable it, {fix} in {paths.config_file()}")
+        raise NexusError(f"Skill '{entry['name']}' is disabled ({reason}). To enable it: {plan.enable_command(entry, config)}")
     if not checker.supported(entry):
         raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
     if any(entrylib.required(entry, key) for key in ("capabilities", "skills")):

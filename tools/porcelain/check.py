@@ -2,9 +2,10 @@
 
 import os
 
-from nexus import config as configlib
+from nexus import config as configlib, paths
 from nexus.catalog import capabilities, discovery, listing
 from nexus.cli.command import renders
+from nexus.config import edit
 from nexus.distribute import managed
 from nexus.errors import BadInput
 from nexus.skill import entry as entrylib, lint, skillmd
@@ -64,6 +65,38 @@ class Findings:
             self.report(path, skillmd.Problem("error", "no SKILL.md here or in its sub-folders", code="no-skill"))
 
 
+def _config(ctx, findings):
+    """The config, checked: a config nexus cannot use is an error (and its extra folders are not
+    checked); keys naming skills that are not there, and a key no tool would get, are warnings."""
+    try:
+        config = ctx.config
+    except configlib.ConfigError as e:
+        findings.report(e.path, skillmd.Problem("error", e.problem, e.line, "config"))
+        return {}
+    if not config:
+        return config
+    path = paths.config_file()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+
+    def warn(parts, message):
+        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", edit.line_of(text, parts),
+                                              "config"))
+
+    bundled = set(os.listdir(paths.bundled_skills()))
+    for name in configlib.get(config, "skills.allowBundled") or []:
+        if name not in bundled:
+            warn(("skills", "allowBundled"), f"'{name}' is not a bundled skill")
+    manifest = listing.current_manifest(config, lambda message: None)  # the skills' own problems are findings
+    skills = {configlib.skill_key(entry): entry for entry in manifest["skills"].values()}
+    for key, table in configlib.get(config, "skills.entries", {}).items():
+        if key not in skills:
+            warn(("skills", "entries", key), "no skill has this name or skillKey")
+        elif "apiKey" in table and not entrylib.primary_env(skills[key]):
+            warn(("skills", "entries", key, "apiKey"), "the skill names no env var for a key (primaryEnv): no tool gets it")
+    return config
+
+
 def render_findings(findings, out):
     for f in findings:
         where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
@@ -77,7 +110,8 @@ def check(ctx):
       nexus skills check (-h | --help)
 
     Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
-    skill source (see `nexus skills path`). Each finding is printed as `path:line: severity: message`.
+    skill source (see `nexus skills path`) and the config file. Each finding is printed as
+    `path:line: severity: message`.
 
     Loading is lenient and checking is strict: a missing name, a name that differs from its folder, a
     duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are
@@ -92,7 +126,8 @@ def check(ctx):
     name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
     capability nothing provides, a warning, and a cycle of requirements, an error), install,
     execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
-    `nexus skills add` whose files have changed since; see `nexus skills update`).
+    `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
+    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there).
 
     Exit status:
       0  no errors (there may be warnings)
@@ -110,12 +145,14 @@ def check(ctx):
         raise BadInput(f"{missing[0]}: no such file or folder")
     findings = Findings(args["--strict"])
     if args["PATH"]:
+        config = ctx.config
         for path in args["PATH"]:
             findings.path(path)
     else:
-        for _, folder in configlib.sources(ctx.config):
+        config = _config(ctx, findings)
+        for _, folder in configlib.sources(config):
             findings.folder(folder)
-    findings.requirements(listing.current_manifest(ctx.config, lambda line: None)["skills"])
+    findings.requirements(listing.current_manifest(config, lambda line: None)["skills"])
     found = [problem.as_dict(path) for path, problem in findings.found]
     errors = sum(f["severity"] == "error" for f in found)
     if not ctx.json:

@@ -1,9 +1,10 @@
 """The porcelain's commands for one skill: `nexus skill show|verify|install`, and `nexus skills verify --all`."""
 
 import os
+import shlex
 import sys
 
-from nexus import paths
+from nexus import config as configlib
 from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import number, renders
 from nexus.distribute import install as installer
@@ -93,6 +94,12 @@ def render_show(shown, out):
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
     lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
+    from_config = shown["fromConfig"]
+    if from_config["env"] or from_config["apiKey"]:
+        lines += ["", "From the config (nexus skill env / nexus skill key):"]
+        lines += [f"  {bullet} Env: {', '.join(from_config['env'])}"] if from_config["env"] else []
+        as_env = f" (as {from_config['apiKeyEnv']})" if from_config["apiKeyEnv"] else " (no primaryEnv: unused)"
+        lines += [f"  {bullet} apiKey: set{as_env}"] if from_config["apiKey"] else []
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
@@ -115,15 +122,21 @@ def show(ctx):
       nexus skill show (-h | --help)
 
     Options:
-      --json         The manifest entry with status, verified, missing, state and prompt, as JSON.
+      --json         The manifest entry with status, verified, missing, state, fromConfig and prompt, as
+                     JSON; fromConfig: {"env": [names], "apiKey": true or false, "apiKeyEnv"}.
       --prompt-only  Only the prompt ({baseDir} resolved), for agents.
       -h --help      Show this help.
+
+    Says which env vars and key the config sets for the skill: their names, never their values.
     """
     entry, state, result = _evaluated(ctx, ctx.args["NAME"])
     prompt = skillmd.prompt(entry)
     if ctx.args["--prompt-only"]:
         return {"text": prompt}
-    return {**entry, **result, "state": state, "prompt": prompt}
+    skill_config = configlib.skill_entry(ctx.config, entry)
+    from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
+                   "apiKeyEnv": entrylib.primary_env(entry)}
+    return {**entry, **result, "state": state, "fromConfig": from_config, "prompt": prompt}
 
 
 def render_outcome(outcome, out):
@@ -252,8 +265,8 @@ def install(ctx):
 
     The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
     run without a shell; a shell spec's script runs with /bin/sh -c. A download is checked against its
-    sha256 before anything is placed in $NEXUS_HOME/bin; add that folder to skills.binPath. The installer's
-    output streams to stderr.
+    sha256 before anything is placed in $NEXUS_HOME/bin; add that folder to skills.binPath (the
+    message says how). The installer's output streams to stderr.
 
     Exit status:
       0  installed and verified;  1  refused, the install failed, or verification failed;  2  usage error
@@ -281,9 +294,11 @@ def install(ctx):
         _confirm()
     placed = installer.run(spec)
     if placed and os.path.dirname(placed) not in statuslib.search_dirs(config):
-        folder = os.path.dirname(placed)
-        ctx.warn(f"{folder} is not searched: add it to skills.binPath in {paths.config_file()}, "
-                 f"as  [skills] binPath = [\"{folder}\"]")
+        from nexus.config.edit import inline
+
+        folder, listed = os.path.dirname(placed), configlib.get(config, "skills.binPath", [])
+        ctx.warn(f"{folder} is not searched: add it to skills.binPath: "
+                 f"nexus config set skills.binPath {shlex.quote(inline([*listed, folder]))}")
     report.update(installed=placed, verification=verified(entry, config))
     ctx.status = 0 if report["verification"]["ok"] else 1
     return report

@@ -44,9 +44,9 @@ def rotate(ctx):
       -h --help  Show this help.
 
     Each log keeps its newest entries: at most skills.log.maxEntries (default 5000) and
-    skills.log.maxBytes (default 2 MB) in nexus.toml. Safe while skills run: a log is rotated
-    under its skill's lock, so an entry written meanwhile is never lost. Background runs that ended
-    over 7 days ago are removed too, with their output.
+    skills.log.maxBytes (default 2 MB), set with `nexus config set`. Safe while skills run: a log is
+    rotated under its skill's lock, so an entry written meanwhile is never lost. Background runs that
+    ended over 7 days ago are removed too, with their output.
 
     Example crontab line:
       17 3 * * *  nexus skills rotate >/dev/null

@@ -1,0 +1,249 @@
+"""The keys nexus knows in its config, in one table: validation at load and at every write, `nexus config`,
+the CONFIG section of the man page and the shell completions all read it.
+
+A key is a dotted path; `<skill>` stands for a skill's key (its skillKey, else its name), `<VAR>` for an
+environment variable's name and `<capability>` for a capability's. The `skills` and `capabilities`
+tables are nexus's own: a key there that this table does not name, or a value of the wrong type, is an
+error, so a misspelt `enabeld = false` never leaves a skill enabled. Keys outside them belong to the
+user and to the skills whose `requires.config` names them.
+"""
+
+import os
+
+from ..errors import BadInput
+
+RULES = (
+    "The `skills` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
+    "or out of range, is an error naming the file, the line, the key and what it needs (exit 2), whatever the "
+    "command; nothing guesses a skill enabled. Other keys are yours, and the paths that skills name in "
+    "`requires.config`. A folder in a list must be absolute or start with ~, so that what runs never depends "
+    "on the current folder. `nexus config set`, `nexus skill enable` and the other commands that change the "
+    "config edit it in place: only the changed key's lines change, comments and formatting stay. "
+    "`nexus config list` shows a secret (an apiKey, an env value) as ***; `nexus config get` prints it."
+)
+
+
+class Type:
+    """What a value must be: `name` as `--type` and the man page say it, `needs` as an error says it. A
+    list's items must pass `item`; a table's keys are checked one by one, as keys of their own."""
+
+    def __init__(self, name, needs, check=None, item=None):
+        self.name, self.needs, self.item, self._check = name, needs, item, check
+
+    def check(self, value):
+        if self._check:
+            return self._check(value)
+        if self.item:
+            return isinstance(value, list) and all(self.item(x) for x in value)
+        return isinstance(value, dict)
+
+    def culprit(self, value):
+        """The part of a value that fails: a list's first bad item, else the value."""
+        if self.item and isinstance(value, list):
+            return next(x for x in value if not self.item(x))
+        return value
+
+
+def is_env_name(name):
+    """A portable environment variable name: ASCII letters, digits and _, not starting with a digit."""
+    return isinstance(name, str) and name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
+
+
+def _text(value):
+    return isinstance(value, str) and "\0" not in value
+
+
+def _folder(value):
+    return _text(value) and (value.startswith("~") or os.path.isabs(value))
+
+
+BOOL = Type("bool", "true or false", lambda v: isinstance(v, bool))
+COUNT = Type("int", "a whole number from 1", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1)
+TEXT = Type("string", "text", _text)
+NAMES = Type("list", 'a list of skill names, as ["tmux", "github"]', item=_text)
+FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~, as ["~/bin"]', item=_folder)
+ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
+
+
+class Key:
+    """One key: its dotted path (with placeholders), type, default (None: unset), one-line meaning, and
+    whether its value is a secret that `nexus config list` never shows."""
+
+    def __init__(self, path, type, meaning, default=None, secret=False):
+        self.path, self.type, self.meaning, self.default, self.secret = path, type, meaning, default, secret
+        self.parts = tuple(path.split("."))
+
+
+KEYS = (
+    Key("skills.allowBundled", NAMES, "Only these bundled skills are enabled; unset, every bundled skill is."),
+    Key("skills.binPath", FOLDERS, "Folders searched for tools before PATH, and put before PATH for them.", []),
+    Key("skills.load.extraDirs", FOLDERS, "Extra skill folders: the source of lowest precedence.", []),
+    Key("skills.log.maxEntries", COUNT, "A usage log keeps at most this many entries (oldest pruned first).", 5000),
+    Key("skills.log.maxBytes", COUNT, "A usage log keeps at most this many bytes (oldest entries pruned first).",
+        2 * 1024 * 1024),
+    Key("skills.entries.<skill>.enabled", BOOL, "false disables the skill: listed as disabled, refused by skill run.",
+        True),
+    Key("skills.entries.<skill>.apiKey", TEXT, "The skill's key, given to its tool as the skill's primaryEnv.",
+        secret=True),
+    Key("skills.entries.<skill>.env", ENV, "Environment variables given to the skill's tool.", {}, secret=True),
+    Key("skills.entries.<skill>.env.<VAR>", TEXT, "One environment variable given to the skill's tool.", secret=True),
+    Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
+        "`nexus capability resolve` prefers them.", []),
+)
+
+NAMESPACES = tuple(dict.fromkeys(key.parts[0] for key in KEYS))  # the tables that are nexus's own
+
+
+def split(dotted):
+    """A dotted key as its parts; BadInput for an empty part."""
+    parts = tuple(dotted.split("."))
+    if not all(parts):
+        raise BadInput(f"'{dotted}' is not a key: its parts are separated by single dots")
+    return parts
+
+
+def _fits(pattern, parts):
+    """True when `parts` matches `pattern`; a <VAR> part must be an environment variable's name."""
+    return len(pattern) == len(parts) and all(
+        p == s or p.startswith("<") and (p != "<VAR>" or is_env_name(s)) for p, s in zip(pattern, parts))
+
+
+def find(parts):
+    """The Key that names `parts`, or None."""
+    return next((key for key in KEYS if _fits(key.parts, parts)), None)
+
+
+def is_table(parts):
+    """True when nexus reads `parts` as a table of keys: skills, skills.log, skills.entries.<skill>, ..."""
+    return any(len(key.parts) > len(parts) and _fits(key.parts[:len(parts)], parts) for key in KEYS)
+
+
+def is_ours(parts):
+    return parts[0] in NAMESPACES
+
+
+class Invalid(BadInput):
+    """A value nexus cannot use, or a key it does not know, in nexus's own tables: `parts` says where."""
+
+    def __init__(self, parts, message):
+        super().__init__(message)
+        self.parts = parts
+
+
+def validate(config):
+    """Raise Invalid for the first key of nexus's own tables that is unknown or holds a value of the
+    wrong type."""
+    for name in NAMESPACES:
+        if name in config:
+            _walk(config[name], (name,))
+
+
+def _walk(value, parts):
+    key = find(parts)
+    if key is None and not is_table(parts):
+        raise Invalid(parts, unknown(parts))
+    if not (key.type.check(value) if key else isinstance(value, dict)):
+        needs = key.type.needs if key else "a table"
+        got = "" if key and key.secret else f", not {shown(key.type.culprit(value) if key else value)}"
+        raise Invalid(parts, f"{'.'.join(parts)} needs {needs}{got}")  # a secret is never shown
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _walk(item, (*parts, name))
+
+
+def unknown(parts):
+    """'KEY is not a key nexus knows', with the closest key it does know."""
+    dotted = ".".join(parts)
+    if len(parts) == 5 and parts[:2] == ("skills", "entries") and parts[3] == "env":
+        return f"{dotted}: '{parts[-1]}' is not an environment variable name (letters, digits and _)"
+    close = suggestion(parts)
+    return f"{dotted} is not a key nexus knows" + (f" (did you mean {close}?)" if close else "")
+
+
+def suggestion(parts, others=()):
+    """The known key (placeholders filled in from `parts`) or one of `others` closest to `parts`, or None."""
+    import difflib
+
+    candidates = list(others)
+    for key in KEYS:
+        given = (*parts, *key.parts[len(parts):])
+        candidates.append(".".join(g if k.startswith("<") else k for k, g in zip(key.parts, given)))
+    close = difflib.get_close_matches(".".join(parts), candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def shown(value):
+    """A value as an error message quotes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        import json
+
+        return json.dumps(value if len(value) <= 40 else value[:40] + "...", ensure_ascii=False)
+    if isinstance(value, (list, dict)):
+        return "a list" if isinstance(value, list) else "a table"
+    return str(value)
+
+
+def lookup(config, parts):
+    """(found, value) at `parts` in a config document."""
+    node = config
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def effective(config, parts):
+    """(value, origin): the file's value ('file'), else the key's default ('default'), else (None, None)."""
+    found, value = lookup(config, parts)
+    if found:
+        return value, "file"
+    key = find(parts)
+    if key is not None and key.default is not None:
+        return key.default, "default"
+    return None, None
+
+
+def listed(config):
+    """The keys `nexus config list` shows, of a valid config: each key without a placeholder; for each
+    skill the file has an entry for, `enabled` and what the entry sets; then every other key the file
+    sets."""
+    found = [key.parts for key in KEYS if "<" not in key.path]
+    entries = lookup(config, ("skills", "entries"))[1] or {}
+    for skill, table in entries.items():
+        entry = ("skills", "entries", skill)
+        found += [(*entry, "enabled"), *[p for p in leaves(table, entry) if p != (*entry, "enabled")]]
+    return found + [parts for parts in leaves(config) if parts not in found]
+
+
+def leaves(node, parts=()):
+    """The path of every value in a document that is not a table."""
+    if not isinstance(node, dict):
+        yield parts
+        return
+    for name, value in node.items():
+        yield from leaves(value, (*parts, name))
+
+
+TYPES = {"bool": bool, "int": int, "string": str, "list": list, "table": dict}  # --type, and what it reads
+
+
+def value_of(text, kind=None):
+    """A value given on the command line: read as TOML when it parses as one (`true`, `5000`, `["a"]`), else
+    as text; `kind` (a name in TYPES) insists on that type: ValueError when the text is not one."""
+    if kind == "string":
+        return text
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        parsed = {}
+    found = list(parsed) == ["v"]  # nothing after the value: "1\nx = 2" is text
+    if kind is None:
+        return parsed["v"] if found else text
+    if found and type(parsed["v"]) is TYPES[kind]:  # `is`: True is not an int here
+        return parsed["v"]
+    raise ValueError(f"not {kind}")

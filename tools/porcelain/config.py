@@ -1,0 +1,499 @@
+"""The porcelain's commands that read and change the config: `nexus config get|set|unset|list|path|edit`,
+and for one skill `nexus skill enable|disable|env|key`.
+
+Every change goes through nexus.config.edit.change: in place, validated as loading validates, atomic,
+under a lock. A secret (an apiKey, an env value) is never printed, but by `nexus config get`.
+"""
+
+import os
+import shlex
+import sys
+
+from nexus import config as configlib, fileio, paths
+from nexus.catalog import listing, manifest as manifestlib, status as statuslib
+from nexus.cli.command import parses, renders
+from nexus.config import edit, keys
+from nexus.errors import BadInput, NexusError
+from nexus.gateway import plan
+from nexus.skill import entry as entrylib
+
+SECRET = "***"
+
+
+def _dotted(parts):
+    return ".".join(parts)
+
+
+def render_value(report, out):
+    value = report["value"]
+    out.write((value if isinstance(value, str) else edit.inline(value)) + "\n")
+
+
+@renders(render_value)
+def get_key(ctx):
+    """Usage:
+      nexus config get KEY [--json]
+      nexus config get (-h | --help)
+
+    Options:
+      --json     {"key", "value", "default", "origin"}: origin is "file" or "default".
+      -h --help  Show this help.
+
+    Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
+    other value as TOML on one line (`["a", "b"]`, `true`), which `nexus config set` reads back.
+    A secret is printed too: you asked for it.
+
+    Exit status:
+      0  printed;  1  not set, and no default;  2  usage error, or a config nexus cannot read
+
+    Examples:
+      nexus config get skills.log.maxEntries
+      nexus config get skills.entries.github.enabled
+    """
+    parts = keys.split(ctx.args["KEY"])
+    value, origin = keys.effective(ctx.config, parts)
+    if origin is None:
+        close = keys.suggestion(parts, [_dotted(p) for p in keys.listed(ctx.config)])
+        hint = f" (did you mean {close}?)" if close and close != _dotted(parts) else ""
+        raise NexusError(f"{_dotted(parts)}: not set{hint}")
+    key = keys.find(parts)
+    return {"key": _dotted(parts), "value": value, "default": key.default if key else None, "origin": origin}
+
+
+def _writable(ctx, parts):
+    """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for
+    a key nexus does not know, unless --force or a skill's requires.config names it, and for an apiKey."""
+    key = keys.find(parts)
+    if key is not None and key.path.endswith(".apiKey"):
+        raise BadInput(f"a key is never taken from the command line (shell history, ps): "
+                       f"nexus skill key {parts[2]} reads it from stdin or asks for it")
+    if key is not None or keys.is_table(parts):
+        return key
+    if keys.is_ours(parts):
+        raise BadInput(keys.unknown(parts))
+    wanted = _required_config()
+    if not ctx.args["--force"] and _dotted(parts) not in wanted:
+        close = keys.suggestion(parts, wanted)
+        hint = f" (did you mean {close}?)" if close else ""
+        raise BadInput(f"{_dotted(parts)} is not a key nexus knows{hint}; --force sets it anyway")
+    return None
+
+
+def _required_config():
+    """The config paths that skills name in requires.config: keys `nexus config set` writes without --force."""
+    cached = manifestlib.load() or {"skills": {}}
+    return sorted({p for entry in cached["skills"].values() for p in entrylib.required(entry, "config")})
+
+
+def render_change(report, out):
+    key, value = report["key"], report["value"]
+    if value is None:
+        out.write(f"{key}: {'unset' if report['changed'] else 'was not set'}\n")
+        return
+    shown = SECRET if report.get("secret") else edit.inline(value)
+    out.write(f"{key} = {shown}\n" if report["changed"] else f"{key}: already {shown}\n")
+
+
+@renders(render_change)
+def set_key(ctx):
+    """Usage:
+      nexus config set KEY [--] VALUE [--type TYPE] [--force] [--json]
+      nexus config set (-h | --help)
+
+    Options:
+      --type TYPE  Read VALUE as this type: bool, int, string, list or table; an error when it is not one.
+      --force      Set a key nexus does not know (outside `skills`, where your own keys live).
+      --json       {"key", "value", "changed", "file"} (a secret's value as "***").
+      -h --help    Show this help.
+
+    VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
+    otherwise; a key that holds text always takes VALUE as text. Put `--` before a VALUE that starts
+    with '-'. The config is edited in place: only the key's own lines change. A value of the wrong
+    type, or a key nexus does not know, is refused (with the closest key it knows) and the file is
+    left as it was; a config that does not exist yet is created. A skill's apiKey is set with
+    `nexus skill key`, never from the command line.
+
+    Exit status:
+      0  set (or already so);  2  refused: unknown key, wrong type, or a config nexus cannot read
+
+    Examples:
+      nexus config set skills.log.maxEntries 2000
+      nexus config set skills.allowBundled '["tmux", "github"]'
+      nexus config set skills.entries.github.env.GH_HOST github.example.com
+      nexus config set browser.enabled true        # a key a skill's requires.config names
+    """
+    args = ctx.args
+    parts = keys.split(args["KEY"])
+    key = _writable(ctx, parts)
+    kind = args["--type"] or (key.type.name if key else ("table" if keys.is_table(parts) else None))
+    if kind not in (None, *keys.TYPES):
+        raise BadInput(f"--type is one of {', '.join(keys.TYPES)}, not '{kind}'")
+    try:
+        value = keys.value_of(args["VALUE"], kind)
+    except ValueError:
+        needs = key.type.needs if key and not args["--type"] else f"a TOML {kind}"
+        raise BadInput(f"{_dotted(parts)} needs {needs}, not {keys.shown(args['VALUE'])}; "
+                       f"'{paths.config_file()}' is unchanged") from None
+    before, after = edit.change(lambda doc: [] if keys.lookup(doc, parts) == (True, value) else [(parts, value)])
+    report = {"key": _dotted(parts), "value": value, "changed": before != after, "file": edit.target()}
+    return {**report, "value": SECRET, "secret": True} if key and key.secret else report
+
+
+@renders(render_change)
+def unset_key(ctx):
+    """Usage:
+      nexus config unset KEY [--json]
+      nexus config unset (-h | --help)
+
+    Options:
+      --json     {"key", "value": null, "changed", "file"}.
+      -h --help  Show this help.
+
+    Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
+    Comments and every other line stay. A key that is not set is left so, with exit status 0.
+    """
+    parts = keys.split(ctx.args["KEY"])
+    before, after = edit.change(lambda doc: [(parts, edit.UNSET)] if keys.lookup(doc, parts)[0] else [])
+    return {"key": _dotted(parts), "value": None, "changed": before != after, "file": edit.target()}
+
+
+def render_list(rows, out):
+    width = max(len(r["key"]) for r in rows)
+    shown = [r["value"] if isinstance(r["value"], str) else "(not set)" if r["origin"] is None else edit.inline(r["value"])
+             for r in rows]
+    value_width = min(40, max(len(s) for s in shown))
+    for row, value in zip(rows, shown):
+        out.write(f"{row['key']:<{width}}  {value:<{value_width}}  {row['origin'] or ''}".rstrip() + "\n")
+
+
+@renders(render_list)
+def list_keys(ctx):
+    """Usage:
+      nexus config list [--json]
+      nexus config list (-h | --help)
+
+    Options:
+      --json     An array: {"key", "value", "default", "origin", "type", "meaning"} for each key.
+      -h --help  Show this help.
+
+    Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
+    `git config --show-origin` does; then the keys of each skill the file has an entry for, and the
+    file's keys outside `skills`. A secret's value is shown as ***. `man nexus` (CONFIG) says what
+    each key means.
+    """
+    rows = []
+    for parts in keys.listed(ctx.config):
+        key = keys.find(parts)
+        value, origin = keys.effective(ctx.config, parts)
+        rows.append({"key": _dotted(parts), "value": SECRET if key and key.secret and origin else value,
+                     "default": key.default if key else None, "origin": origin,
+                     "type": key.type.name if key else None, "meaning": key.meaning if key else None})
+    return rows
+
+
+def render_path(report, out):
+    out.write(report["path"] + "\n")
+
+
+@renders(render_path)
+def show_path(ctx):
+    """Usage:
+      nexus config path [--json]
+      nexus config path (-h | --help)
+
+    Options:
+      --json     {"path", "exists"}.
+      -h --help  Show this help.
+
+    The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist.
+    """
+    found = paths.config_file()
+    return {"path": found, "exists": os.path.exists(found)}
+
+
+def render_edit(report, out):
+    out.write(f"saved {report['path']}\n" if report["changed"] else "no change\n")
+
+
+@renders(render_edit)
+def edit_file(ctx):
+    """Usage:
+      nexus config edit
+      nexus config edit (-h | --help)
+
+    Options:
+      -h --help  Show this help.
+
+    Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
+    shell), and checks what you saved as loading does. A valid config replaces the file atomically
+    (mode 0600); an invalid one is never saved: on a terminal you are asked to edit it again, as
+    visudo and crontab -e do. When the file changed meanwhile (another `nexus config set`), your
+    version is not saved either, and the copy is kept.
+
+    Exit status:
+      0  saved, or nothing changed;  1  the editor failed, or the file changed meanwhile;  2  invalid
+    """
+    import shutil
+    import tempfile
+
+    target = edit.target()
+    try:
+        with open(target, "rb") as f:
+            original = f.read()
+    except FileNotFoundError:
+        original = b""
+    folder = tempfile.mkdtemp(prefix="nexus-config-")  # 0700
+    copy = os.path.join(folder, os.path.basename(target))
+    fileio.write_atomic(copy, original)
+    while True:
+        _run_editor(copy)
+        with open(copy, "rb") as f:
+            data = f.read()
+        if data == original:
+            break
+        try:
+            configlib.read(data, target)
+            break
+        except BadInput as e:
+            ctx.warn(str(e))
+            if not _ask("Edit it again? [Y/n] "):
+                shutil.rmtree(folder)
+                raise BadInput(f"nothing saved: '{target}' is unchanged") from None
+    if data != original:
+        try:
+            edit.replace(original, data)
+        except NexusError as e:
+            raise NexusError(f"{e} (your version: {copy})") from None
+    shutil.rmtree(folder)
+    return {"path": target, "changed": data != original}
+
+
+def _run_editor(path):
+    from nexus.gateway import process
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        done = process.run([*shlex.split(editor), path])
+    except (OSError, ValueError) as e:
+        raise NexusError(f"cannot run the editor '{editor}': {getattr(e, 'strerror', None) or e}") from None
+    if done.exit != 0:
+        raise NexusError(f"the editor '{editor}' exited with {done.exit}; nothing saved (your copy: {path})")
+
+
+def _ask(question):
+    """True when the person at the terminal says yes; False without a terminal."""
+    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+        return False
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("", "y", "yes")
+
+
+# -- one skill's config ---------------------------------------------------------------------------
+
+
+def _skill(ctx):
+    """(entry, the path of its [skills.entries.KEY] table)."""
+    entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)
+    return entry, ("skills", "entries", configlib.skill_key(entry))
+
+
+def render_switch(report, out):
+    if report.get("fix"):
+        out.write(f"{report['skill']}: still disabled: {report['disabledReason']}\n")
+    else:
+        state = "enabled" if report["enabled"] else "disabled"
+        out.write(f"{report['skill']}: {state if report['changed'] else 'already ' + state}\n")
+
+
+def _switch(ctx, enabled):
+    entry, table = _skill(ctx)
+    path = (*table, "enabled")
+
+    def changes(doc):
+        current = keys.lookup(doc, path)[1]
+        if enabled:  # no key means enabled: only a false needs changing
+            return [(path, True)] if current is False else []
+        return [] if current is False else [(path, False)]
+
+    before, after = edit.change(changes)
+    report = {"skill": entry["name"], "key": _dotted(path), "enabled": enabled, "changed": before != after}
+    reason = statuslib.Checker(after).disabled_reason(entry) if enabled else None
+    if reason:
+        report.update(enabled=False, disabledReason=reason, fix=plan.enable_command(entry, after))
+        ctx.warn(f"to enable {entry['name']}: {report['fix']}")
+        ctx.status = 1
+    return report
+
+
+@renders(render_switch)
+def enable_skill(ctx):
+    """Usage:
+      nexus skill enable NAME [--json]
+      nexus skill enable (-h | --help)
+
+    Options:
+      --json     {"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when it stays disabled.
+      -h --help  Show this help.
+
+    Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
+    A bundled skill that skills.allowBundled leaves out stays disabled: nexus says so and prints the
+    command that adds it there.
+
+    Exit status:
+      0  enabled, or already so;  1  no such skill, or it stays disabled;  2  usage error
+    """
+    return _switch(ctx, True)
+
+
+@renders(render_switch)
+def disable_skill(ctx):
+    """Usage:
+      nexus skill disable NAME [--json]
+      nexus skill disable (-h | --help)
+
+    Options:
+      --json     {"skill", "key", "enabled", "changed"}.
+      -h --help  Show this help.
+
+    Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
+    listed as disabled, left out of prompts and agent folders, and `nexus skill run` refuses it.
+    """
+    return _switch(ctx, False)
+
+
+def render_env(report, out):
+    name = report["skill"]
+    if "set" not in report:
+        out.write(f"{name}: env from config: {', '.join(report['env']) or 'none'}\n")
+        return
+    done = [f"set {', '.join(report['set'])}"] if report["set"] else []
+    done += [f"unset {', '.join(report['unset'])}"] if report["unset"] else []
+    out.write(f"{name}: {'; '.join(done) or 'env unchanged'}\n")
+
+
+@renders(render_env)
+def set_env(ctx):
+    """Usage:
+      nexus skill env NAME [VAR=VALUE...] [--unset VAR]... [--json]
+      nexus skill env (-h | --help)
+
+    Options:
+      --unset VAR  Remove VAR from the skill's environment (may be repeated).
+      --json       {"skill", "key", "set", "unset", "env"}: names, never values ("set" and "unset" only
+                   when asked to change something).
+      -h --help    Show this help.
+
+    Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
+    skills.entries.KEY.env, all in one change. Without VAR=VALUE or --unset, prints the names set.
+    Only names are ever printed: a value may be a secret.
+
+    Examples:
+      nexus skill env github GH_HOST=github.example.com
+      nexus skill env github --unset GH_HOST
+    """
+    entry, table = _skill(ctx)
+    env_path = (*table, "env")
+    wanted = {}
+    for item in ctx.args["VAR=VALUE"]:
+        var, equals, value = item.partition("=")
+        if not equals or not keys.is_env_name(var):
+            raise BadInput(f"'{var}' is not VAR=VALUE with VAR an environment variable name (letters, digits and _)")
+        wanted[var] = value
+    for var in ctx.args["--unset"]:
+        if not keys.is_env_name(var):
+            raise BadInput(f"--unset '{var}': not an environment variable name (letters, digits and _)")
+        wanted[var] = edit.UNSET
+
+    report = {"skill": entry["name"], "key": _dotted(env_path)}
+    if not wanted:
+        return {**report, "env": list(configlib.skill_entry(ctx.config, entry).get("env", {}))}
+
+    def changes(doc):
+        current = keys.lookup(doc, env_path)[1] or {}
+        return [((*env_path, var), value) for var, value in wanted.items()
+                if ((var in current) if value is edit.UNSET else current.get(var) != value)]
+
+    before, after = edit.change(changes)
+    old, new = keys.lookup(before, env_path)[1] or {}, keys.lookup(after, env_path)[1] or {}
+    return {**report, "set": [v for v in new if old.get(v) != new[v]], "unset": [v for v in old if v not in new],
+            "env": list(new)}
+
+
+def render_key(report, out):
+    name, change = report["skill"], report["apiKey"]
+    given = f" (given to its tool as {report['env']})" if report["env"] and change != "unset" else ""
+    out.write(f"{name}: key {change}{given}\n")
+
+
+@renders(render_key)
+def store_key(ctx):
+    """Usage:
+      nexus skill key NAME [--unset] [--json]
+      nexus skill key (-h | --help)
+
+    Options:
+      --unset    Remove the skill's key.
+      --json     {"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the key itself.
+      -h --help  Show this help.
+
+    Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
+    tool as its primaryEnv. The key is read from stdin (one line), or asked for without echo on a
+    terminal: never from the command line, so that it stays out of shell history and ps. The config
+    file is kept 0600.
+
+    Examples:
+      pass show brave | nexus skill key brave-search
+      nexus skill key brave-search          # asks, without echo
+    """
+    entry, table = _skill(ctx)
+    path, primary = (*table, "apiKey"), entrylib.primary_env(entry)
+    value = edit.UNSET if ctx.args["--unset"] else _read_key(entry["name"], primary)
+    if not primary and value is not edit.UNSET:
+        ctx.warn(f"{entry['name']} names no env var for a key (primaryEnv): the key is kept, but no tool gets it")
+
+    def changes(doc):
+        found, current = keys.lookup(doc, path)
+        return [(path, value)] if (found if value is edit.UNSET else current != value) else []
+
+    before, after = edit.change(changes)
+    change = "unchanged" if before == after else "unset" if value is edit.UNSET else "set"
+    return {"skill": entry["name"], "key": _dotted(path), "apiKey": change, "env": primary}
+
+
+def _read_key(name, primary):
+    """The key from a prompt without echo on a terminal, else from stdin (its one line)."""
+    if sys.stdin is None or sys.stdin.closed:
+        raise BadInput("no stdin to read the key from: pipe it in, or run this on a terminal")
+    if sys.stdin.isatty():
+        import getpass
+
+        text = getpass.getpass(f"Key for {name}{f' ({primary})' if primary else ''}: ")
+    else:
+        text = sys.stdin.read()
+        text = text[:-1] if text.endswith("\n") else text
+        text = text[:-1] if text.endswith("\r") else text
+    if not text:
+        raise BadInput("no key given: nothing written")
+    if "\n" in text or "\0" in text:
+        raise BadInput("a key is one line of text: nothing written")
+    return text
+
+
+@parses(lambda argv, doc: {})  # read on every TAB: no docopt
+def key_names(ctx):
+    """Usage:
+      nexus --list-keys
+
+    Every config key for shell completion: the keys nexus knows, those of each skill in the cached
+    manifest, and the keys the config file sets.
+    """
+    cached = manifestlib.load() or {"skills": {}}
+    skills = sorted({configlib.skill_key(entry) for entry in cached["skills"].values()})
+    try:
+        config = configlib.load()
+    except NexusError:
+        config = {}
+    found = [_dotted(parts) for parts in keys.listed(config)]
+    found += [f"skills.entries.{s}.{leaf}" for s in skills for leaf in ("enabled", "apiKey", "env")]
+    return "".join(k + "\n" for k in dict.fromkeys(found))

@@ -36,7 +36,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus config list') flags='--json --help' ;;
         'nexus config path') flags='--json --help' ;;
         'nexus config edit') flags='--help' ;;
-        'nexus status') flags='--json --help' ;;
+        'nexus status') flags='--check --json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
         'nexus capability') subcommands='resolve'; flags='--help' ;;
         'nexus capability resolve') flags='--explain --json --help'; args='none' ;;

@@ -140,6 +140,7 @@ complete -c nexus -n '__nexus_in config list' -l help
 complete -c nexus -n '__nexus_in config path' -l json
 complete -c nexus -n '__nexus_in config path' -l help
 complete -c nexus -n '__nexus_in config edit' -l help
+complete -c nexus -n '__nexus_in status' -l check
 complete -c nexus -n '__nexus_in status' -l json
 complete -c nexus -n '__nexus_in status' -l help
 complete -c nexus -n '__nexus_in capabilities' -l json

@@ -41,8 +41,17 @@ STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "
 
 
 def summary(found):
-    """How many skills have each status: {"ready": N, "needsSetup": N, ...}."""
+    """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many of the ready ones
+    are degraded, and of all how many have drifted."""
     counts = dict.fromkeys(STATUS_KEYS.values(), 0)
+    counts.update(degraded=0, drifted=0)
     for record in found:
         counts[STATUS_KEYS[record["status"]]] += 1
+        counts["degraded"] += bool(record.get("degraded")) and record["status"] == "ready"
+        counts["drifted"] += bool(record.get("drifted"))
     return counts
+
+
+def unhealthy(found):
+    """Every skill that is degraded or has drifted: (name, what, why), for `nexus status --check`."""
+    return [(r["name"], flag, r[flag + "Reason"]) for r in found for flag in ("degraded", "drifted") if r.get(flag)]

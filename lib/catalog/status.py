@@ -8,6 +8,7 @@ import os
 import sys
 
 from .. import config as configlib, schema
+from ..state import health
 from ..skill.entry import binaries, env_names, os_fits, primary_env, required
 
 
@@ -101,6 +102,10 @@ class Checker:
         result = {"status": status, "missing": missing, "verified": verified}
         if reason:
             result["disabledReason"] = reason
+        for flag, why in (("degraded", health.degraded(state)), ("drifted", health.drifted(state))):
+            result[flag] = bool(why)  # flags on the status, never a status of their own
+            if why:
+                result[flag + "Reason"] = why
         if status == "unsupported":
             result["reason"] = f"needs {', '.join(entry.get('os') or [])} (this is {self.platform})"
         return result

@@ -18,7 +18,7 @@ from ..catalog import manifest, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, UsageError
 from ..skill import entry as entrylib
-from ..state import skill_state, usage_log
+from ..state import health, skill_state, usage_log
 from . import plan, process
 
 DESCRIPTION = """\
@@ -206,7 +206,7 @@ class Call:
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
                 raise NexusError(plan.setup_message(self.entry, missing))
-            self.changes = ensure_verified(self.entry, self.config) if verify else {}
+            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn) if verify else {}
         except NexusError as e:
             if record_refusal:
                 self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
@@ -309,17 +309,22 @@ def prompt(entry, config, args, warn):
     return 0
 
 
-def ensure_verified(entry, config):
-    """First-run verification: the state changes to record, or NexusError when it fails."""
-    state = skill_state.read(entry["name"], entry, lambda m: print(m, file=sys.stderr))
+def ensure_verified(entry, config, binary, warn):
+    """First-run verification: the state changes to record, or NexusError when it fails. A skill whose
+    binary changed since it was verified is verified again, and says why."""
+    state = skill_state.read(entry["name"], entry, warn)
     if status.is_verified(entry, state):
-        return {}
+        if not health.changed(state["fingerprint"].get("binary"), binary):
+            return {}
+        warn(f"{entry['name']} changed since it was verified ({binary}): verifying again")
     from . import verify
 
     if not entry.get("verify"):  # nothing to verify beyond the binary, which exists
-        return {"configured": True, "fingerprint": verify.fingerprint(entry, None, schema.now_iso())}
+        return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, schema.now_iso())}
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
     outcome = verify.verify(entry, config)
+    if outcome.get("drift"):
+        warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:
         raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
                          f"Run 'nexus skill show {entry['name']}' for setup instructions.")

@@ -13,7 +13,7 @@ import time
 
 from .. import schema
 from ..catalog import status
-from ..state import skill_state
+from ..state import health, skill_state
 from . import plan, process
 
 VERIFY_TIMEOUT = 30
@@ -47,22 +47,30 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
             text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env))
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
-    _record(entry, outcome, output)
+    drift = _record(entry, config, outcome, output)
+    if drift:
+        outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]
     return outcome
 
 
-def _record(entry, outcome, output):
+def _record(entry, config, outcome, output):
     ts = schema.now_iso()
+    vouched = fingerprint(entry, config, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
     with skill_state.Update(entry["name"], entry) as state:
         state.update(schema.execution_of(entry))
-        vouched = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
-        skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
+        return skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
 
 
-def fingerprint(entry, output_hash, ts):
-    """What a verification vouched for: this SKILL.md, and what the verify command printed."""
-    return {"skillSha256": entry.get("sha256"), "verifyOutputHash": output_hash, "capturedAt": ts}
+def fingerprint(entry, config, output_hash, ts):
+    """What a verification vouched for: this SKILL.md, what the verify command printed, and the binary
+    it ran (a changed binary is verified again before it is trusted)."""
+    vouched = {"skillSha256": entry.get("sha256"), "verifyOutputHash": output_hash, "capturedAt": ts}
+    binary = plan.runs(entry) if entry.get("type") != "prompt" else None
+    found = status.which(binary, status.search_dirs(config)) if binary else None
+    if found:
+        vouched["binary"] = health.identity(found)
+    return vouched
 
 
 def is_stale(state, hours, now=None):

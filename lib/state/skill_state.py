@@ -9,6 +9,7 @@ import os
 
 from .. import fileio, paths, schema
 from ..errors import BadInput
+from . import health
 
 TEXT = ("configuredAt", "lastVerified", "lastUsed", "lastError", "type", "tool", "verify")
 FLAGS = ("configured", "lastVerifyOk")
@@ -37,6 +38,10 @@ def checked(state, entry=None):
             problems.append(f"{key} {_shown(state.pop(key))} is not {'text' if wanted is str else wanted.__name__}; reset")
     if "logEntries" in state and not _is_count(state["logEntries"]):
         problems.append(f"logEntries {_shown(state.pop('logEntries'))} is not a count; reset")
+    for key, usable in (("recent", _is_recent), ("days", _is_days), ("verifications", _is_history),
+                        ("drift", lambda v: isinstance(v, dict) and isinstance(v.get("since"), str))):
+        if key in state and not usable(state[key]):
+            problems.append(f"{key} {_shown(state.pop(key))} is not what nexus keeps there; reset")
     present = [k for k in COUNTERS if k in state]
     if present and (not all(_is_count(state.get(k, 0)) for k in COUNTERS)
                     or state.get("successCount", 0) > state.get("totalInvocations", 0)):
@@ -45,6 +50,19 @@ def checked(state, entry=None):
         for key in COUNTERS + DERIVED:
             state.pop(key, None)
     return state, problems
+
+
+def _is_recent(value):
+    return isinstance(value, list) and all(v in (0, 1) and type(v) is int for v in value)
+
+
+def _is_days(value):
+    return isinstance(value, dict) and all(
+        isinstance(d, str) and isinstance(v, list) and len(v) == 2 and all(_is_count(n) for n in v) for d, v in value.items())
+
+
+def _is_history(value):
+    return isinstance(value, list) and all(isinstance(v, dict) and isinstance(v.get("ts"), str) for v in value)
 
 
 def _shown(value):
@@ -127,12 +145,14 @@ def count_call(state, ts, ok, ms):
     duration = state.get("totalDurationMs", 0) + ms
     state.update(totalInvocations=total, successCount=successes, totalDurationMs=duration,
                  successRate=round(successes / total, 4), avgDurationMs=round(duration / total), lastUsed=ts)
+    health.count(state, ts, ok)
     if ok:
         state.pop("lastError", None)
 
 
 def verified(state, ts, ok, fingerprint=None, error=None):
-    """Record a verification: configuredAt is the first success ever, lastError only what is wrong now."""
+    """Record a verification: configuredAt is the first success ever, lastError only what is wrong now,
+    and the verification joins the history (see health.verified). Returns the drift it found, or None."""
     state.update(configured=ok, lastVerified=ts, lastVerifyOk=ok)
     if ok:
         state.setdefault("configuredAt", ts)
@@ -141,6 +161,7 @@ def verified(state, ts, ok, fingerprint=None, error=None):
             state["fingerprint"] = fingerprint
     else:
         state["lastError"] = error
+    return health.verified(state, ts, ok, (fingerprint or {}).get("verifyOutputHash"))
 
 
 def populate(entries):

@@ -105,6 +105,11 @@ def render_show(shown, out):
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
                   f"  {bullet} Success rate: {state.get('successRate', 0) * 100:.1f}%",
                   f"  {bullet} Last used: {when(state.get('lastUsed'))}"]
+    for flag in ("degraded", "drifted"):
+        if shown.get(flag):
+            lines.append(f"  {bullet} {flag.capitalize()}: {shown[flag + 'Reason']}")
+    if shown.get("degraded") and (state.get("crystallizedFrom") or entry.get("requires", {}).get("skills")):
+        lines.append(f"  {bullet} Fall back on the skills it replays: {', '.join(entry['requires']['skills'])}")
     if state.get("lastError"):
         label = f"  {bullet} Last error: "
         lines.append(label + ("\n" + " " * len(label)).join(state["lastError"].splitlines()))
@@ -202,7 +207,8 @@ def render_outcomes(outcomes, out):
         if outcome.get("skipped"):
             out.write(f"{style.emoji('⏭️ ')}{outcome['skill']}: skipped ({outcome['reason']})\n")
         elif outcome["ok"]:
-            out.write(f"{style.emoji('✅')}{outcome['skill']}: verified\n")
+            drift = " (drifted: its verify command prints something else than last time)" if outcome.get("drift") else ""
+            out.write(f"{style.emoji('✅')}{outcome['skill']}: verified{drift}\n")
         else:
             out.write(f"{style.emoji('❌')}{outcome['skill']}: {outcome['error'].splitlines()[0]}\n")
         out.flush()

@@ -29,7 +29,9 @@ def _kind(record):
 def _detail(record):
     status, missing = record["status"], record.get("missing", {})
     if status == "ready":
-        return _kind(record) + ("" if record.get("verified") else " (not verified yet)")
+        marks = [m for m, on in (("not verified yet", not record.get("verified")), ("degraded", record.get("degraded")),
+                                 ("drifted", record.get("drifted"))) if on]
+        return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
     if status == "needs-setup":
         needs = missing["env"] + [f"config {p}" for p in missing["config"]]
         return "needs: " + ", ".join(needs) if needs else "verification failed"
@@ -126,25 +128,46 @@ def list_skills(ctx):
 
 
 def render_summary(summary, out):
-    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
+    if "unhealthy" in summary:  # --check: one line per skill, nothing when all is well (cron mails output)
+        out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
+        return
+    degraded = f" ({summary['degraded']} degraded)" if summary.get("degraded") else ""
+    line = (f"nexus: {summary['ready']} ready{degraded}, {summary['needsSetup']} need setup, "
             f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
-    out.write(line + (f", {summary['invalid']} invalid" if summary["invalid"] else "") + "\n")
+    line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
+    out.write(line + (f", {summary['drifted']} drifted" if summary.get("drifted") else "") + "\n")
 
 
 @renders(render_summary)
 def status(ctx):
     """Usage:
-      nexus status [--json]
+      nexus status [--check] [--json]
       nexus status (-h | --help)
 
     Options:
-      --json     Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported"}, each a count.
+      --check    For cron and monitoring: print one line per skill that is degraded or has drifted, and
+                 exit 1 when there is one; print nothing and exit 0 when all is well.
+      --json     Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported",
+                 "degraded", "drifted"}, each a count; with --check, also "unhealthy": [[name, flag, why]].
       -h --help  Show this help.
 
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
+
+    A ready skill is degraded when its recent calls fail far more often than they used to: at least 5
+    of its last 10 calls failed while over 90% of its calls of the past 30 days succeeded (those
+    included); or when its verification failed after one had passed. A skill has drifted when its
+    verify command printed something else than the last time it passed, until it prints the same again.
+
+    Exit status:
+      0  success (--check: all is well);  1  --check found a skill degraded or drifted;  2  usage error
     """
-    return listing.summary(listing.records(ctx.config, ctx.warn))
+    records = listing.records(ctx.config, ctx.warn)
+    found = listing.summary(records)
+    if ctx.args["--check"]:
+        found["unhealthy"] = listing.unhealthy(records)
+        ctx.status = 1 if found["unhealthy"] else 0
+    return found
 
 
 def render_refresh(summary, out):

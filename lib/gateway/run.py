@@ -162,6 +162,7 @@ class Call:
         self.secrets = plan.secrets(entry, self.env)
         self.argv = self.cwd = None
         self.changes = {}
+        self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
 
     def masked(self, text):
         return plan.mask(text, self.secrets)
@@ -201,13 +202,13 @@ class Call:
                     on_start(child)
                 done = child.wait(timeout)
             done.started = True
-            error = outcome_error(done, timeout)
+            error = "cancelled" if self.cancelled else outcome_error(done, timeout)
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
             self.warn(error)
         done.ms = int((time.monotonic() - started) * 1000)
-        if done.exit != 0:
+        if done.exit != 0 and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-plan.ERROR_CHARS:] if done.exit != 0 and error else None
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes)

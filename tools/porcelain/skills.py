@@ -5,7 +5,7 @@ import os
 from nexus import config as configlib, paths
 from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
-from nexus.skill import installspec
+from nexus.gateway import plan
 from nexus.style import Style, plural, table, truncate, widths
 
 GROUPS = [  # status, emoji, heading
@@ -27,20 +27,7 @@ def _kind(record):
 
 
 def _detail(record):
-    status, missing = record["status"], record.get("missing", {})
-    if status == "ready":
-        return _kind(record)
-    if status == "needs-setup":
-        needs = missing["env"] + [f"config {p}" for p in missing["config"]]
-        return "needs: " + ", ".join(needs) if needs else "verification failed"
-    if status == "not-installed":
-        hints = installspec.hints(record)
-        return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
-    if status == "disabled":
-        return record.get("disabledReason", "disabled")
-    if status == "unsupported":
-        return "os: " + ", ".join(record.get("os", []))
-    return record.get("error", "")
+    return _kind(record) if record["status"] == "ready" else plan.not_ready_reason(record)
 
 
 def _row(record):

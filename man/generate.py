@@ -219,9 +219,11 @@ def man_pages(found, command_docs, version):
 def choices():
     """The values of the flags that take one of a few words, from the tables that define them."""
     from nexus.agents.instructions import PROMPT_FORMATS
+    from nexus.mcp.clients import CLIENTS
     from nexus.paths import AGENT_FOLDERS
 
-    return {"nexus skills prompt --format": list(PROMPT_FORMATS), "nexus skills link --agent": list(AGENT_FOLDERS)}
+    return {"nexus skills prompt --format": list(PROMPT_FORMATS), "nexus skills link --agent": list(AGENT_FOLDERS),
+            "nexus mcp config --client": list(CLIENTS)}
 
 
 def render():

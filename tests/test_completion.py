@@ -35,7 +35,9 @@ def bash_complete(env, *words):
 
 
 @pytest.mark.parametrize("words, expected", [
-    (["nexus", ""], ["skills", "skill", "status"]),
+    (["nexus", ""], ["skills", "skill", "status", "mcp"]),
+    (["nexus", "mcp", ""], ["config"]),
+    (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
     (["nexus", "--"], ["--help", "--version"]),
     (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats"]),
     (["nexus", "skills", "c"], ["check", "cursor-rules"]),

@@ -37,11 +37,14 @@ COMMANDS = (
     Command("skill stats", "usage:skill_stats", DOCUMENT, "Usage statistics, for every skill or one."),
     Command("status", "skills:status", DOCUMENT,
             "One line: how many skills are ready, need setup, are not installed, disabled."),
+    Command("mcp", "mcp:serve", PROCESS, "Serve the ready skills to an agent over MCP (the same as nexus-mcp)."),
+    Command("mcp config", "mcp:config", TEXT, "The entry that registers nexus with an MCP client; --write adds it."),
 )
 
 GROUPS = {  # the first word of a command -> what its commands are about
     "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
     "skill": "One skill: show, run, verify, install, and its usage statistics.",
+    "mcp": "The ready skills over the Model Context Protocol, for the agents that speak it.",
 }
 
 # A hidden command, as git completes with --list-cmds: skill names from the manifest, for completion.
@@ -90,22 +93,29 @@ def overview():
 def group_help(group):
     """`nexus skills --help`: the commands of one group, with their summaries."""
     commands = [c for c in COMMANDS if c.words.startswith(group + " ")]
-    lines = [f"nexus {group}: {GROUPS[group]}", "", "Usage:", f"  nexus {group} COMMAND [ARGS...]",
-             f"  nexus {group} COMMAND --help", "", "Commands:", *_command_lines(commands, group + " ")]
+    own = [c for c in COMMANDS if c.words == group]
+    lines = [f"nexus {group}: {GROUPS[group]}", ""]
+    if own:  # the group is a command too (`nexus mcp`): its help first
+        lines.append(own[0].usage())
+    else:
+        lines += ["Usage:", f"  nexus {group} COMMAND [ARGS...]", f"  nexus {group} COMMAND --help", ""]
+    lines += ["Commands:", *_command_lines(commands, group + " ")]
     return "\n".join(lines) + "\n"
 
 
 def find(argv):
-    """The command named by the first words of argv, and the rest of argv."""
-    for command in COMMANDS:
-        words = command.words.split()
-        if argv[:len(words)] == words:
-            return command, argv[len(words):]
-    return None, argv
+    """The command named by the first words of argv (the longest match: `mcp config` before `mcp`),
+    and the rest of argv."""
+    found = [c for c in COMMANDS if argv[:len(c.words.split())] == c.words.split()]
+    command = max(found, key=lambda c: len(c.words.split()), default=None)
+    return command, argv[len(command.words.split()):] if command else argv
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in GROUPS and argv[1:] in (["-h"], ["--help"]):
+        sys.stdout.write(group_help(argv[0]))
+        return 0
     command, rest = find(argv)
     if command:
         return command.main(rest)
@@ -117,10 +127,9 @@ def main(argv=None):
     if argv == ["--version"]:
         print(f"nexus {__version__}")
         return 0
-    if argv and argv[0] in GROUPS and argv[1:] in ([], ["-h"], ["--help"]):
-        text = group_help(argv[0])
-        (sys.stdout if argv[1:] else sys.stderr).write(text)
-        return 0 if argv[1:] else 2
+    if argv and argv[0] in GROUPS and not argv[1:]:
+        sys.stderr.write(group_help(argv[0]))
+        return 2
     unknown = " ".join(argv) if argv else "(no command)"
     print(f"nexus: unknown command: {unknown}", file=sys.stderr)
     print("Commands: " + ", ".join(c.words for c in COMMANDS) + ". See 'nexus --help'.", file=sys.stderr)

@@ -23,7 +23,7 @@ SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts mcp
+	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts "mcp>=2.0,<3"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.

@@ -120,6 +120,20 @@ def test_initialize_offers_tools_prompts_resources_and_negotiates_the_version(sk
     assert initialize(tmp_path, "1999-01-01").protocol_version == "2025-11-25"  # one it does not: its latest
 
 
+def test_a_client_of_the_2026_revision_without_a_handshake_gets_the_same(skills, nexus_home, tmp_path):
+    async def main():
+        async with connected(tmp_path) as session:
+            discovered = await session.discover()
+            return (discovered, await session.list_tools(), await session.call_tool("say", {"args": ["modern"]}),
+                    await session.get_prompt("say"))
+
+    discovered, tools, result, prompt = anyio.run(main)
+    assert "2026-07-28" in discovered.supported_versions
+    assert [t.name for t in tools.tools] == ["say", "list_skills", "read_skill"] and tools.ttl_ms == 0
+    assert result.content[0].text == "modern\n" and prompt.messages[0].content.text.startswith("# Body")
+    assert [line["type"] for line in log(nexus_home, "say")] == ["tool", "prompt"]
+
+
 def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home, tmp_path):
     write_skill(skills, "gone", "Its tool is missing.", meta={"tool": "no-such-tool-anywhere"})
     write_skill(skills, "keyed", "Needs a key.", meta={"tool": "say", "requires": {"env": ["KEYED_TOKEN"]}})

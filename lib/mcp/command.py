@@ -9,6 +9,7 @@ DESCRIPTION = """\
 An MCP server over stdio (JSON-RPC on stdin and stdout) that an agent's client starts: it shows the
 agent only the skills that are ready right now, and runs every call through the gateway, exactly as
 `nexus skill run` does: verified on first use, run without a shell, logged with secrets masked, counted.
+It speaks the protocol's revisions from 2024-11-05 on, the 2026-07-28 one (no handshake) included.
 
 Tools: each ready tool or script skill is a tool named after it, taking `args` (a list of strings),
 `stdin` (text) and `timeout` (seconds). A tool skill runs in the folder the client started the server
@@ -33,7 +34,8 @@ connection, `mcp-` and 16 hex digits, which the server prints on stderr as it st
 Live catalogue: every --watch seconds the server takes a fresh look at the skills, and tells the
 client of each list that would now show other than what it was last shown (a skill installed,
 added, edited, removed, enabled or disabled): notifications/tools/list_changed, prompts/list_changed
-and resources/list_changed. No restart is needed. The lists themselves are answered from a look at
+and resources/list_changed (the 2026-07-28 revision delivers these only to subscriptions/listen,
+which the server does not serve yet). No restart is needed. The lists themselves are answered from a look at
 most --watch seconds old, as evaluating 1,000 skills takes longer than answering.
 
 Cancellation: a cancelled call's process group is killed (SIGKILL); the call is logged as cancelled

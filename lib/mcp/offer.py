@@ -147,15 +147,25 @@ def call_result(done, timeout, limit):
              f"output cut at {limit:,} bytes per stream" if done.truncated else ""]
     texts = ([stdout] if stdout else []) + ([f"stderr:\n{stderr}"] if stderr else [])
     texts += ["; ".join(n for n in notes if n)] if any(notes) else []
-    return {"content": [{"type": "text", "text": text} for text in texts or ["(no output)"]],
-            "structuredContent": {"exit": done.exit, "stdout": stdout, "stderr": stderr, "ms": done.ms,
-                                  "truncated": done.truncated, "timedOut": done.timed_out},
-            "isError": done.exit != 0}
+    return result(content=[text_content(text) for text in texts or ["(no output)"]],
+                  structuredContent={"exit": done.exit, "stdout": stdout, "stderr": stderr, "ms": done.ms,
+                                     "truncated": done.truncated, "timedOut": done.timed_out},
+                  isError=done.exit != 0)
 
 
 def error_result(message):
     """A tool's error the model can read and correct: its arguments were off, or the skill refused."""
-    return {"content": [{"type": "text", "text": message}], "isError": True}
+    return result(content=[text_content(message)], isError=True)
+
+
+def text_content(text):
+    return {"type": "text", "text": text}
+
+
+def result(**fields):
+    """A result in the protocol's shape. The 2026 revision requires resultType; for older ones the SDK
+    leaves it out."""
+    return {**fields, "resultType": "complete"}
 
 
 # -- instructions and files -----------------------------------------------------------------------
@@ -196,8 +206,7 @@ def skill_list(records):
         skills.append(skill)
     lines = [f"{s['name']} ({s['status']}): {s['description']}" + (f"\n  why: {s['reason']}" if "reason" in s else "")
              for s in skills]
-    return {"content": [{"type": "text", "text": "\n".join(lines) or "No skills."}],
-            "structuredContent": {"skills": skills}}
+    return result(content=[text_content("\n".join(lines) or "No skills.")], structuredContent={"skills": skills})
 
 
 def files(entry):

@@ -12,6 +12,7 @@ import time
 
 import anyio
 import anyio.to_thread
+from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -31,6 +32,8 @@ what one that is not ready needs; read_skill (or the prompt of the same name) gi
 instructions, and a skill's files are resources. Every call is logged."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# The 2026 revision has results say how long a client may cache them: not at all, the skills are live.
+UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "resources/list", "resources/read")}
 
 
 def serve(limit, watch, warn):
@@ -56,7 +59,7 @@ class Nexus:
 
     async def run(self):
         self.initialized = anyio.Event()
-        server = Server("nexus", version=__version__, instructions=INSTRUCTIONS,
+        server = Server("nexus", version=__version__, instructions=INSTRUCTIONS, cache_hints=UNCACHED,
                         on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                         on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
                         on_list_resources=self.list_resources, on_read_resource=self.read_resource)
@@ -102,12 +105,13 @@ class Nexus:
     async def list_tools(self, ctx, params):
         """tools/list as the SDK checks every result: for the 2026 protocol, and before initialize."""
         found = await in_thread(lambda: [offer.tool(r) for r in self.listed("tools")])
-        return {"tools": found + list(offer.BUILTIN_TOOLS)}
+        return offer.result(tools=found + list(offer.BUILTIN_TOOLS))
 
     async def checked_tool_list(self, ctx, call_next):
         """tools/list from tools the SDK checked (and shaped for the protocol version) once each, not on
-        every list: checking 1,000 tools again costs the SDK some 50 ms. A middleware's result is sent as
-        it is; the one tool list of ours that is not made here is list_tools' above."""
+        every list: checking 1,000 tools again costs the SDK some 50 ms. The SDK sends what a middleware
+        returns as it is (Server.middleware, provisional in its 2.x: tests/test_mcp.py would notice a
+        change); list_tools above answers where this does not: the 2026 protocol, or before initialize."""
         version = ctx.protocol_version
         if ctx.method != "tools/list" or version not in HANDSHAKE_PROTOCOL_VERSIONS or ctx.session.client_params is None:
             return await call_next(ctx)
@@ -174,12 +178,12 @@ class Nexus:
             _, text = offer.instructions(self.catalog, self.config(), name, self.session, self.warn)
         except NexusError as e:
             return offer.error_result(str(e).splitlines()[0])
-        return {"content": [{"type": "text", "text": text}]}
+        return offer.result(content=[offer.text_content(text)])
 
     # -- prompts and resources -----------------------------------------------------------------
 
     async def list_prompts(self, ctx, params):
-        return {"prompts": await in_thread(lambda: [offer.prompt(r) for r in self.listed("prompts")])}
+        return offer.result(prompts=await in_thread(lambda: [offer.prompt(r) for r in self.listed("prompts")]))
 
     async def get_prompt(self, ctx, params):
         try:
@@ -187,12 +191,12 @@ class Nexus:
                 lambda: offer.instructions(self.catalog, self.config(), params.name, self.session, self.warn))
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
-        return {"description": entry["description"],
-                "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+        return offer.result(description=entry["description"],
+                            messages=[{"role": "user", "content": offer.text_content(text)}])
 
     async def list_resources(self, ctx, params):
-        return {"resources": await in_thread(
-            lambda: [offer.resource(r, path) for r in self.listed("resources") for path in offer.files(r)])}
+        return offer.result(resources=await in_thread(
+            lambda: [offer.resource(r, path) for r in self.listed("resources") for path in offer.files(r)]))
 
     async def read_resource(self, ctx, params):
         try:
@@ -205,7 +209,7 @@ class Nexus:
             content["text"] = data.decode("utf-8")
         except UnicodeDecodeError:
             content["blob"] = base64.b64encode(data).decode("ascii")
-        return {"contents": [content]}
+        return offer.result(contents=[content])
 
     # -- the connection ------------------------------------------------------------------------
 

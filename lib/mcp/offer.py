@@ -21,20 +21,14 @@ SKIPPED_FOLDERS = ("node_modules", "__pycache__")  # and every hidden file and f
 LIST_SKILLS, READ_SKILL = "list_skills", "read_skill"  # never a skill's name: those have no "_"
 
 CALL_ARGUMENTS = ("args", "stdin", "timeout")
-INPUT_SCHEMA = {
+INPUT_SCHEMA = {  # kept short: an agent reads it once for every tool, and may have 1,000 of them
     "type": "object",
     "properties": {
-        "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments, as they are (no shell)."},
-        "stdin": {"type": "string", "description": "Text for its standard input."},
-        "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before it is ended (exit 124)."},
+        "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments (no shell)."},
+        "stdin": {"type": "string", "description": "Its standard input."},
+        "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds it may run."},
     },
     "additionalProperties": False,
-}
-OUTPUT_SCHEMA = {
-    "type": "object",
-    "properties": {"exit": {"type": "integer"}, "stdout": {"type": "string"}, "stderr": {"type": "string"},
-                   "ms": {"type": "integer"}, "truncated": {"type": "boolean"}, "timedOut": {"type": "boolean"}},
-    "required": ["exit", "stdout", "stderr", "ms", "truncated", "timedOut"],
 }
 BUILTIN_TOOLS = (
     {"name": LIST_SKILLS,
@@ -82,19 +76,19 @@ def ready(records):
 
 
 def tool(entry):
-    """A tool or script skill as an MCP tool, named after it."""
-    program = f"`{entry.get('tool')}`" if entry["type"] == "tool" else f"its script with `{entry.get('runner')}`"
-    description = f"{entry['description']}\n\nRuns {program} with `args` through the nexus gateway, which logs the call."
+    """A tool or script skill as an MCP tool, named after it: its description, what it runs, and its
+    instructions when they are short (else they are its prompt, and read_skill's). The result's shape
+    (structured content: exit, stdout, stderr, ms, truncated, timedOut) is told once, in the server's
+    instructions, not in an output schema for every tool."""
+    program = entry.get("tool") if entry["type"] == "tool" else entry.get("runner")
+    description = f"{entry['description']}\n\nRuns `{program}` with `args` (no shell)."
     try:
         instructions = skillmd.prompt(entry).strip()
     except NexusError:
         instructions = ""
-    if 0 < len(instructions) <= SHORT_INSTRUCTIONS:
-        description += "\n\n" + instructions
-    elif instructions:
-        description += f"\n\nInstructions: the prompt '{entry['name']}', or {READ_SKILL}."
-    return {"name": entry["name"], "description": description, "inputSchema": INPUT_SCHEMA,
-            "outputSchema": OUTPUT_SCHEMA}
+    if len(instructions) <= SHORT_INSTRUCTIONS:
+        description += "\n\n" + instructions if instructions else ""
+    return {"name": entry["name"], "description": description, "inputSchema": INPUT_SCHEMA}
 
 
 def prompt(record):

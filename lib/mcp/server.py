@@ -27,9 +27,10 @@ from . import offer
 
 INSTRUCTIONS = """\
 These tools are the skills that are ready on this machine; each runs one program through the nexus
-gateway, with its arguments in `args` (no shell). list_skills names every skill, ready or not, with
-what one that is not ready needs; read_skill (or the prompt of the same name) gives a skill's
-instructions, and a skill's files are resources. Every call is logged."""
+gateway, with its arguments in `args` (no shell), and answers with its stdout, its stderr and its exit
+status (structured: exit, stdout, stderr, ms, truncated, timedOut). read_skill, or the prompt named
+after a skill, gives its instructions; a skill's files are resources. list_skills names every skill,
+ready or not, with what one that is not ready needs. Every call is logged."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The 2026 revision has results say how long a client may cache them: not at all, the skills are live.

@@ -240,8 +240,9 @@ def test_a_prompt_and_a_resource_are_read_and_logged_as_prompt_calls(skills, nex
         prompt = await session.get_prompt("guide")
         listed = await session.list_resources()
         read = await session.read_resource(steps)
-        with pytest.raises(MCPError):
-            await session.read_resource((folder / ".." / ".." / "nexus.toml").as_uri())
+        for elsewhere in (folder / ".." / ".." / "nexus.toml", folder / ".hidden"):
+            with pytest.raises(MCPError):
+                await session.read_resource(elsewhere.as_uri())
         return prompt, listed, read
 
     prompt, listed, read = serve(tmp_path, scenario)

@@ -86,8 +86,8 @@ def tool(entry):
         instructions = skillmd.prompt(entry).strip()
     except NexusError:
         instructions = ""
-    if len(instructions) <= SHORT_INSTRUCTIONS:
-        description += "\n\n" + instructions if instructions else ""
+    if instructions and len(instructions) <= SHORT_INSTRUCTIONS:
+        description += "\n\n" + instructions
     return {"name": entry["name"], "description": description, "inputSchema": INPUT_SCHEMA}
 
 
@@ -234,21 +234,22 @@ def resource(entry, path):
 
 
 def read_resource(records, config, uri, limit, session, warn):
-    """(mime type, bytes) of a file of a ready skill, named by its file:// URI, logged as a prompt call
-    with the file's path in the skill; UsageError when it is no such file or larger than `limit`."""
+    """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, logged as a
+    prompt call with the file's path in the skill; UsageError when it is no such file (a hidden one,
+    say) or larger than `limit`."""
     from urllib.parse import unquote, urlsplit
 
     parts = urlsplit(uri)
     path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
     owners = [r for r in ready(records) if path.startswith(r["dir"] + os.sep)]
     entry = max(owners, key=lambda r: len(r["dir"]), default=None)
-    if entry is None or not inside(entry, path):
-        raise UsageError(f"no resource {uri}: a resource is a file of a ready skill")
+    if entry is None or path not in files(entry):
+        raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
     size = os.path.getsize(path)
     if size > limit:
         raise UsageError(f"{uri} is {size:,} bytes, over the limit of {limit:,} (nexus-mcp --max-output)")
     started, ts = time.monotonic(), schema.now_iso()
     with open(path, "rb") as f:
-        data = f.read(limit + 1)[:limit]
+        data = f.read(limit)
     log_read(entry, config, ts, started, [os.path.relpath(path, entry["dir"])], session, warn)
     return resource(entry, path).get("mimeType"), data

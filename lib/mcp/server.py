@@ -271,7 +271,8 @@ class Running:
         if self.call is not None:
             self.call.cancelled = True
         for child in self.children:
-            child.kill()  # its whole process group
+            if child.status is None:  # not reaped yet, so its process group id is still its own
+                child.kill()  # the whole group
 
 
 class Job:

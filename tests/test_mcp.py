@@ -273,25 +273,30 @@ def test_list_skills_and_read_skill_serve_clients_that_have_only_tools(skills, n
     assert [line["type"] for line in log(nexus_home, "keyed")] == ["prompt"]
 
 
-def test_list_changed_arrives_when_a_skill_is_added_or_leaves(skills, bindir, tmp_path):
+def test_list_changed_arrives_when_a_skill_is_added_leaves_or_is_disabled(skills, bindir, nexus_home, tmp_path):
+    async def changes(session, count):
+        with anyio.fail_after(15):
+            while sum(isinstance(n, types.ToolListChangedNotification) for n in session.notes) < count:
+                await anyio.sleep(0.05)
+
     async def scenario(session):
         await session.list_tools()
         await session.list_prompts()
         await session.list_resources()
         make_tool(bindir, "late", "#!/bin/sh\necho late\n")
         write_skill(skills, "late", "Came late.", meta={"tool": "late"})
-        with anyio.fail_after(15):
-            while not any(isinstance(n, types.ToolListChangedNotification) for n in session.notes):
-                await anyio.sleep(0.05)
-        tools = await session.list_tools()
+        await changes(session, 1)
+        added = await session.list_tools()
         shutil.rmtree(skills / "late")
-        with anyio.fail_after(15):
-            while sum(isinstance(n, types.ToolListChangedNotification) for n in session.notes) < 2:
-                await anyio.sleep(0.05)
-        return tools, await session.list_tools(), session.notes
+        await changes(session, 2)
+        removed = await session.list_tools()
+        write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.say]\nenabled = false\n")
+        await changes(session, 3)
+        return added, removed, await session.list_tools(), session.notes
 
-    added, removed, notes = serve(tmp_path, scenario, "--watch", "0.1")
+    added, removed, disabled, notes = serve(tmp_path, scenario, "--watch", "0.1")
     assert "late" in [t.name for t in added.tools] and "late" not in [t.name for t in removed.tools]
+    assert "say" in [t.name for t in removed.tools] and "say" not in [t.name for t in disabled.tools]
     kinds = {type(n) for n in notes}
     assert {types.PromptListChangedNotification, types.ResourceListChangedNotification} <= kinds
 

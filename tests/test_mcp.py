@@ -186,16 +186,18 @@ def test_stdin_reaches_the_tool_and_a_failure_or_timeout_is_an_error_result(skil
     write_skill(workspace, "dozy", "Sleeps.", meta={"tool": "dozy"})
 
     async def scenario(session):
-        return await session.call_tool("grumpy", {"stdin": "fed in\n"}), await session.call_tool("dozy", {"timeout": 0.5})
+        return (await session.call_tool("grumpy", {"stdin": "fed in\n"}), await session.call_tool("dozy", {"timeout": 0.5}),
+                await session.call_tool("grumpy", {}))
 
-    result, dozed = serve(tmp_path, scenario)
+    result, dozed, unfed = serve(tmp_path, scenario)
+    assert unfed.structured_content["stdout"] == ""  # no stdin given: it reads none, never the protocol's
     assert dozed.is_error and dozed.structured_content["timedOut"] and dozed.structured_content["exit"] == 124
     assert dozed.content[-1].text == "timed out after 0.5 s; exit status 124"
     assert result.is_error
     assert result.structured_content == {"exit": 3, "stdout": "fed in\n", "stderr": "no way\n", "truncated": False,
                                          "timedOut": False, "ms": result.structured_content["ms"]}
     assert [c.text for c in result.content] == ["fed in\n", "stderr:\nno way\n", "exit status 3"]
-    [line] = log(nexus_home, "grumpy")
+    line = log(nexus_home, "grumpy")[0]
     assert line["exit"] == 3 and line["error"] == "no way"
 
 

@@ -110,7 +110,7 @@ def signature(kind, records):
 
 
 def call_arguments(arguments):
-    """(args, stdin as bytes, timeout) from a tool call's arguments; UsageError saying what is wrong."""
+    """(args, stdin as bytes or None, timeout) from a tool call's arguments; UsageError saying what is wrong."""
     arguments = arguments or {}
     unknown = sorted(set(arguments) - set(CALL_ARGUMENTS))
     if unknown:
@@ -128,7 +128,7 @@ def call_arguments(arguments):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise UsageError("timeout must be a number of seconds")
         timeout = number(timeout, "timeout")
-    return args, (stdin or "").encode(), timeout
+    return args, None if stdin is None else stdin.encode(), timeout
 
 
 def call_result(done, timeout, limit):

@@ -22,7 +22,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__, config as configlib
 from ..errors import NexusError, UsageError
-from ..gateway import run as gateway
+from ..gateway import process, run as gateway
 from . import offer
 
 INSTRUCTIONS = """\
@@ -166,8 +166,8 @@ class Nexus:
         running.call = call
         if running.cancelled:  # before its program started: nothing ran, nothing to log
             return offer.error_result("cancelled")
-        done = call.execute(capture=True, stdin=stdin, timeout=timeout, limit=self.limit, tee=False,
-                            on_start=running.started)
+        done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
+                            limit=self.limit, tee=False, on_start=running.started)  # never our stdin: the protocol's
         return offer.call_result(done, timeout, self.limit)
 
     def read_skill(self, arguments):

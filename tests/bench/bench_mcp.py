@@ -74,19 +74,31 @@ def tool_skills(root, count):
             f"metadata: {meta}\n---\n# Tool {i}\n\n" + "Instructions.\n" * 40)
 
 
+def spawn_ms(program):
+    """Starting `program` and waiting for it, as the gateway does (its own process group): one time, in ms."""
+    started = time.perf_counter()
+    os.waitpid(os.posix_spawn(program, [program], os.environ, setpgroup=0), 0)
+    return (time.perf_counter() - started) * 1000
+
+
 def run(workdir, python_start_ms):
     env = environment(workdir)
     tool_skills(workdir / "nexus" / "skills", 1)
     client = Client(env)
+    true = shutil.which("true")
     try:
         client.request("tools/call", {"name": "tool-00000", "arguments": {"args": ["hello"]}})  # verifies
-        calls = [client.request("tools/call", {"name": "tool-00000", "arguments": {"args": ["hello", "world"]}})
-                 for _ in range(CALLS)]
+        calls, spawns = [], []
+        for _ in range(CALLS):  # side by side, so that both see the same machine
+            calls.append(client.request("tools/call", {"name": "tool-00000", "arguments": {"args": ["hello", "world"]}}))
+            spawns.append(spawn_ms(true))
     finally:
         client.close()
     ok = all(result["structuredContent"]["exit"] == 0 for _, result in calls)
     call_ms = statistics.median(ms for ms, _ in calls)
     yield ("nexus-mcp start to initialized (once a session)", f"{client.start_ms:.0f} ms", "(for reference)", True)
+    yield (f"  starting /bin/true and waiting for it, median of {CALLS}", f"{statistics.median(spawns):.2f} ms",
+           "(for reference)", True)
     yield (f"tools/call of a tool wrapping /bin/true, median of {CALLS}", f"{call_ms:.2f} ms",
            f"<= {CALL_TARGET_MS:g} ms", ok and call_ms <= CALL_TARGET_MS)
 

@@ -18,6 +18,13 @@ NOW = datetime.datetime.now(datetime.timezone.utc)
 DAY_MINUTES = 24 * 60
 
 
+@pytest.fixture(autouse=True)
+def now():
+    """Each test's own "now": one taken at import ages by the minutes a long suite takes to get here."""
+    global NOW
+    NOW = datetime.datetime.now(datetime.timezone.utc)
+
+
 def iso(moment):
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -37,7 +37,11 @@ def snippet(client):
     """The smallest project file for `client` that registers nexus."""
     path, key, _ = check(client)
     document = {key: {SERVER: entry(client)}}
-    return toml_text(document) if path.endswith(".toml") else json.dumps(document, indent=2) + "\n"
+    return toml_text(document) if path.endswith(".toml") else json_text(document)
+
+
+def json_text(document):
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def toml_text(document):
@@ -54,7 +58,7 @@ def project_file(client, project):
         raise UsageError(f"'{project}' is not a folder")
     path = os.path.join(top, relative)
     real = os.path.realpath(path)
-    if not real.startswith(top + os.sep):
+    if os.path.commonpath([top, real]) != top:
         raise NexusError(f"'{path}' leads out of the project (to '{real}'): not written")
     return real
 
@@ -86,7 +90,7 @@ def with_json_entry(old, key, wanted, path):
     if servers.get(SERVER) == wanted:
         return old
     servers[SERVER] = wanted
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document)
 
 
 def with_toml_entry(old, key, wanted, path):

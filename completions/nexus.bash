@@ -4,17 +4,17 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill status mcp'; flags='-h --help --version' ;;
+        'nexus') subcommands='skills skill status capabilities capability connectors sessions session jobs job mcp'; flags='-h --help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
         'nexus skills verify') flags='--all --stale --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
-        'nexus skills check') flags='--strict --json --help'; args='file...' ;;
+        'nexus skills check') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
         'nexus skills cursor-rules') flags='--write --help' ;;
         'nexus skills agents-md') flags='--write --help' ;;
-        'nexus skills prompt') flags='--format --help' ;;
+        'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
         'nexus skills add') flags='--skill --list --copy --force --json --help'; args='none' ;;
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
@@ -23,19 +23,34 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
-        'nexus skill run') flags='--dry-run --no-verify --no-log --json --timeout --help'; args='skill'; dashdash=1 ;;
-        'nexus skill stats') flags='--days --json --help'; args='skill' ;;
+        'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --timeout --help'; args='skill'; dashdash=1 ;;
+        'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
         'nexus status') flags='--json --help' ;;
+        'nexus capabilities') flags='--json --help' ;;
+        'nexus capability') subcommands='resolve'; flags='--help' ;;
+        'nexus capability resolve') flags='--explain --json --help'; args='none' ;;
+        'nexus connectors') flags='--json --help' ;;
+        'nexus sessions') flags='--days --json --help' ;;
+        'nexus session') subcommands='show new crystallize'; flags='--help' ;;
+        'nexus session show') flags='--json --help'; args='none' ;;
+        'nexus session new') flags='--help' ;;
+        'nexus session crystallize') flags='--name --calls --var --dry-run --force --json --help'; args='none' ;;
+        'nexus jobs') flags='--json --help' ;;
+        'nexus job') subcommands='show logs wait kill'; flags='--help' ;;
+        'nexus job show') flags='--json --help'; args='none' ;;
+        'nexus job logs') flags='--follow --help'; args='none' ;;
+        'nexus job wait') flags='--timeout --help'; args='none' ;;
+        'nexus job kill') flags='--json --help'; args='none' ;;
         'nexus mcp') subcommands='config'; flags='--max-output --watch --help' ;;
         'nexus mcp config') flags='--client --write --dir --help' ;;
-        'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...' ;;
+        'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
         'nexus-verify') flags='--timeout --all --stale --static -h --help'; args='skill...' ;;
-        'nexus-run') flags='--dry-run --no-verify --no-log --json --timeout -h --help'; args='skill'; dashdash=1 ;;
-        'nexus-stats') flags='--days --stdin --json -h --help'; args='skill' ;;
+        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --timeout -h --help'; args='skill'; dashdash=1 ;;
+        'nexus-stats') flags='--days --session --stdin --json -h --help'; args='skill' ;;
         'nexus-mcp') flags='--max-output --watch -h --help' ;;
         *) return 1 ;;
     esac
@@ -43,11 +58,11 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
-        'nexus skills add --skill') echo 'skill' ;;
+        'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
         'nexus mcp config --client') echo 'words claude-code cursor vscode codex gemini' ;;
         *) return 1 ;;

@@ -21,7 +21,7 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill status mcp'
+complete -c nexus -n '__nexus_at' -a 'skills skill status capabilities capability connectors sessions session jobs job mcp'
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
@@ -48,11 +48,14 @@ complete -c nexus -n '__nexus_in skills check' -l strict
 complete -c nexus -n '__nexus_in skills check' -l json
 complete -c nexus -n '__nexus_in skills check' -l help
 complete -c nexus -n '__nexus_in skills check' -F
+complete -c nexus -n '__nexus_in skills check; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skills cursor-rules' -l write -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills cursor-rules' -l help
 complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F
 complete -c nexus -n '__nexus_in skills agents-md' -l help
 complete -c nexus -n '__nexus_in skills prompt' -l format -x -a 'xml markdown'
+complete -c nexus -n '__nexus_in skills prompt' -l max-chars -x
+complete -c nexus -n '__nexus_in skills prompt' -l max-skills -x
 complete -c nexus -n '__nexus_in skills prompt' -l help
 complete -c nexus -n '__nexus_in skills add' -l skill -x -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skills add' -l list
@@ -94,16 +97,61 @@ complete -c nexus -n '__nexus_in skill run' -l dry-run
 complete -c nexus -n '__nexus_in skill run' -l no-verify
 complete -c nexus -n '__nexus_in skill run' -l no-log
 complete -c nexus -n '__nexus_in skill run' -l json
+complete -c nexus -n '__nexus_in skill run' -l background
 complete -c nexus -n '__nexus_in skill run' -l timeout -x
 complete -c nexus -n '__nexus_in skill run' -l help
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skill stats' -l days -x
+complete -c nexus -n '__nexus_in skill stats' -l session -x
 complete -c nexus -n '__nexus_in skill stats' -l json
 complete -c nexus -n '__nexus_in skill stats' -l help
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in status' -l json
 complete -c nexus -n '__nexus_in status' -l help
+complete -c nexus -n '__nexus_in capabilities' -l json
+complete -c nexus -n '__nexus_in capabilities' -l help
+complete -c nexus -n '__nexus_at capability' -a 'resolve'
+complete -c nexus -n '__nexus_at capability' -l help
+complete -c nexus -n '__nexus_in capability resolve' -l explain
+complete -c nexus -n '__nexus_in capability resolve' -l json
+complete -c nexus -n '__nexus_in capability resolve' -l help
+complete -c nexus -n '__nexus_at capability resolve'
+complete -c nexus -n '__nexus_in connectors' -l json
+complete -c nexus -n '__nexus_in connectors' -l help
+complete -c nexus -n '__nexus_in sessions' -l days -x
+complete -c nexus -n '__nexus_in sessions' -l json
+complete -c nexus -n '__nexus_in sessions' -l help
+complete -c nexus -n '__nexus_at session' -a 'show new crystallize'
+complete -c nexus -n '__nexus_at session' -l help
+complete -c nexus -n '__nexus_in session show' -l json
+complete -c nexus -n '__nexus_in session show' -l help
+complete -c nexus -n '__nexus_at session show'
+complete -c nexus -n '__nexus_in session new' -l help
+complete -c nexus -n '__nexus_in session crystallize' -l name -x -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in session crystallize' -l calls -x
+complete -c nexus -n '__nexus_in session crystallize' -l var -x -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in session crystallize' -l dry-run
+complete -c nexus -n '__nexus_in session crystallize' -l force
+complete -c nexus -n '__nexus_in session crystallize' -l json
+complete -c nexus -n '__nexus_in session crystallize' -l help
+complete -c nexus -n '__nexus_at session crystallize'
+complete -c nexus -n '__nexus_in jobs' -l json
+complete -c nexus -n '__nexus_in jobs' -l help
+complete -c nexus -n '__nexus_at job' -a 'show logs wait kill'
+complete -c nexus -n '__nexus_at job' -l help
+complete -c nexus -n '__nexus_in job show' -l json
+complete -c nexus -n '__nexus_in job show' -l help
+complete -c nexus -n '__nexus_at job show'
+complete -c nexus -n '__nexus_in job logs' -l follow
+complete -c nexus -n '__nexus_in job logs' -l help
+complete -c nexus -n '__nexus_at job logs'
+complete -c nexus -n '__nexus_in job wait' -l timeout -x
+complete -c nexus -n '__nexus_in job wait' -l help
+complete -c nexus -n '__nexus_at job wait'
+complete -c nexus -n '__nexus_in job kill' -l json
+complete -c nexus -n '__nexus_in job kill' -l help
+complete -c nexus -n '__nexus_at job kill'
 complete -c nexus -n '__nexus_at mcp' -a 'config'
 complete -c nexus -n '__nexus_at mcp' -l max-output -x
 complete -c nexus -n '__nexus_at mcp' -l watch -x
@@ -119,6 +167,7 @@ complete -c nexus-discover -l invalid
 complete -c nexus-discover -s h
 complete -c nexus-discover -l help
 complete -c nexus-discover -a '(__fish_complete_directories)'
+complete -c nexus-discover -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-manifest -f
 complete -c nexus-manifest -n '__nexus_at' -a 'write read check'
 complete -c nexus-manifest -n '__nexus_at' -s h
@@ -140,6 +189,7 @@ complete -c nexus-run -l dry-run
 complete -c nexus-run -l no-verify
 complete -c nexus-run -l no-log
 complete -c nexus-run -l json
+complete -c nexus-run -l background
 complete -c nexus-run -l timeout -x
 complete -c nexus-run -s h
 complete -c nexus-run -l help
@@ -147,6 +197,7 @@ complete -c nexus-run -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-stats -f
 complete -c nexus-stats -l days -x
+complete -c nexus-stats -l session -x
 complete -c nexus-stats -l stdin
 complete -c nexus-stats -l json
 complete -c nexus-stats -s h

@@ -1,24 +1,55 @@
-"""File I/O that survives crashes and concurrent writers: private dirs, atomic JSON, locks, appends."""
+"""File I/O that survives crashes and concurrent writers: private dirs, atomic JSON, locks, appends.
+
+Everything nexus writes for itself is private to the user: files 0600, folders 0700, and an existing
+one with looser permissions is tightened when nexus writes it. An error names the path it concerns.
+"""
 
 import fcntl
 import os
 
 from . import fastjson
-from .errors import BadInput
+from .errors import BadInput, NexusError
 
 
 def private_dirs(path, top):
-    """Create `path` and every folder between `top` and it with mode 0700."""
-    missing = []
-    while path != top and not os.path.isdir(path):
-        missing.append(path)
+    """Create `path` and every folder below `top` down to it with mode 0700; tighten those that exist."""
+    chain = []
+    while path != top and len(path) > len(top):
+        chain.append(path)
         path = os.path.dirname(path)
     os.makedirs(top, mode=0o700, exist_ok=True)
-    for folder in reversed(missing):
+    for folder in reversed(chain):
         try:
             os.mkdir(folder, 0o700)
         except FileExistsError:
-            pass
+            _tighten(folder, os.stat)
+
+
+def _tighten(target, stat, chmod=os.chmod):
+    """Take group and other permissions away from a file or folder of ours (a stat and a chmod, or an
+    fstat and an fchmod); quiet where that cannot be done, as on a read-only file system."""
+    try:
+        info = stat(target)
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            chmod(target, info.st_mode & 0o700)
+    except OSError:
+        pass
+
+
+def inside(path, top):
+    """`path`, all its symlinks followed, when that lies in `top`; NexusError naming where it leads otherwise:
+    a project's files are written only inside the project, whatever a link in it points at."""
+    real, root = os.path.realpath(path), os.path.realpath(top)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise NexusError(f"'{path}' leads outside {top} (to {real}): nexus does not write there")
+    return real
+
+
+def named(error, path):
+    """`error` with the path it concerns: a failed write (a full disk) names none by itself."""
+    if isinstance(error, OSError) and not error.filename:
+        return OSError(error.errno, error.strerror, path)
+    return error
 
 
 def read_json(path):
@@ -43,17 +74,26 @@ def write_atomic(path, data, mode=0o600):
     power loss may lose the last update but never leaves a torn file on a journalling FS.
     """
     tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise named(e, path) from None
         raise
+
+
+def encode(text):
+    """UTF-8, with a byte that was not UTF-8 (a surrogate escape, as Python reads such a byte from
+    argv) written as the JSON escape \\udcXX: the line stays valid JSON and reads back to the same
+    string, from which os.fsencode() gives the original bytes."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 def write_json(path, obj, indent=None):
@@ -64,7 +104,7 @@ def write_json(path, obj, indent=None):
         import json
 
         text = json.dumps(obj, ensure_ascii=False, indent=indent)
-    write_atomic(path, (text + "\n").encode())
+    write_atomic(path, encode(text + "\n"))
 
 
 class Lock:
@@ -75,7 +115,11 @@ class Lock:
         self.fd = None
 
     def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise named(e, self.path) from None
+        _tighten(self.fd, os.fstat, os.fchmod)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
@@ -115,12 +159,26 @@ class Locked:
 
 
 def append(path, data):
-    """Append bytes with O_APPEND in one write; returns the file's size afterwards."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """Append a line (bytes ending in a newline) with O_APPEND; returns the file's size afterwards.
+
+    A file whose last line was torn (a crash or a full disk in the middle of a write) gets the newline
+    it lacks first, so the torn line cannot swallow this one. Call it under the file's lock.
+    """
     try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise named(e, path) from None
+    try:
+        info = os.fstat(fd)
+        if info.st_mode & 0o077:
+            _tighten(fd, os.fstat, os.fchmod)
+        if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
+            data = b"\n" + data
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
         return os.fstat(fd).st_size
+    except OSError as e:
+        raise named(e, path) from None
     finally:
         os.close(fd)

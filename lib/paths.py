@@ -23,6 +23,7 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
+    ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
     ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
     ("DIR/.cursor/rules/nexus-skills.mdc", "The Cursor rules `nexus skills cursor-rules --write` writes."),
@@ -38,21 +39,39 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def is_valid_name(name):
-    """Lowercase letters, digits and single hyphens, 1 to 64 characters."""
-    return (
-        isinstance(name, str)
-        and 0 < len(name) <= 64
-        and set(name) <= _NAME_CHARS
-        and not name.startswith("-")
-        and not name.endswith("-")
-        and "--" not in name
-    )
+    """1 to 64 lowercase letters, digits and single hyphens, as the Agent Skills reference validator
+    reads a name: letters of any script, written in NFKC form ('café')."""
+    if isinstance(name, str) and name.isascii():  # the common case, without unicodedata
+        return 0 < len(name) <= 64 and set(name) <= _NAME_CHARS and name[0] != "-" != name[-1] and "--" not in name
+    return name_problem(name) is None
+
+
+def name_problem(name):
+    """What is wrong with a skill name, in a few words, or None when it is valid."""
+    if not isinstance(name, str) or not name:
+        return "a name is 1-64 characters"
+    import unicodedata
+
+    if unicodedata.normalize("NFKC", name) != name:
+        return f"write it as {unicodedata.normalize('NFKC', name)!r} (NFKC form)"
+    if len(name) > 64:
+        return f"it is {len(name)} characters; the limit is 64"
+    if name != name.lower():
+        return "it must be lowercase"
+    odd = sorted({c for c in name if not (c.isalnum() or c == "-")})
+    if odd:
+        return "it has " + ", ".join(map(repr, odd)) + ": use letters, digits and single hyphens"
+    if name[0] == "-" or name[-1] == "-":
+        return "it cannot start or end with a hyphen"
+    if "--" in name:
+        return "it cannot have two hyphens in a row"
+    return None
 
 
 def checked_name(name):
     """`name` when it is a valid skill name; UsageError otherwise. Call before a name becomes a path."""
     if not is_valid_name(name):
-        raise UsageError(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
+        raise UsageError(f"invalid skill name {name!r}: {name_problem(name)}")
     return name
 
 
@@ -119,6 +138,10 @@ def config_cache():
 
 def links_file():
     return os.path.join(state_root(), "links.json")
+
+
+def jobs_dir():
+    return os.path.join(state_root(), "jobs")
 
 
 def cache_dir():

@@ -5,7 +5,9 @@ import time
 MANIFEST_VERSION = 1
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
-REQUIRE_KEYS = ("bins", "anyBins", "env", "config")
+ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
+REQUIRE_KEYS = ("bins", "anyBins", "env", "config")  # in every entry's requires
+DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when the skill names them
 
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
@@ -31,6 +33,14 @@ def parse_iso(ts):
     return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
 
 
+_CAPABILITY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def is_capability(name):
+    """A capability or connector name: lowercase letters, digits, '_' and '-', 1 to 64 characters."""
+    return isinstance(name, str) and 0 < len(name) <= 64 and set(name) <= _CAPABILITY_CHARS
+
+
 def string_list(value):
     """A list of strings; OpenClaw skills often write lists as comma-separated strings."""
     if isinstance(value, str):
@@ -41,13 +51,18 @@ def string_list(value):
 
 
 def default_state(entry=None):
-    """A SkillState before any verification, with the execution metadata of its manifest entry."""
-    state = {"version": STATE_VERSION, "configured": False}
-    if entry:
-        for key in ("type", "tool", "verify"):
-            if entry.get(key):
-                state[key] = entry[key]
+    """A skill's state before any verification: a prompt skill needs none, so it is configured."""
+    state = {"version": STATE_VERSION, "configured": bool(entry) and entry.get("type") == "prompt"}
+    state.update(execution_of(entry or {}))
     return state
+
+
+def execution_of(entry):
+    """What a skill's state records of how it runs: its type, the binary it runs as `tool` (a script
+    skill's runner), and its verify command."""
+    tool = entry.get("runner") if entry.get("type") == "script" else entry.get("tool")
+    found = {"type": entry.get("type"), "tool": tool, "verify": entry.get("verify")}
+    return {key: value for key, value in found.items() if isinstance(value, str) and value}
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):

@@ -1,7 +1,13 @@
-"""Human output: colour, emoji and box characters on a TTY only, never with NO_COLOR."""
+"""Human output: colour, emoji and box characters on a TTY only, never with NO_COLOR.
+
+Colour also needs a terminal that takes escape codes (TERM is not "dumb"); emoji, box lines and bars
+also need a UTF-8 locale, else they fall back to ASCII. NO_COLOR counts only when it is not empty, as
+no-color.org asks.
+"""
 
 import datetime
 import os
+import shutil
 
 from .schema import parse_iso
 
@@ -9,12 +15,21 @@ WIDTH = 63
 COLORS = {"green": 32, "yellow": 33, "red": 31, "blue": 34, "dim": 2, "bold": 1}
 
 
+def utf8_locale():
+    """Whether the locale the user set is UTF-8 (Python itself runs UTF-8 under a C locale: it says nothing)."""
+    value = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or ""
+    return "utf8" in value.lower().replace("-", "")
+
+
 class Style:
     def __init__(self, stream):
-        self.fancy = stream.isatty() and "NO_COLOR" not in os.environ
+        terminal = stream.isatty() and not os.environ.get("NO_COLOR")
+        self.colors = terminal and os.environ.get("TERM") != "dumb"
+        self.fancy = terminal and utf8_locale()
+        self.columns = shutil.get_terminal_size().columns if stream.isatty() else None  # piped: nothing is cut
 
     def color(self, text, name):
-        return f"\033[{COLORS[name]}m{text}\033[0m" if self.fancy else text
+        return f"\033[{COLORS[name]}m{text}\033[0m" if self.colors else text
 
     def emoji(self, symbol):
         return f"{symbol} " if self.fancy and symbol else ""
@@ -45,9 +60,14 @@ def plural(count, noun):
     return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
+def one_line(text):
+    """The text with its lines and runs of white space folded into single spaces."""
+    return " ".join(str(text).split())
+
+
 def truncate(text, width):
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
+    text = one_line(text)
+    return text if width is None or len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
 def widths(rows):
@@ -75,3 +95,14 @@ def ago(ts, now=None):
             n = seconds // size
             return f"{plural(n, unit)} ago"
     return "just now"
+
+
+def local(ts):
+    """An ISO timestamp as local time to the minute, the one way nexus shows a time in a table; '-' for none."""
+    moment = parse_iso(ts)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment else "-"
+
+
+def when(ts):
+    """A time as nexus shows it on its own: '2026-11-30 18:04 (2 hours ago)'; 'never' for none."""
+    return f"{local(ts)} ({ago(ts)})" if parse_iso(ts) else "never"

@@ -39,7 +39,7 @@ def model(usage, choices=None):
             if value:
                 node["values"][flag] = kind_of(value)
         node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
-        positional = PLACEHOLDER.search(FLAG.sub("", DASHDASH.split(rest)[0]))
+        positional = PLACEHOLDER.search(DASHDASH.sub("", FLAG.sub("", rest)))
         if positional and not node["args"]:
             node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
     for key, values in (choices or {}).items():

@@ -120,7 +120,7 @@ def test_usage_errors_exit_2(script_runner, tmp_path):
     assert missing.returncode == 2 and f"nexus: {tmp_path / 'nope'}: no such file or folder" in missing.stderr
     assert check(script_runner, "--bogus").returncode == 2
     helped = check(script_runner, "--help")
-    assert helped.returncode == 0 and "nexus skills check [PATH...] [--strict] [--json]" in helped.stdout
+    assert helped.returncode == 0 and "nexus skills check [--strict] [--json] [--] [PATH...]" in helped.stdout
 
 
 def test_folder_without_skills_is_an_error(script_runner, tmp_path):
@@ -246,8 +246,8 @@ def test_install_hints_fit_linux(script_runner, workspace, monkeypatch):
         download]})
     result = script_runner.run(["nexus", "skills", "list"])
     lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("   ")}
-    assert lines["brew-only"].endswith("install: brew install tool-a (needs Homebrew)")
-    assert lines["mixed"].endswith("install: download https://example.com/tool.tgz")
+    assert "install: brew install tool-a (needs Homebrew)   A test skill." in lines["brew-only"]
+    assert "install: download https://example.com/tool.tgz  A test skill." in lines["mixed"]
 
 
 def test_symlinked_skill_folders_are_followed(script_runner, tmp_path, workspace):

@@ -35,7 +35,8 @@ def bash_complete(env, *words):
 
 
 @pytest.mark.parametrize("words, expected", [
-    (["nexus", ""], ["skills", "skill", "status", "mcp"]),
+    (["nexus", ""], ["skills", "skill", "status", "capabilities", "capability", "connectors", "sessions", "session", "jobs",
+                     "job", "mcp"]),
     (["nexus", "mcp", ""], ["config"]),
     (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
     (["nexus", "--"], ["--help", "--version"]),

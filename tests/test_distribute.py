@@ -61,8 +61,8 @@ def test_add_from_git_then_update_reports_exactly_the_changed_skill(script_runne
     head = commit(repo, "edit alpha")
     result = script_runner.run(["nexus", "skills", "update", "--json"])
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"changed": ["alpha"], "unchanged": ["beta"], "editedLocally": [],
-                                         "removedUpstream": [], "failed": []}
+    assert json.loads(result.stdout) == {"changed": ["alpha"], "restored": [], "unchanged": ["beta"],
+                                         "editedLocally": [], "removedUpstream": [], "failed": []}
     assert "second version" in (managed / "alpha" / "SKILL.md").read_text()
     assert lock(managed)["alpha"]["revision"] == head and lock(managed)["alpha"]["sha256"] != entry["sha256"]
     listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
@@ -179,7 +179,7 @@ def test_remove_only_what_add_placed(script_runner, tmp_path, managed):
     write_skill(managed, "by-hand")
     refused = script_runner.run(["nexus", "skills", "remove", "alpha", "by-hand"])
     assert refused.returncode == 1
-    assert "not added by 'nexus skills add'" in refused.stderr and "by-hand" in refused.stderr
+    assert "by-hand was placed in" in refused.stderr and "by hand, not by `nexus skills add`" in refused.stderr
     assert (managed / "alpha").exists()  # nothing removed when one name is refused
     result = script_runner.run(["nexus", "skills", "remove", "alpha"])
     assert result.returncode == 0 and result.stdout == "removed alpha\n"
@@ -435,7 +435,8 @@ def test_download_with_matching_sha256(script_runner, workspace, tmp_path, nexus
     write_config(nexus_home, f'[skills]\nbinPath = ["{bin_dir}"]\n')
     result = script_runner.run(["nexus", "skill", "install", "dl-tool", "--yes"])
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"installed {bin_dir / 'dl-tool'}\nSkill 'dl-tool' verified successfully.\n"
+    assert result.stdout == "Skill 'dl-tool' verified successfully.\n"  # placed by the first install, found now
+    assert f"dl-tool is already installed (dl-tool at {bin_dir / 'dl-tool'})" in result.stderr
     assert (bin_dir / "dl-tool").stat().st_mode & 0o777 == 0o755
 
 

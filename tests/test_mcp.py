@@ -154,7 +154,7 @@ def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home,
     assert {p.name for p in prompts.prompts} == {"advice", "say", "scripted"}
 
 
-def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_home, tmp_path):
+def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_home, tmp_path, script_runner):
     async def scenario(session):
         return await session.call_tool("say", {"args": ["hello", "wide world"]})
 
@@ -165,6 +165,8 @@ def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_h
     [line] = log(nexus_home, "say")
     assert line["args"] == ["hello", "wide world"] and line["exit"] == 0
     assert line["session"] == session_id(tmp_path) and line["session"].startswith("mcp-")
+    listed = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
+    assert [(s["id"], s["calls"]) for s in listed] == [(line["session"], 1)]
 
 
 def test_the_session_is_nexus_session_id_when_set(skills, nexus_home, tmp_path, monkeypatch):

@@ -146,7 +146,7 @@ def test_script_outside_its_folder_is_refused(script_runner, workspace, tmp_path
     write_skill(workspace, "escape", meta={"runner": "python3", "script": "../../../evil.py"})
     result = script_runner.run(["nexus-run", "escape"])
     assert result.returncode == 1 and "escaped" not in result.stdout
-    assert "is not a file inside" in result.stderr
+    assert "Skill 'escape' is invalid" in result.stderr and "inside the skill folder" in result.stderr
 
 
 def test_not_found_suggests(script_runner, workspace, bindir):

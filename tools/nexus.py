@@ -6,7 +6,7 @@ Finds the skills an agent can use right now, runs them, and records every run.
 import sys
 
 from nexus import __version__
-from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command
+from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command, streams_ready
 
 # The command table: the one description of every command. The dispatcher, `nexus --help`, each
 # group's help, the man pages and the shell completions are all made from it.
@@ -37,6 +37,23 @@ COMMANDS = (
     Command("skill stats", "usage:skill_stats", DOCUMENT, "Usage statistics, for every skill or one."),
     Command("status", "skills:status", DOCUMENT,
             "One line: how many skills are ready, need setup, are not installed, disabled."),
+    Command("capabilities", "capabilities:list_capabilities", DOCUMENT,
+            "Every capability: the skills that provide and need it, and the provider chosen."),
+    Command("capability resolve", "capabilities:resolve", DOCUMENT,
+            "The ready provider of a capability to use, for scripts; --explain ranks them all."),
+    Command("connectors", "capabilities:list_connectors", DOCUMENT,
+            "The accounts skills need connected (google, github, ...): connected, or the step that unlocks."),
+    Command("sessions", "sessions:list_sessions", DOCUMENT,
+            "Each session in the usage logs: its calls, skills, failures, first and last call."),
+    Command("session show", "sessions:show", DOCUMENT, "One session's calls across every skill, in time order."),
+    Command("session new", "sessions:new", TEXT, "A fresh session id, for NEXUS_SESSION_ID."),
+    Command("session crystallize", "sessions:crystallize", DOCUMENT,
+            "Turn a session's successful calls into a script skill that replays them."),
+    Command("jobs", "jobs:list_jobs", DOCUMENT, "Background runs (skill run --background): running and ended."),
+    Command("job show", "jobs:show", DOCUMENT, "One background run: its status, exit, times and output files."),
+    Command("job logs", "jobs:logs", PROCESS, "What a background run wrote; --follow until it ends."),
+    Command("job wait", "jobs:wait", PROCESS, "Wait for a background run to end; exit with its status."),
+    Command("job kill", "jobs:kill", DOCUMENT, "End a background run's whole process group."),
     Command("mcp", "mcp:serve", PROCESS, "Serve the ready skills to an agent over MCP (the same as nexus-mcp)."),
     Command("mcp config", "mcp:config", TEXT, "The entry that registers nexus with an MCP client; --write adds it."),
 )
@@ -44,6 +61,9 @@ COMMANDS = (
 GROUPS = {  # the first word of a command -> what its commands are about
     "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
     "skill": "One skill: show, run, verify, install, and its usage statistics.",
+    "capability": "A capability: which ready skill provides it.",
+    "session": "One agent session: its calls, a fresh id, and a skill made from it.",
+    "job": "One background run: show it, read its output, wait for it, end it.",
     "mcp": "The ready skills over the Model Context Protocol, for the agents that speak it.",
 }
 
@@ -90,6 +110,28 @@ def overview():
     return "\n".join(lines) + "\n"
 
 
+def short_overview():
+    """What `nexus` alone says: the groups of commands, and where to read more."""
+    singles = [c for c in COMMANDS if " " not in c.words and c.words not in GROUPS]  # `mcp` is listed as a group
+    lines = ["usage: nexus COMMAND [ARGS...]", "", "Commands, by group (nexus GROUP --help lists a group's):"]
+    width = max(len(w) for w in list(GROUPS) + [c.words for c in singles])
+    lines += [f"  {group:<{width}}  {about}" for group, about in GROUPS.items()]
+    lines += [f"  {c.words:<{width}}  {c.summary}" for c in singles]
+    lines += ["", "See 'nexus --help' for every command, 'nexus COMMAND --help' for one."]
+    return "\n".join(lines) + "\n"
+
+
+def suggestion(argv):
+    """The command a mistyped one was likely meant to be, or None."""
+    import difflib
+
+    typed = " ".join(argv[:2])
+    words = [c.words for c in COMMANDS] + list(GROUPS)
+    close = difflib.get_close_matches(typed, words, n=1, cutoff=0.75) or difflib.get_close_matches(
+        argv[0], list(GROUPS) + [c.words for c in COMMANDS if " " not in c.words], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def group_help(group):
     """`nexus skills --help`: the commands of one group, with their summaries."""
     commands = [c for c in COMMANDS if c.words.startswith(group + " ")]
@@ -113,6 +155,8 @@ def find(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not streams_ready("nexus"):
+        return 2
     if argv[:1] and argv[0] in GROUPS and argv[1:] in (["-h"], ["--help"]):
         sys.stdout.write(group_help(argv[0]))
         return 0
@@ -130,7 +174,11 @@ def main(argv=None):
     if argv and argv[0] in GROUPS and not argv[1:]:
         sys.stderr.write(group_help(argv[0]))
         return 2
-    unknown = " ".join(argv) if argv else "(no command)"
-    print(f"nexus: unknown command: {unknown}", file=sys.stderr)
-    print("Commands: " + ", ".join(c.words for c in COMMANDS) + ". See 'nexus --help'.", file=sys.stderr)
+    if not argv:
+        sys.stderr.write(short_overview())
+        return 2
+    guess = suggestion(argv)
+    print(f"nexus: '{' '.join(argv[:2])}' is not a nexus command" + (f". Did you mean 'nexus {guess}'?" if guess else ""),
+          file=sys.stderr)
+    print("See 'nexus --help' for every command.", file=sys.stderr)
     return 2

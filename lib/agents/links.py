@@ -18,7 +18,9 @@ def agent_folder(agent, project=None):
     project = os.path.realpath(project or ".")
     if not os.path.isdir(project):
         raise UsageError(f"'{project}' is not a folder")
-    return os.path.join(project, AGENT_FOLDERS[agent])
+    folder = os.path.join(project, AGENT_FOLDERS[agent])
+    fileio.inside(folder, project)  # .cursor may be a link out of the project: its skills are not ours to touch
+    return folder
 
 
 def read_links():
@@ -36,9 +38,12 @@ def read_links():
 
 def _well_formed(data):
     folders = data.get("folders") if isinstance(data, dict) else None
-    return isinstance(folders, dict) and all(
+    created = data.get("created", {}) if isinstance(data, dict) else None
+    return (isinstance(folders, dict) and all(
         isinstance(links, dict) and all(paths.is_valid_name(n) and isinstance(t, str) for n, t in links.items())
         for links in folders.values())
+        and isinstance(created, dict) and all(isinstance(made, list) and all(isinstance(p, str) for p in made)
+                                              for made in created.values()))
 
 
 def _ours(link, target):
@@ -52,6 +57,9 @@ def sync(folder, ready, on_skip):
         paths.checked_name(name)  # every name, before one becomes a path and before anything changes
     with fileio.Locked(paths.links_file(), read_links, paths.home()) as records:
         owned = records["folders"].setdefault(folder, {})
+        if ready and not os.path.isdir(folder):  # the folders nexus makes are nexus's to remove when empty
+            records.setdefault("created", {})[folder] = _missing_folders(folder)
+            os.makedirs(folder)
         for name, target in sorted(ready.items()):
             link = os.path.join(folder, name)
             if name in owned and not _ours(link, owned[name]):
@@ -69,16 +77,39 @@ def sync(folder, ready, on_skip):
             report["unlinked"] += _unlink(folder, name, owned.pop(name), on_skip)
         if not owned:
             del records["folders"][folder]
+            _remove_created(records, folder)
     return report
 
 
 def unlink(folder, on_skip):
-    """Remove every link nexus made in `folder`; a link changed since is left alone."""
+    """Remove every link nexus made in `folder`, and the folders it made for them once they are empty;
+    a link changed since is left alone."""
     report = {"folder": folder, "unlinked": []}
     with fileio.Locked(paths.links_file(), read_links, paths.home()) as records:
         for name, target in sorted(records["folders"].pop(folder, {}).items()):
             report["unlinked"] += _unlink(folder, name, target, on_skip)
+        _remove_created(records, folder)
     return report
+
+
+def _missing_folders(folder):
+    """`folder` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
+
+
+def _remove_created(records, folder):
+    """Remove the folders nexus made for `folder`'s links, deepest first, as far as they are empty."""
+    for made in records.get("created", {}).pop(folder, []):
+        try:
+            os.rmdir(made)
+        except OSError:
+            break  # not empty: someone else put something there
+    if not records.get("created"):
+        records.pop("created", None)
 
 
 def _unlink(folder, name, target, on_skip):

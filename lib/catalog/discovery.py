@@ -106,6 +106,11 @@ def _load(skill_dir, source, result):
         _invalid(result, source, skill_dir, error, dir_mtime, file_mtime)
         return
     entry, warnings = entrylib.build(skill, source, skill_dir, dir_mtime, file_mtime)
+    unsafe = entrylib.unsafe(entry)
+    if unsafe:  # never listed as ready, advertised to agents or run
+        _invalid(result, source, skill_dir, skillmd.Problem("error", unsafe, skill.lines.get("metadata"), "execution"),
+                 dir_mtime, file_mtime)
+        return
     for warning in warnings:
         problem = skillmd.Problem("warning", f"metadata.{skill.meta_key}.{warning}", skill.lines.get("metadata"))
         result.diagnostics.append(problem.format(path))

@@ -2,7 +2,7 @@
 
 from .. import config as configlib
 from ..state import skill_state
-from . import manifest as manifestlib, status
+from . import capabilities, manifest as manifestlib, status
 
 
 def current_manifest(config, warn):
@@ -15,13 +15,14 @@ def entry(config, name, warn):
 
 
 def evaluate_all(manifest, config, warn):
-    """Manifest entries merged with {'status', 'verified', 'missing'}, then the invalid skills."""
+    """Manifest entries merged with {'status', 'verified', 'missing'}, then the invalid skills; the
+    requirements of each (capabilities, other skills) settled over the whole catalogue."""
     checker = status.Checker(config)
     records = []
     for skill in manifest["skills"].values():
         records.append({**skill, **checker.evaluate(skill, skill_state.of(skill, warn))})
     records.extend(manifest.get("invalid", []))
-    return records
+    return capabilities.resolve(records)
 
 
 def records(config, warn):

@@ -88,14 +88,21 @@ def is_fresh(manifest, source_list, name=None):
         return False
 
 
-def refresh(source_list):
-    """Scan the sources and write a new manifest; returns (manifest, scan)."""
+def refresh(source_list, must_write=True):
+    """Scan the sources and write a new manifest; returns (manifest, scan). Without `must_write`, a
+    manifest that cannot be written (a read-only or full disk) is still returned, and scan.diagnostics
+    says why it was not written."""
     stamps = paths.source_stamps(source_list)  # taken first, so a change during the scan makes it stale
     from . import discovery
 
     scan = discovery.scan(source_list)
     manifest = build(scan.records(), source_list, stamps)
-    write(manifest)
+    try:
+        write(manifest)
+    except OSError as e:
+        if must_write:
+            raise
+        scan.diagnostics.append(f"cannot keep the manifest: {e.filename}: {e.strerror}; the next command scans again")
     return manifest, scan
 
 
@@ -104,7 +111,7 @@ def current(source_list, on_diagnostic=None, name=None):
     manifest = load()
     if is_fresh(manifest, source_list, name):
         return manifest
-    manifest, scan = refresh(source_list)
+    manifest, scan = refresh(source_list, must_write=False)
     if on_diagnostic:
         for line in scan.diagnostics:
             on_diagnostic(line)
@@ -113,12 +120,13 @@ def current(source_list, on_diagnostic=None, name=None):
 
 def entry(source_list, name, warn=None):
     """The entry of one skill, from a manifest kept fresh for it alone; NexusError when there is none."""
-    return find(current(source_list, on_diagnostic=warn, name=name), name)
+    return find(current(source_list, on_diagnostic=warn, name=paths.checked_name(name)), name)
 
 
 def find(manifest, name):
-    """The entry of skill `name`; NexusError with suggestions when there is none."""
-    entry = manifest["skills"].get(name)
+    """The entry of skill `name`; UsageError for a name no skill can have, NexusError with suggestions when
+    there is none."""
+    entry = manifest["skills"].get(paths.checked_name(name))
     if entry is not None:
         return entry
     for broken in manifest.get("invalid", []):

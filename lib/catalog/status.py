@@ -18,7 +18,10 @@ def search_dirs(config, environ=None):
 
 
 def which(name, dirs):
-    """The executable `name` in `dirs` (or the path itself when it has a '/'), else None."""
+    """The executable `name` in `dirs` (or the path itself when it is absolute), else None: a relative
+    path would name whatever the caller's folder holds."""
+    if "/" in name and not os.path.isabs(name):
+        return None
     candidates = [name] if "/" in name else [os.path.join(d, name) for d in dirs]
     for path in candidates:
         if os.path.isfile(path) and os.access(path, os.X_OK):
@@ -98,6 +101,8 @@ class Checker:
         result = {"status": status, "missing": missing, "verified": verified}
         if reason:
             result["disabledReason"] = reason
+        if status == "unsupported":
+            result["reason"] = f"needs {', '.join(entry.get('os') or [])} (this is {self.platform})"
         return result
 
 

@@ -87,20 +87,53 @@ class Context:
         print(f"{self.prog}: {message}", file=sys.stderr)
 
 
-def parse(doc, argv):
-    """docopt-ng on `doc`; UsageError with docopt's message, or the help on stdout and exit 0."""
+def parse(doc, argv, words=()):
+    """docopt-ng on `doc` (argv begins with the command's `words`); UsageError saying what does not fit,
+    then the usage, or Help."""
     import contextlib
 
     from docopt import DocoptExit, docopt
 
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    if "-h" in options or "--help" in options:
+        raise Help()
     try:
         with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
-            args = docopt(doc, argv=argv, default_help=False)
-    except DocoptExit as e:
-        raise UsageError(str(e.code)) from None
-    if args.get("--help"):
-        raise Help()
-    return args
+            return docopt(doc, argv=argv, default_help=False)
+    except DocoptExit:
+        command = " ".join(words)
+        raise UsageError((f"{command}: " if command else "") + misfit(doc, argv[len(words):]) + "\n"
+                         + synopsis(doc)) from None
+
+
+def synopsis(doc):
+    """The usage lines of a doc, as `usage: ...` lines, without the --help one."""
+    lines = [line.strip() for line in doc.partition("Usage:\n")[2].split("\n\n")[0].splitlines() if line.strip()]
+    return "\n".join(("usage: " if i == 0 else "       ") + line
+                     for i, line in enumerate(line for line in lines if not line.endswith("(-h | --help)")))
+
+
+def misfit(doc, argv):
+    """What is wrong with argv, in the user's words: an unknown option, an option without its value, a
+    missing argument, or one too many."""
+    import re
+
+    usage, _, rest = doc.partition("Usage:\n")[2].partition("\n\n")
+    known = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", usage + rest))
+    takes_value = set(re.findall(r"^\s*(?:-\w,? )?(--[\w-]+)[ =][A-Z]", rest, re.M))
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    for i, word in enumerate(words):
+        flag = word.partition("=")[0]
+        if word.startswith("-") and word != "-" and flag not in known:
+            return f"unknown option {flag}"
+        if flag in takes_value and "=" not in word and (i + 1 == len(words) or words[i + 1].startswith("--")):
+            return f"{flag} needs a value"
+    given = [w for i, w in enumerate(words) if not w.startswith("-") and not (i and words[i - 1] in takes_value)]
+    first = [line for line in usage.splitlines() if line.strip()][0]
+    required = [w for w in re.findall(r"\b[A-Z][A-Z_]*\b", re.sub(r"\[[^\]]*\]", "", first))]
+    if len(given) < len(required):
+        return f"missing {required[len(given)]}"
+    return f"unexpected {given[-1]!r}" if given else "these options do not go together"
 
 
 class Help(Exception):
@@ -121,13 +154,35 @@ def number(value, option, zero=False):
     return result
 
 
+def streams_ready(prog):
+    """False (said on stderr) when stdout is closed; else make stdout and stderr write a byte that was
+    not UTF-8 (a surrogate escape, as in a file name or argv) as \\udcXX instead of failing on it."""
+    if sys.stdout is None:
+        if sys.stderr is not None:
+            print(f"{prog}: stdout is closed: give it somewhere to write (>/dev/null to discard)", file=sys.stderr)
+        return False
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    return True
+
+
+def quiet_stdout():
+    """The reader of stdout went away (`nexus ... | head`): write nothing more, as the Python docs advise."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def call(function, argv, kind, prog, title=None, doc=None, words=()):
     """Parse `argv` (what follows the command's `words`), call function(ctx), write what it returns as
     `kind` says, and map errors to exit codes."""
+    if not streams_ready(prog):
+        return 2
+    ctx = None
     try:
         doc = usage_of(function) if doc is None else doc
         parser = getattr(function, "parser", None)
-        args = parser(argv, doc) if parser else parse(doc, [*words, *argv])
+        args = parser(argv, doc) if parser else parse(doc, [*words, *argv], words)
         ctx = Context(prog, args)
         output.emit(kind, function(ctx), function, ctx)
         sys.stdout.flush()
@@ -140,11 +195,9 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
             raise
         print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_code
-    except BrokenPipeError:
-        # The reader went away (`nexus ... | head`): stay quiet, as the Python docs recommend.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    except BrokenPipeError:  # not a failure: the reader has what it wanted
+        quiet_stdout()
+        return ctx.status if ctx else 0
     except KeyboardInterrupt:
         return 130
     except OSError as e:  # a file nexus must write or read failed: one line, not a traceback

@@ -136,13 +136,26 @@ def conflict(lock, name, source, candidate):
 
 
 def require_added(lock, names):
-    """NexusError unless every name was placed by `add` (then nothing is changed)."""
+    """NexusError unless every name was placed by `add` (then nothing is changed), saying for each other
+    name why it cannot be removed or updated."""
     for name in names:
         skill_path(name)
     strangers = [n for n in names if n not in lock["skills"]]
     if strangers:
-        raise NexusError(f"not added by 'nexus skills add' (not in {paths.managed_lockfile()}): {', '.join(strangers)}; "
-                         "nexus leaves skills placed by hand alone")
+        raise NexusError("; ".join(why_not_added(name) for name in strangers))
+
+
+def why_not_added(name):
+    """Why `nexus skills remove|update NAME` leaves a skill alone: where it comes from, and what to do."""
+    found = manifest.current(configlib.sources(configlib.load()))["skills"].get(name)
+    if found is None and not os.path.lexists(skill_path(name)):
+        return f"no skill named {name} was added (see `nexus skills list`)"
+    source = found.get("source") if found else "nexus-managed"
+    if source == "nexus-bundled":
+        return f"{name} is bundled with nexus: disable it with `nexus skill disable {name}`"
+    if source == "nexus-managed":
+        return f"{name} was placed in {paths.managed_skills()} by hand, not by `nexus skills add`: nexus leaves it alone"
+    return f"{name} is not an added skill but yours ({found['dir']}): remove its folder yourself"
 
 
 def select(candidates, names, source):
@@ -215,10 +228,11 @@ def remove(names):
 
 def update(names=(), force=False):
     """Fetch the sources of added skills again:
-    {'changed', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
+    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
 
     A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
-    report = {"changed": [], "unchanged": [], "editedLocally": [], "removedUpstream": [], "failed": []}
+    report = {"changed": [], "restored": [], "unchanged": [], "editedLocally": [], "removedUpstream": [],
+              "failed": []}
     if _nothing_added(names):
         return report
     with locked() as lock:
@@ -261,7 +275,8 @@ def _update_one(entry, name, source, force, report):
         return
     fresh = record(candidate, source, entry.get("placement") == "copy", now_iso())
     entry["revision"] = fresh["revision"]
-    if fresh["sha256"] == entry.get("sha256") and os.path.lexists(skill_path(name)) and not edited:
+    missing = not os.path.lexists(skill_path(name))  # deleted by hand: put back from the source
+    if fresh["sha256"] == entry.get("sha256") and not missing and not edited:
         report["unchanged"].append(name)
         return
     try:
@@ -270,7 +285,7 @@ def _update_one(entry, name, source, force, report):
         report["failed"].append({"name": name, "error": str(e)})
         return
     entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"])
-    report["changed"].append(name)
+    report["restored" if missing else "changed"].append(name)
 
 
 def refresh_manifest(config):

@@ -105,8 +105,8 @@ def _git(args, failure):
     except FileNotFoundError:
         raise NexusError("git is not installed: install git to add skills from a repository") from None
     if done.exit != 0:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise NexusError(f"{failure}: {reason[-1] if reason else f'git exited with {done.exit}'}")
+        said = " ".join(line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip())
+        raise NexusError(f"{failure}: {said or f'git exited with {done.exit}'}")  # git's whole message, on one line
     return done.stdout.decode("utf-8", "replace")
 
 

@@ -8,8 +8,8 @@ from ..catalog import status
 from ..errors import NexusError
 from ..skill import entry as entrylib
 
-ERROR_CHARS = 200
 SECRET = "***"
+MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
 
 
 def environment(entry, config):
@@ -24,15 +24,16 @@ def environment(entry, config):
 
 
 def secrets(entry, env):
-    """Values of the env vars a skill declares as secret, longest first, to be masked in logs."""
+    """Values of the env vars a skill declares as secret (long enough to be one), longest first."""
     names = entrylib.env_names(entry) + [entrylib.primary_env(entry)]
-    return sorted({env[n] for n in names if n and env.get(n)}, key=len, reverse=True)
+    found = {env[n] for n in names if n and len(env.get(n) or "") >= MIN_SECRET_CHARS}
+    return sorted(found, key=len, reverse=True)
 
 
 def mask(text, secrets):
+    """`text` with every occurrence of a whole secret value replaced by ***."""
     for secret in secrets:
-        if secret:
-            text = text.replace(secret, SECRET)
+        text = text.replace(secret, SECRET)
     return text
 
 
@@ -43,6 +44,9 @@ def runs(entry):
 
 def command(entry, args, config):
     """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    unsafe = entrylib.unsafe(entry)
+    if unsafe:
+        raise NexusError(f"Skill '{entry['name']}': {unsafe}")
     binary = runs(entry)
     found = status.which(binary, status.search_dirs(config)) if binary else None
     if not found:
@@ -74,6 +78,8 @@ def setup_message(entry, missing):
 
 def not_ready_reason(record):
     """One line on why a skill with its status (a record of catalog.listing) is not ready."""
+    if record.get("reason"):  # the catalogue's own: a requirement on another skill, another platform
+        return record["reason"]
     status, missing = record["status"], record.get("missing", {})
     if status == "needs-setup":
         needs = missing["env"] + [f"config {p}" for p in missing["config"]]
@@ -105,6 +111,10 @@ def setup_steps(entry, missing):
         steps.append(f"Set {var}: export {var}=...{also}")
     for path in missing["config"]:
         steps.append(f"Set {path} = true in {paths.config_file()}")
+    for capability in missing.get("capabilities", []):
+        steps.append(f"Make a provider of {capability} ready: nexus capability resolve {capability} --explain")
+    for skill in missing.get("skills", []):
+        steps.append(f"Make the skill {skill} ready: nexus skill show {skill}")
     if entry.get("verify"):
         steps.append(f"Make this succeed: {entry['verify']}")
     steps.append(f"Verify: nexus skill verify {name}")

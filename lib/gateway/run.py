@@ -15,8 +15,9 @@ import time
 
 from .. import config as configlib, fastjson, paths, schema
 from ..catalog import manifest, status
-from ..cli.command import Help, number
+from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, UsageError
+from ..skill import entry as entrylib
 from ..state import skill_state, usage_log
 from . import plan, process
 
@@ -30,7 +31,7 @@ usage log and counted in its state.
 
 USAGE = """\
 Usage:
-  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--timeout SECONDS] [-- ARGS...]
+  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--timeout SECONDS] [-- ARGS...]
   PROG (-h | --help)
 
 Options:
@@ -38,6 +39,8 @@ Options:
   --no-verify        Skip the verification a first run would do.
   --no-log           Leave this call out of the usage log (the state counters still count it).
   --json             Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, stderr.
+  --background       Verify, then start the tool detached and print its job id at once (see `nexus jobs`):
+                     stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends.
   --timeout SECONDS  End the tool after SECONDS as timeout(1) does: SIGTERM to its process group,
                      SIGKILL 5 s later; the exit status is then 124.
   -h --help          Show this help.
@@ -53,7 +56,7 @@ Environment:
 Exit status:
   N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
   1    the gateway refused: not found, disabled, not installed, not configured, verification failed
-  2    usage error, or a malformed config
+  2    usage error, a malformed config, or stdout closed
 
 Examples:
   PROG tmux -- list-sessions
@@ -62,7 +65,8 @@ Examples:
   PROG gog --json -- gmail search is:unread | jq -r .stdout
 """
 
-FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json")
+FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json", "--background")
+SIGPIPE = 13
 
 
 def usage(prog):
@@ -112,24 +116,48 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
-    gate(entry, config)
+    checker = gate(entry, config)
     if entry["type"] == "prompt":
+        if args["--background"]:
+            raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
+        if args["ARGS"]:
+            ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        lacking = [item for items in checker.missing(entry).values() for item in items]
+        if lacking:  # the instructions still come: they may say how to get what is missing
+            ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
         return prompt(entry, config, args, ctx.warn)
     call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"])
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
-        return dry_run(entry, call.argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+        argv = [call.masked(a) for a in call.argv]
+        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
+    if args["--background"]:
+        from . import jobs
+
+        job = jobs.start(call, timeout)
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "job": job}) + "\n" if args["--json"] else job + "\n")
+        return 0
     # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
     done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
     if args["--json"] and done.started:
-        print(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit, "ms": done.ms,
-                              "stdout": done.stdout.decode("utf-8", "replace"),
-                              "stderr": done.stderr.decode("utf-8", "replace")}))
+        # Bytes that are not UTF-8 come out as \\udcXX escapes, which decode back to the same bytes.
+        output = {key: getattr(done, key).decode("utf-8", "surrogateescape") for key in ("stdout", "stderr")}
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
+                                      "ms": done.ms, **output}) + "\n")
     return done.exit
+
+
+def write_or_quit(text):
+    """Write to stdout; a reader that has gone away is no failure of the tool, whose call is recorded."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_stdout()
 
 
 def gate(entry, config):
@@ -143,6 +171,12 @@ def gate(entry, config):
         raise NexusError(f"Skill '{name}' is disabled ({reason}). To enable it, {fix} in {paths.config_file()}")
     if not checker.supported(entry):
         raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
+    if any(entrylib.required(entry, key) for key in ("capabilities", "skills")):
+        from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
+
+        record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
+        if record.get("reason") or record["status"] == "invalid":
+            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
     return checker
 
 
@@ -182,35 +216,44 @@ class Call:
                 self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
             raise
 
-    def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None):
+    def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
+                stdout=None, stderr=None):
         """Spawn the tool, wait for it (ending it after `timeout` seconds), and record the call.
 
         capture: read stdout and stderr (at most `limit` bytes each) instead of passing ours on;
-        stdin: bytes to feed it (else it reads ours); tee: copy its stderr to ours and keep its tail;
+        stdin: bytes to feed it, or process.DEVNULL (else it reads ours); stdout, stderr: file
+        descriptors to give it instead of ours; tee: copy its stderr to ours and keep its tail;
         forward: pass on the signals we get (main thread only); on_start(child): called once it runs,
         so that another thread can kill() it. Returns a process.Finished with `ms` and `started`.
         """
         group = timeout is not None or not forward  # a group of its own can be ended as a whole
-        stderr = process.CAPTURE if capture else process.TEE if tee else None
+        to_file = stderr
+        if capture:
+            stdout = stderr = process.CAPTURE
+        elif stderr is None:
+            stderr = process.TEE if tee else None
         started, ts = time.monotonic(), schema.now_iso()
         try:
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
-                                      stdout=process.CAPTURE if capture else None, stdin=stdin)
+                                      stdout=stdout, stdin=stdin)
                 forwarding.child = child
                 if on_start:
                     on_start(child)
                 done = child.wait(timeout)
             done.started = True
+            if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
+                done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
             error = "cancelled" if self.cancelled else outcome_error(done, timeout)
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
             self.warn(error)
         done.ms = int((time.monotonic() - started) * 1000)
-        if done.exit != 0 and not self.cancelled:
+        # a reader that closed the pipe, or a front end that cancelled the call, is not the tool failing
+        if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
-        error = self.masked(error)[-plan.ERROR_CHARS:] if done.exit != 0 and error else None
+        error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
         return done
 
@@ -221,7 +264,11 @@ class Call:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
                    args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session)
         except OSError as e:
-            self.warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+            self.warn(not_recorded(e))
+
+
+def not_recorded(error):
+    return f"could not record the call: {error.filename or 'usage log'}: {error.strerror}"
 
 
 class _Nothing:
@@ -259,12 +306,11 @@ def prompt(entry, config, args, warn):
     if args["--json"]:
         text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
                                "stderr": ""}) + "\n"
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    write_or_quit(text)
     try:
         record(entry, config, args["--no-log"], ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))
     except OSError as e:
-        warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+        warn(not_recorded(e))
     return 0
 
 
@@ -304,6 +350,8 @@ def outcome_error(done, timeout):
     """What the log says went wrong: a timeout, a signal, or the tail of stderr."""
     if done.timed_out:
         return f"timed out after {timeout:g} s"
+    if done.signal == SIGPIPE:
+        return "its reader closed the pipe (SIGPIPE)"
     if done.signal:
         return f"killed by signal {done.signal}"
     tail = (done.stderr or b"").decode("utf-8", "replace").strip()

@@ -45,7 +45,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
             outcome["error"] = f"verify command timed out after {timeout:g} s"
         elif done.exit != 0:
             text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env))
-            outcome["error"] = text[-plan.ERROR_CHARS:] or f"exit {done.exit}"
+            outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
     _record(entry, outcome, output)
     outcome["configured"] = outcome["ok"]
@@ -55,16 +55,9 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
 def _record(entry, outcome, output):
     ts = schema.now_iso()
     with skill_state.Update(entry["name"], entry) as state:
-        for key in ("type", "tool", "verify"):
-            if entry.get(key):
-                state[key] = entry[key]
-        if outcome["ok"] and not state.get("configured"):
-            state["configuredAt"] = ts
-        state.update(configured=outcome["ok"], lastVerified=ts, lastVerifyOk=outcome["ok"])
-        if outcome["ok"]:
-            state["fingerprint"] = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts)
-        else:
-            state["lastError"] = outcome["error"][-plan.ERROR_CHARS:]
+        state.update(schema.execution_of(entry))
+        vouched = fingerprint(entry, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
+        skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
 
 
 def fingerprint(entry, output_hash, ts):
@@ -78,12 +71,27 @@ def is_stale(state, hours, now=None):
     return verified is None or (now or time.time()) - verified.timestamp() > hours * 3600
 
 
-def select(manifest, stale_hours=None):
-    """The tool and script skills `--all` verifies: every one, or those never or not lately verified."""
-    entries = [e for e in manifest["skills"].values() if e.get("type") != "prompt"]
-    if stale_hours is not None:
-        entries = [e for e in entries if is_stale(skill_state.read(e["name"], e), stale_hours)]
-    return entries
+def select(records, stale_hours=None):
+    """(entries, skipped): the tool and script skills `--all` verifies, and outcomes for those it leaves.
+
+    It verifies what could pass: ready skills, and skills whose last verification failed (never or not
+    lately verified, with `stale_hours`); the others (not installed, lacking an env var or config,
+    disabled, not for this platform, invalid) are skipped, each with the reason, since running their
+    verify command could only fail."""
+    from ..catalog.capabilities import why_not_ready
+
+    entries, skipped = [], []
+    for record in records:
+        if record.get("type") not in ("tool", "script"):
+            continue
+        missing = record.get("missing") or {}
+        failed_only = record["status"] == "needs-setup" and not any(missing.get(k) for k in missing)
+        if record["status"] != "ready" and not failed_only:
+            skipped.append({"skill": record["name"], "type": record["type"], "ok": None, "skipped": True,
+                            "reason": why_not_ready(record)})
+        elif stale_hours is None or is_stale(skill_state.read(record["name"], record), stale_hours):
+            entries.append(record)
+    return entries, skipped
 
 
 def verify_all(entries, config, timeout=VERIFY_TIMEOUT):

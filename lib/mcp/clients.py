@@ -4,8 +4,9 @@ the client's project file, leaving every other server (and, in TOML, every other
 import json
 import os
 
+from .. import fileio
 from ..agents import instructions
-from ..errors import BadInput, NexusError, UsageError
+from ..errors import BadInput, UsageError
 
 SERVER = "nexus"  # the name nexus has among a client's servers
 CARRIED_ENV = ("NEXUS_HOME", "NEXUS_CONFIG", "MANAGED_SKILLS_DIR")  # a client may not start it from your shell
@@ -51,16 +52,12 @@ def toml_text(document):
 
 
 def project_file(client, project):
-    """The client's file in `project`; NexusError when it, or a folder on the way, is a symlink out of it."""
+    """The client's file in `project`, its symlinks followed; NexusError when it, or a folder on the way,
+    leads out of the project."""
     relative, _, _ = check(client)
-    top = os.path.realpath(project)
-    if not os.path.isdir(top):
+    if not os.path.isdir(project):
         raise UsageError(f"'{project}' is not a folder")
-    path = os.path.join(top, relative)
-    real = os.path.realpath(path)
-    if os.path.commonpath([top, real]) != top:
-        raise NexusError(f"'{path}' leads out of the project (to '{real}'): not written")
-    return real
+    return fileio.inside(os.path.join(project, relative), project)
 
 
 def write(client, project):
@@ -75,7 +72,7 @@ def write(client, project):
     old, _ = instructions.read_text(path)
     change = with_toml_entry if path.endswith(".toml") else with_json_entry
     new = change(old, key, wanted, path)
-    return path if new == old else instructions.rewrite(path, lambda _: new)
+    return path if new == old else instructions.rewrite(path, lambda _: new, project)
 
 
 def with_json_entry(old, key, wanted, path):

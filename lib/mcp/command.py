@@ -29,7 +29,8 @@ most 100 a skill; hidden files, node_modules and __pycache__ left out; none larg
 Every read of instructions or a file is logged as a prompt call, a file with its path as args.
 
 Sessions: every call is logged with NEXUS_SESSION_ID when it is set, else with an id of this
-connection, `mcp-` and 16 hex digits, which the server prints on stderr as it starts.
+connection: `mcp-` and an id as `nexus session new` makes them (when it began, then 8 hex digits),
+which the server prints on stderr as it starts; `nexus sessions` lists them.
 
 Live catalogue: every --watch seconds the server takes a fresh look at the skills, and tells the
 client of each list that would now show other than what it was last shown (a skill installed,

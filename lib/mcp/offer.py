@@ -182,7 +182,7 @@ def log_read(entry, config, ts, started, args, session, warn):
     try:
         gateway.record({**entry, "type": "prompt"}, config, False, ts, ms, 0, args=args, session=session)
     except OSError as e:
-        warn(f"could not record the call: {e.filename or ''}: {e.strerror}")
+        warn(gateway.not_recorded(e))
 
 
 def skill_list(records):

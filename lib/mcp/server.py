@@ -5,7 +5,6 @@ cancelled one can be killed. The only module that imports the SDK; lib/mcp/offer
 
 import base64
 import os
-import secrets
 import signal
 import threading
 import time
@@ -23,6 +22,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from .. import __version__, config as configlib
 from ..errors import NexusError, UsageError
 from ..gateway import process, run as gateway
+from ..usage import sessions
 from . import offer
 
 INSTRUCTIONS = """\
@@ -48,7 +48,7 @@ class Nexus:
 
     def __init__(self, limit, watch, warn):
         self.limit, self.watch, self.warn = limit, watch, warn
-        self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + secrets.token_hex(8)
+        self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
         self.cwd = os.getcwd()  # read once: a script skill's spawn changes our folder for a moment
         self.catalog = offer.Catalog(warn)
         self.running = set()  # the tool calls in flight

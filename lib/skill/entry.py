@@ -4,7 +4,10 @@ Loading is lenient (`nexus skills check` is strict): a metadata value nexus cann
 a warning, so one bad value never breaks listing or running.
 """
 
+import os
+
 from .. import schema
+from ..paths import is_valid_name
 
 OS_ALIASES = {"macos": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
 
@@ -30,12 +33,17 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
         entry["os"] = schema.string_list(entry["os"])
     requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
     entry["requires"] = {k: schema.string_list(requires.get(k)) for k in schema.REQUIRE_KEYS}
+    entry["requires"].update((k, schema.string_list(requires[k])) for k in schema.DEPENDS_KEYS if k in requires)
     from . import known  # only discovery builds entries: the gateway, which reads them, never loads the tables
 
     execution = known.execution(skill.name, meta)
     if "requiredEnv" in execution:
         execution["requiredEnv"] = schema.string_list(execution["requiredEnv"])
     entry.update(execution)
+    implements = schema.string_list(meta.get("implements"))
+    connectors = schema.string_list(meta.get("connectors")) or sorted(
+        {known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS})
+    entry.update({k: v for k, v in (("implements", implements), ("connectors", connectors)) if v})
     install = meta.get("install")
     entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
     entry["hasInstall"] = bool(entry["install"])
@@ -60,7 +68,18 @@ def _sanitize(entry, meta):
             warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
                             f"not {entry.pop(key)!r}; ignored")
     if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
-        warnings.append("requires must be a mapping of bins, anyBins, env and config; ignored")
+        warnings.append("requires must be a mapping of " + ", ".join(schema.REQUIRE_KEYS) + "; ignored")
+    for where, names, valid in (("implements", entry.get("implements", []), schema.is_capability),
+                                ("connectors", entry.get("connectors", []), schema.is_capability),
+                                ("requires.capabilities", entry["requires"].get("capabilities", []), schema.is_capability),
+                                ("requires.skills", entry["requires"].get("skills", []), is_valid_name)):
+        bad = [n for n in names if not valid(n)]
+        if bad:
+            warnings.append(f"{where}: {', '.join(map(repr, bad))} not a valid name; ignored")
+            names[:] = [n for n in names if valid(n)]
+    for key in ("implements", "connectors"):
+        if entry.get(key) == []:
+            del entry[key]
     runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
                 "prompt": True}
     if not runnable.get(entry["type"]):
@@ -98,3 +117,21 @@ def os_fits(os_values, platform):
     """True when a list of os names (aliases allowed) is empty or names `platform`."""
     wanted = [OS_ALIASES.get(o.lower(), o.lower()) for o in schema.string_list(os_values)]
     return not wanted or platform in wanted
+
+
+def unsafe(entry):
+    """Why the entry may not run as it says, or None: a tool or runner given as a relative path (it
+    would run whatever the caller's folder holds), or a script outside the skill's folder."""
+    for key in ("tool", "runner"):
+        value = entry.get(key)
+        if isinstance(value, str) and "/" in value and not os.path.isabs(value):
+            return f"{key} '{value}' is a relative path: name a command on PATH, or give an absolute path"
+    script = entry.get("script")
+    if entry.get("type") != "script" or not isinstance(script, str):
+        return None
+    if os.path.isabs(script) or ".." in script.replace("\\", "/").split("/"):
+        return f"script '{script}' must be a relative path inside the skill folder"
+    folder = os.path.realpath(entry["dir"])
+    if not os.path.realpath(os.path.join(folder, script)).startswith(folder + os.sep):
+        return f"script '{script}' leads outside the skill folder (through a symlink)"
+    return None

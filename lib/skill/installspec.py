@@ -9,11 +9,12 @@ import sys
 from .. import paths
 from .entry import os_fits
 
-# kind -> the fields naming what to install (any one will do), and the program that installs it
+# kind -> the fields naming what to install (any one will do, the first found is used), and the program
+# that installs it; the fields OpenClaw writes are read too (go's module, brew's cask)
 NEEDS = {
-    "brew": (("formula",), ["brew", "install"]),
+    "brew": (("formula", "cask"), ["brew", "install"]),
     "node": (("package",), ["npm", "install", "-g"]),
-    "go": (("package",), ["go", "install"]),
+    "go": (("module", "package"), ["go", "install"]),
     "uv": (("package", "module"), ["uv", "tool", "install"]),
     "shell": (("script",), None),
     "download": (("url",), None),  # OpenClaw's kind; `sha256` says what the file must hash to
@@ -30,11 +31,14 @@ def installer(spec):
 def argv(spec):
     """The argument vector an install spec runs, or None (a download, or nothing to run)."""
     fields, program = installer(spec)
-    target = next((spec[f] for f in fields if spec.get(f)), None)
+    field = next((f for f in fields if spec.get(f)), None)
+    target = spec.get(field) if field else None
     if not isinstance(target, str):
         return None
     if spec["kind"] == "shell":
         return ["/bin/sh", "-c", target]
+    if field == "cask":
+        program = program + ["--cask"]
     # A package that starts with '-' would be read as an option of the package manager.
     return program + [target] if program and not target.startswith("-") else None
 

@@ -23,6 +23,9 @@ SCRIPT_SKILLS = {
                          "verify": 'test -n "$OPENAI_API_KEY"'},
 }
 
+# A tool that signs in to a person's account, and the connector (the account) it needs connected.
+CONNECTORS = {"gog": "google", "eve": "apple", "op": "1password", "gh": "github"}
+
 PROMPT_ONLY_SKILLS = frozenset({
     "filesystem", "computer-use", "weather", "github", "discord", "apple-notes", "apple-reminders",
     "onboarding",

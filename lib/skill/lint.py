@@ -8,12 +8,14 @@ import difflib
 import os
 
 from .. import schema
+from ..paths import is_valid_name
 from . import installspec, known
+from . import entry as entrylib
 from .entry import OS_ALIASES
 from .skillmd import Problem
 
 AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", *known.EXECUTION_KEYS)
+META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.
 LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon"})
@@ -87,6 +89,9 @@ def _product(skill, _skill_dir):
         yield from _requires(meta["requires"], f"{where}.requires", line)
     if "install" in meta:
         yield from _install(meta["install"], f"{where}.install", line)
+    for key in ("implements", "connectors"):
+        if key in meta:
+            yield from _names(meta[key], f"{where}.{key}", line, schema.is_capability)
 
 
 def _expect_string_list(value, where, line, code):
@@ -116,15 +121,30 @@ def _os(value, where, line):
 
 def _requires(requires, where, line):
     if not isinstance(requires, dict):
-        yield _error(f"{where} must be a mapping of {', '.join(schema.REQUIRE_KEYS)}", line, "requires")
+        yield _error(f"{where} must be a mapping of {', '.join(schema.REQUIRE_KEYS + schema.DEPENDS_KEYS)}", line,
+                     "requires")
         return
     for key, value in requires.items():
-        if key not in schema.REQUIRE_KEYS:
-            yield _error(f"{where} has an unknown key '{key}'{_close(key, schema.REQUIRE_KEYS)}; "
-                         f"nexus reads {', '.join(schema.REQUIRE_KEYS)}", line, "requires")
+        known_keys = schema.REQUIRE_KEYS + schema.DEPENDS_KEYS
+        if key not in known_keys:
+            yield _error(f"{where} has an unknown key '{key}'{_close(key, known_keys)}; "
+                         f"nexus reads {', '.join(known_keys)}", line, "requires")
         else:
             yield from _expect_string_list(value, f"{where}.{key}", line, "requires")
     yield from _env_names(schema.string_list(requires.get("env")), f"{where}.env", line, "requires")
+    if "capabilities" in requires:
+        yield from _names(requires["capabilities"], f"{where}.capabilities", line, schema.is_capability, "requires")
+    if "skills" in requires:
+        yield from _names(requires["skills"], f"{where}.skills", line, is_valid_name, "requires")
+
+
+def _names(value, where, line, valid, code="metadata"):
+    """A list of capability, connector or skill names."""
+    yield from _expect_string_list(value, where, line, code)
+    for name in schema.string_list(value):
+        if not valid(name):
+            kind = "skill name" if valid is is_valid_name else "name: lowercase letters, digits, '_' and '-'"
+            yield _error(f"{where}: {name!r} is not a valid {kind}", line, code)
 
 
 def _install(specs, where, line):
@@ -183,20 +203,22 @@ def _execution(skill, skill_dir):
         yield _error(f"{where}: 'runner' without 'script' runs nothing", line, "execution")
     if declared == "prompt" and any(k in meta for k in ("tool", "runner", "script")):
         yield _warning(f"{where}: type 'prompt' ignores tool, runner and script", line, "execution")
-    if kind == "script" and script:
-        source = "" if "script" in meta else " (nexus knows this skill as a script skill)"
-        yield from _script_file(script, skill_dir, line, source)
-
-
-def _script_file(script, skill_dir, line, source):
-    if os.path.isabs(script) or ".." in script.replace("\\", "/").split("/"):
-        yield _error(f"script '{script}' must be a relative path inside the skill folder{source}", line, "script")
-    elif not os.path.isfile(os.path.join(skill_dir, script)):
-        yield _error(f"script '{script}' does not exist in {skill_dir}{source}", line, "script")
+    known_script = "" if "script" in meta else " (nexus knows this skill as a script skill)"
+    unsafe = entrylib.unsafe({**resolved, "dir": skill_dir})  # the same check that makes loading refuse it
+    if unsafe and unsafe.startswith("script"):
+        yield _error(unsafe + known_script, line, "script")
+    elif unsafe:
+        yield _error(unsafe, line, "execution")
+    elif kind == "script" and script and not os.path.isfile(os.path.join(skill_dir, script)):
+        yield _error(f"script '{script}' does not exist in {skill_dir}{known_script}", line, "script")
 
 
 def _unexpected(skill, _skill_dir):
-    """--strict: fields that neither the Agent Skills specification nor nexus defines."""
+    """--strict: fields that neither the Agent Skills specification nor nexus defines, and names that
+    other tools may not take."""
+    if skill.name and not skill.name.isascii():
+        yield _warning(f"name {skill.name!r} is not ASCII: it travels badly (shells, file systems and loaders "
+                       "that take only a-z, 0-9 and -)", skill.lines.get("name"), "name")
     for key in skill.frontmatter:
         if key not in AGENT_SKILLS_FIELDS and key not in schema.FRONTMATTER_KEYS:
             yield _warning(f"unexpected field '{key}': neither Agent Skills nor nexus defines it",

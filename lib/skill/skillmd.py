@@ -10,7 +10,7 @@ import stat
 
 from .. import fastjson
 from ..errors import NexusError
-from ..paths import is_valid_name
+from ..paths import is_valid_name, name_problem
 
 MAX_BYTES = 256 * 1024
 MAX_REPAIRS = 20  # unquoted ': ' values read as text; past this, the file is reported, not re-parsed again
@@ -303,9 +303,12 @@ def _check_identity(skill, folder_name):
     if name in (None, ""):
         skill.warn(f"no name: using the folder's name '{folder_name}'", code="name")
         name = folder_name
+    if isinstance(name, str) and not name.isascii():  # read as the reference validator reads it
+        import unicodedata
+
+        name, folder_name = (unicodedata.normalize("NFKC", n.strip()) for n in (name, folder_name))
     if not is_valid_name(name):
-        skill.error(f"invalid name {name!r}: use 1-64 lowercase letters, digits and single hyphens",
-                    line, "name")
+        skill.error(f"invalid name {name!r}: {name_problem(name)}", line, "name")
     else:
         if name != folder_name:
             skill.warn(f"name '{name}' differs from its folder '{folder_name}'; using '{name}'", line, "name")

@@ -1,21 +1,76 @@
-"""Per-skill state.json: read tolerantly, updated under the skill's lock, replaced atomically."""
+"""Per-skill state.json: every field checked when read, updated under the skill's lock, replaced atomically.
+
+A field of the wrong type or range is reset, with a one-line warning. The file itself is never lost:
+when nexus has to repair it (or cannot read it at all), the next write keeps the original beside
+the new one as state.json.corrupt, so that its lifetime counters can be recovered by hand.
+"""
 
 import os
 
 from .. import fileio, paths, schema
 from ..errors import BadInput
 
+TEXT = ("configuredAt", "lastVerified", "lastUsed", "lastError", "type", "tool", "verify")
+FLAGS = ("configured", "lastVerifyOk")
+COUNTERS = ("totalInvocations", "successCount", "totalDurationMs")  # checked as one: they only make sense together
+DERIVED = ("successRate", "avgDurationMs")
+
+
+def _is_count(value):
+    return type(value) is int and value >= 0
+
+
+def checked(state, entry=None):
+    """(state with every field nexus reads usable, the problems found); a field that is not is reset."""
+    problems = []
+    if not isinstance(state, dict):
+        return schema.default_state(entry), [f"not a JSON object but {type(state).__name__}; starting from defaults"]
+    version = state.get("version")
+    if type(version) is int and version > schema.STATE_VERSION:
+        return schema.default_state(entry), [f"written by a newer nexus (version {version}); starting from defaults"]
+    state = dict(state)
+    if version != schema.STATE_VERSION:
+        problems.append(f"version {version!r} is not {schema.STATE_VERSION}; reset")
+        state["version"] = schema.STATE_VERSION
+    for key, wanted in [*((k, str) for k in TEXT), *((k, bool) for k in FLAGS), ("fingerprint", dict)]:
+        if key in state and state[key] is not None and type(state[key]) is not wanted:
+            problems.append(f"{key} {_shown(state.pop(key))} is not {'text' if wanted is str else wanted.__name__}; reset")
+    if "logEntries" in state and not _is_count(state["logEntries"]):
+        problems.append(f"logEntries {_shown(state.pop('logEntries'))} is not a count; reset")
+    present = [k for k in COUNTERS if k in state]
+    if present and (not all(_is_count(state.get(k, 0)) for k in COUNTERS)
+                    or state.get("successCount", 0) > state.get("totalInvocations", 0)):
+        bad = ", ".join(f"{k} {_shown(state.get(k))}" for k in present)
+        problems.append(f"lifetime counters unusable ({bad}); counting from 0")
+        for key in COUNTERS + DERIVED:
+            state.pop(key, None)
+    return state, problems
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def load(name, entry=None):
+    """(state, problems, whether the file exists): the state as read and checked."""
+    path = paths.state_file(name)
+    try:
+        raw = fileio.read_json(path)
+    except BadInput as e:
+        return schema.default_state(entry), [f"{e}; starting from defaults"], True
+    if raw is None:
+        return schema.default_state(entry), [], False
+    state, problems = checked(raw, entry)
+    return state, [f"{path}: {p}" for p in problems], True
+
 
 def read(name, entry=None, on_problem=None):
-    """The skill's state; defaults when there is none, and when it is corrupt (reported via on_problem)."""
-    try:
-        state = fileio.read_json(paths.state_file(name))
-    except BadInput as e:
+    """The skill's state, each problem found reported through on_problem."""
+    state, problems, _ = load(name, entry)
+    for problem in problems:
         if on_problem:
-            on_problem(f"{e}; starting from defaults")
-        state = None
-    if not isinstance(state, dict):
-        return schema.default_state(entry)
+            on_problem(problem)
     return state
 
 
@@ -25,29 +80,44 @@ def of(entry, on_problem=None):
 
 
 class Update:
-    """`with Update(name) as state:` holds the skill's lock, and writes `state` back atomically
-    when the block ends without an exception. The usage log is appended under the same lock."""
+    """`with Update(name) as state:` holds the skill's lock, and writes `state` back atomically when the
+    block ends without an exception; a file it had to repair is kept as state.json.corrupt first. The
+    usage log is appended under the same lock."""
 
     def __init__(self, name, entry=None, on_problem=None):
         self.name, self.entry, self.on_problem = name, entry, on_problem
         self.lock = fileio.Lock(paths.skill_lock(name))
 
     def __enter__(self):
-        fileio.private_dirs(paths.skill_state_dir(self.name), paths.home())
+        fileio.private_dirs(paths.skill_state_dir(self.name), paths.state_root())
         self.lock.__enter__()
         try:
-            self.state = read(self.name, self.entry, self.on_problem)
+            self.state, self.problems, _ = load(self.name, self.entry)
         except BaseException:
             self.lock.__exit__(None, None, None)
             raise
+        for problem in self.problems:
+            if self.on_problem:
+                self.on_problem(problem)
         return self.state
 
     def __exit__(self, exc_type, exc, tb):
         try:
             if exc_type is None:
-                fileio.write_json(paths.state_file(self.name), self.state)
+                path = paths.state_file(self.name)
+                if self.problems and os.path.exists(path):
+                    os.replace(path, corrupt_name(path))
+                fileio.write_json(path, self.state)
         finally:
             self.lock.__exit__(None, None, None)
+
+
+def corrupt_name(path):
+    """Where a state file nexus could not use is kept: state.json.corrupt, or with the time when that is taken."""
+    kept = path + ".corrupt"
+    if os.path.lexists(kept):
+        kept += "-" + schema.now_iso().replace(":", "").replace("-", "").split(".")[0]
+    return kept
 
 
 def count_call(state, ts, ok, ms):
@@ -57,6 +127,20 @@ def count_call(state, ts, ok, ms):
     duration = state.get("totalDurationMs", 0) + ms
     state.update(totalInvocations=total, successCount=successes, totalDurationMs=duration,
                  successRate=round(successes / total, 4), avgDurationMs=round(duration / total), lastUsed=ts)
+    if ok:
+        state.pop("lastError", None)
+
+
+def verified(state, ts, ok, fingerprint=None, error=None):
+    """Record a verification: configuredAt is the first success ever, lastError only what is wrong now."""
+    state.update(configured=ok, lastVerified=ts, lastVerifyOk=ok)
+    if ok:
+        state.setdefault("configuredAt", ts)
+        state.pop("lastError", None)
+        if fingerprint is not None:
+            state["fingerprint"] = fingerprint
+    else:
+        state["lastError"] = error
 
 
 def populate(entries):

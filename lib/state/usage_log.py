@@ -7,7 +7,7 @@ concurrently and lines from concurrent runs never interleave.
 
 import os
 
-from .. import config as configlib, fastjson, fileio, paths
+from .. import config as configlib, fastjson, fileio, paths, schema
 from . import skill_state
 
 MAX_ENTRIES = 5000
@@ -22,12 +22,42 @@ def limits(config):
     return valid(entries, MAX_ENTRIES), valid(size, MAX_BYTES)
 
 
+ARGS_BYTES = 8192  # the most a log entry's args take, JSON-encoded; an argument past it is cut or left out
+
+
+def bounded(entry):
+    """The entry with its args and error cut to their limits, and "truncated": true when anything was
+    cut, so that one call can never make a line the log cannot keep."""
+    args, error = entry.get("args"), entry.get("error")
+    cut = isinstance(error, str) and len(error) > schema.ERROR_CHARS
+    if isinstance(args, list) and len(fastjson.dumps(args)) > ARGS_BYTES:
+        kept, used = [], 2  # the brackets
+        for arg in args:
+            room = ARGS_BYTES - used - 1  # and a comma
+            size = len(fastjson.dumps(arg))
+            if size > room:
+                arg = arg[:max(0, room - 2)]  # each character takes at least one byte, a control one six
+                while arg and len(fastjson.dumps(arg)) > room:
+                    arg = arg[:len(arg) // 2]
+                if arg:
+                    kept.append(arg)
+                break
+            kept.append(arg)
+            used += size + 1
+        args, cut = kept, True
+    if not cut:
+        return entry
+    return {**entry, "args": args, "error": error[-schema.ERROR_CHARS:] if isinstance(error, str) else error,
+            "truncated": True}
+
+
 def encode(entry):
-    return (fastjson.dumps(entry) + "\n").encode()
+    return fileio.encode(fastjson.dumps(bounded(entry)) + "\n")
 
 
 def append(name, state, entry, config):
-    """Append one entry; call inside skill_state.Update(name). Prunes once the log passes its limits."""
+    """Append one entry; call inside skill_state.Update(name). Prunes once the log passes its limits,
+    and never drops the entry just appended."""
     max_entries, max_bytes = limits(config)
     size = fileio.append(paths.usage_log(name), encode(entry))
     state["logEntries"] = state.get("logEntries", 0) + 1
@@ -36,7 +66,10 @@ def append(name, state, entry, config):
 
 
 def prune(name, max_entries, max_bytes):
-    """Keep the newest lines that fit both limits; call under the skill's lock. Returns the lines kept."""
+    """Keep the newest lines that fit both limits; call under the skill's lock. Returns the lines kept.
+
+    The newest line is always kept; an older line too big for the limit on its own is skipped (it
+    could never be kept), so that it cannot take the lines before it with it."""
     import collections
 
     path = paths.usage_log(name)
@@ -49,7 +82,9 @@ def prune(name, max_entries, max_bytes):
         newest[-1] += b"\n"  # a torn last line (a crash elsewhere) must not glue onto the next append
     kept, size = [], 0
     for line in reversed(newest):
-        if size + len(line) > max_bytes:
+        if kept and len(line) > max_bytes:
+            continue
+        if kept and size + len(line) > max_bytes:
             break
         kept.append(line)
         size += len(line)

@@ -109,9 +109,9 @@ class Figures:
 class Aggregator:
     """Figures of the entries within `days` of now: of every skill, or in detail of skill `name`."""
 
-    def __init__(self, days, name=None, now=None):
+    def __init__(self, days, name=None, now=None, session=None):
         self.now = now or datetime.datetime.now(datetime.timezone.utc)
-        self.days, self.name = days, name
+        self.days, self.name, self.session = days, name, session
         self.since = self.now - datetime.timedelta(days=days)
         self.recent = self.now - datetime.timedelta(days=recent_days(days))
         self.future = self.now + FUTURE_SLACK
@@ -138,7 +138,7 @@ class Aggregator:
         if ts > self.future:
             self.skipped[FUTURE] += 1
             return
-        if ts < self.since or (self.name and name != self.name):
+        if ts < self.since or (self.name and name != self.name) or (self.session and get("session") != self.session):
             return
         figures = self.skills.get(name)
         if figures is None:
@@ -169,7 +169,7 @@ class Aggregator:
 
     def report(self, manifest_skills):
         """Every figure as plain data: the document `nexus skill stats --json` prints."""
-        report = {"days": self.days, "since": iso(self.since)}
+        report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {})}
         if self.name:
             return {"name": self.name, **report, **self._skill(self.name, manifest_skills), **self._detail()}
         total = Figures()
@@ -216,15 +216,16 @@ def feed(aggregator, label, entries, warn):
         warn(f"{label}: skipped {plural(count, 'line')}: {reason}")
 
 
-def collect(config, days, name=None, stream=None, warn=None):
-    """The report of the per-skill usage logs, or of `stream` (JSON Lines), with the skills' metadata."""
+def collect(config, days, name=None, stream=None, warn=None, session=None):
+    """The report of the per-skill usage logs, or of `stream` (JSON Lines), with the skills' metadata;
+    of one session's calls alone, with `session`."""
     warn = warn or (lambda line: None)
     skills = listing.current_manifest(config, warn)["skills"]
-    if name:
-        path = paths.usage_log(name)  # validates the name before it becomes a path
+    if name is not None:
+        path = paths.usage_log(name)  # validates the name (even '') before it becomes a path
         if stream is None and name not in skills and not os.path.exists(path):
             manifestlib.find({"skills": skills}, name)  # raises "not found", with suggestions
-    aggregator = Aggregator(days, name)
+    aggregator = Aggregator(days, name, session=session)
     if stream is not None:
         feed(aggregator, "stdin", usage_log.entries(stream, "stdin", aggregator.corrupt), warn)
         return aggregator.report(skills)
@@ -237,3 +238,26 @@ def collect(config, days, name=None, stream=None, warn=None):
         except OSError as e:
             warn(f"cannot read '{path}': {e.strerror}")
     return aggregator.report(skills)
+
+
+def of_skills(names, days=30):
+    """The Aggregator of a few skills' logs over the past `days`: only their logs are read."""
+    aggregator = Aggregator(days)
+    for name in names:
+        path = paths.usage_log(name)
+        try:
+            feed(aggregator, path, usage_log.read(path, aggregator.corrupt), lambda line: None)
+        except OSError:
+            pass
+    return aggregator
+
+
+def success_rates(names, days=30):
+    """{name: success rate over the past `days`, or None without calls}."""
+    figures = of_skills(names, days).skills
+    return {name: figures[name].as_json()["successRate"] if name in figures else None for name in names}
+
+
+def call_counts(names, days=30):
+    """{name: calls over the past `days`}."""
+    return {name: figures.calls for name, figures in of_skills(names, days).skills.items()}

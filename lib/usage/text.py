@@ -5,7 +5,7 @@ Shared by `nexus skill stats` and `nexus-stats`, which print the same report.
 
 import datetime
 
-from ..style import Style, ago, parse_iso, plural, table, truncate
+from ..style import Style, ago, local, plural, table, truncate, when
 from . import stats
 
 MOST_FAILURES = 10
@@ -23,10 +23,6 @@ def _duration(record):
     if ms is None:
         return "-"
     return f"{ms}ms" if ms < 100 else f"{ms / 1000:.1f}s"
-
-
-def _local_time(ts):
-    return parse_iso(ts).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _all_skills(report, style):
@@ -67,7 +63,7 @@ def _one_skill(report, style):
         return lines + ["", f"'{report['name']}' was not used in this window."]
     lines += [f"Success rate: {_percent(report['successRate'])}",
               f"Average duration: {_duration(report)}",
-              f"Last used: {ago(report['lastUsed'])}",
+              f"Last used: {when(report['lastUsed'])}",
               "", f"Daily Usage (past {plural(len(report['daily']), 'day')}):"]
     largest = max(d["calls"] for d in report["daily"])
     for day in report["daily"]:
@@ -82,7 +78,7 @@ def _one_skill(report, style):
         lines += ["", "Recent Errors:"]
         for error in report["recentErrors"]:
             resolved = " (resolved)" if error["resolved"] else ""
-            lines.append(f'  {style.bullet} {_local_time(error["ts"])}: "{truncate(error["error"], 60)}"{resolved}')
+            lines.append(f'  {style.bullet} {local(error["ts"])}: "{truncate(error["error"], 60)}"{resolved}')
     return lines
 
 

@@ -9,7 +9,7 @@ reported on stderr as `path:line: reason` and printed after the skills as
 as `nexus skills refresh` does.
 
 Usage:
-  nexus-discover [--shadowed] [--valid] [--invalid] [DIR...]
+  nexus-discover [--shadowed] [--valid] [--invalid] [--] [DIR...]
   nexus-discover (-h | --help)
 
 Options:

@@ -25,7 +25,8 @@ Options:
 Exit status:
   0  success (check: fresh)
   1  check: stale; read: there is no manifest yet
-  2  unreadable input (a line that is not a JSON object, an entry without a valid name), usage error
+  2  unreadable input (a line that is not a JSON object, an entry without a valid name; read: a manifest
+     that is not JSON, or was written by a newer nexus), usage error
 
 Examples:
   nexus-discover | nexus-manifest write
@@ -33,7 +34,7 @@ Examples:
   nexus-manifest check || nexus skills refresh
 """
 
-from nexus import config as configlib, paths
+from nexus import config as configlib, fileio, paths, schema
 from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import STREAM, tool
 from nexus.cli.output import piped_stdin, read_jsonl
@@ -55,9 +56,15 @@ def write(ctx):
 
 
 def read(ctx):
-    manifest = manifestlib.load()
+    path = paths.manifest_file()
+    manifest = fileio.read_json(path)  # BadInput, naming the file, when it is not JSON
     if manifest is None:
-        raise NexusError(f"no manifest at '{paths.manifest_file()}'; run 'nexus skills refresh'")
+        raise NexusError(f"no manifest at '{path}' yet; run 'nexus skills refresh'")
+    version = manifest.get("version") if isinstance(manifest, dict) else None
+    if isinstance(version, int) and version > schema.MANIFEST_VERSION:
+        raise BadInput(f"'{path}' was written by a newer nexus (manifest version {version}); run 'nexus skills refresh'")
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("skills"), dict):
+        raise BadInput(f"'{path}' is unreadable: not a manifest; run 'nexus skills refresh'")
     return [*manifest["skills"].values(), *(manifest.get("invalid", []) if ctx.args["--invalid"] else [])]
 
 

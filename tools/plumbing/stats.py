@@ -9,17 +9,18 @@ With NAME, one skill in detail: calls per day over the past week, its most commo
 its latest errors.
 
 Usage:
-  nexus-stats [NAME] [--days N] [--stdin] [--json]
+  nexus-stats [NAME] [--days N] [--session ID] [--stdin] [--json]
   nexus-stats (-h | --help)
 
 Options:
-  --days N   The window: the past N days [default: 30].
-  --stdin    Read usage entries (JSON Lines) from stdin instead of every
-             $NEXUS_HOME/state/nexus/skills/NAME/usage.log.
-  --json     One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs,
-             lastUsed, skills, recentFailures, categories, skippedLines; with NAME, that
-             skill's figures with daily, commonCommands and recentErrors.
-  -h --help  Show this help.
+  --days N      The window: the past N days [default: 30].
+  --session ID  Only the calls of one session (NEXUS_SESSION_ID; see `nexus sessions`).
+  --stdin       Read usage entries (JSON Lines) from stdin instead of every
+                $NEXUS_HOME/state/nexus/skills/NAME/usage.log.
+  --json        One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs,
+                lastUsed, skills, recentFailures, categories, skippedLines; with NAME, that
+                skill's figures with daily, commonCommands and recentErrors.
+  -h --help     Show this help.
 
 A line that is not a JSON object, an entry without a valid ts, skill, type or ms, and an
 entry timestamped in the future are skipped, reported on stderr per file and counted in
@@ -51,7 +52,7 @@ def usage_stats(ctx):
         stream = piped_stdin("usage entries (JSON Lines)")
         if hasattr(stream, "reconfigure"):  # read as a log is read: a stray byte spoils one entry, not all
             stream.reconfigure(errors="replace", newline="\n")
-    return stats.collect(ctx.config, days, args["NAME"], stream, warn=ctx.warn)
+    return stats.collect(ctx.config, days, args["NAME"], stream, warn=ctx.warn, session=args["--session"])
 
 
 main = tool("nexus-stats", DOCUMENT, __doc__, usage_stats)

@@ -18,15 +18,16 @@ Usage:
   nexus-verify (-h | --help)
 
 Options:
-  --all              Every tool and script skill in the manifest.
+  --all              Every tool and script skill that could pass (ready, or its last verification
+                     failed); the others are printed with "skipped": true and the reason.
   --stale HOURS      With --all, only skills never verified, or last verified over HOURS ago.
   --timeout SECONDS  How long one verify command may run [default: 30].
   --static           Requirement checks only, for the entries on stdin.
   -h --help          Show this help.
 
 Exit status:
-  0  every skill passed (--static: every entry was read)
-  1  a skill failed verification, or was not found
+  0  every verification that ran passed (--static: every entry was read)
+  1  a skill failed verification, or a NAME was not found (each NAME gets its own object)
   2  usage error or unreadable input
 
 Examples:
@@ -38,7 +39,7 @@ Examples:
 from nexus.catalog import listing, manifest as manifestlib, status
 from nexus.cli.command import STREAM, number, tool
 from nexus.cli.output import piped_stdin, read_jsonl
-from nexus.errors import BadInput
+from nexus.errors import BadInput, NexusError
 from nexus.gateway import verify
 from nexus.paths import is_valid_name
 from nexus.state import skill_state
@@ -50,15 +51,27 @@ def verify_skills(ctx):
         return static(ctx)
     timeout = number(args["--timeout"], "--timeout")
     stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
+    if args["--all"]:
+        entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
+        return outcomes(ctx, [*skipped, *verify.verify_all(entries, ctx.config, timeout)])
     manifest = listing.current_manifest(ctx.config, ctx.warn)
-    entries = (verify.select(manifest, stale) if args["--all"]
-               else [manifestlib.find(manifest, name) for name in args["NAME"]])
-    return outcomes(ctx, verify.verify_all(entries, ctx.config, timeout))
+    return outcomes(ctx, (verified(manifest, name, ctx.config, timeout) for name in args["NAME"]))
+
+
+def verified(manifest, name, config, timeout):
+    """The outcome of verifying one NAME, or of looking for it: every name gets its answer."""
+    try:
+        entry = manifestlib.find(manifest, name)
+    except NexusError as e:
+        return {"skill": name, "ok": False, "configured": False, "exit": None, "error": str(e).splitlines()[0],
+                "ms": 0}
+    return verify.verify(entry, config, timeout)
 
 
 def outcomes(ctx, found):
     for outcome in found:
-        ctx.status = ctx.status or (0 if outcome["ok"] else 1)
+        if outcome.get("ok") is False:
+            ctx.status = 1
         yield outcome
 
 

@@ -2,11 +2,12 @@
 
 import os
 
-from nexus import paths
+from nexus import fileio, paths
 from nexus.agents import instructions
 from nexus.catalog import listing, manifest as manifestlib
-from nexus.cli.command import parses
+from nexus.cli.command import number, parses
 from nexus.errors import BadInput, UsageError
+from nexus.usage import stats
 
 
 def cursor_rules(ctx):
@@ -26,18 +27,19 @@ def cursor_rules(ctx):
     args = ctx.args
     if args["DIR"] and not args["--write"]:
         raise UsageError(f"'{args['DIR']}': a folder goes after --write")
-    text = instructions.cursor_text(listing.ready(ctx.config, ctx.warn))
+    text = instructions.cursor_text(instructions.offered(listing.ready(ctx.config, ctx.warn)))
     if not args["--write"]:
         return text
     top = args["DIR"] or "."
     if not os.path.isdir(top):
         raise BadInput(f"no folder '{top}'")
     rules = os.path.join(top, paths.CURSOR_RULES)
+    fileio.inside(rules, top)  # before a folder is made: .cursor may be a link out of the project
     try:
         os.makedirs(os.path.dirname(rules), exist_ok=True)
     except OSError as e:
         raise BadInput(f"cannot create '{os.path.dirname(rules)}': {e.strerror}") from None
-    return instructions.rewrite(rules, lambda old: text) + "\n"
+    return instructions.rewrite(rules, lambda old: text, top) + "\n"
 
 
 def agents_md(ctx):
@@ -56,34 +58,53 @@ def agents_md(ctx):
     Examples:
       nexus skills agents-md --write AGENTS.md
     """
-    section = instructions.agents_section(listing.ready(ctx.config, ctx.warn))
+    section = instructions.agents_section(instructions.offered(listing.ready(ctx.config, ctx.warn)))
     target = ctx.args["--write"]
     if not target:
         return section + "\n"
-    return instructions.rewrite(target, lambda old: instructions.with_section(old, section, target)) + "\n"
+    change = lambda old: instructions.with_section(old, section, target)  # noqa: E731
+    return instructions.rewrite(target, change, os.path.dirname(os.path.abspath(target))) + "\n"
 
 
 def prompt(ctx):
     """Usage:
-      nexus skills prompt [--format FORMAT]
+      nexus skills prompt [--format FORMAT] [--max-chars N] [--max-skills N]
       nexus skills prompt (-h | --help)
 
     Options:
       --format FORMAT  xml: an <available_skills> block, as agents built on the Agent Skills
                        convention expect; markdown: a list [default: xml].
+      --max-chars N    Keep the block within N characters.
+      --max-skills N   List at most N skills.
       -h --help        Show this help.
 
     Each skill comes with its name, description and the location of its SKILL.md, which the agent
-    reads when the skill fits the task; skills with `priority: high` come first, then by name.
+    reads when the skill fits the task; skills with `priority: high` come first, then by name. A skill
+    with `disable-model-invocation: true` is left out (it stays runnable by name).
+
+    Within a budget, the most useful skills are kept: `priority: high` first, then the most used in
+    the past 30 days, then by name; descriptions are shortened before a skill is dropped. What was cut
+    is said at the end of the block and on stderr, never left out silently.
 
     Examples:
       nexus skills prompt > ~/.config/agent/skills.xml
-      nexus skills prompt --format markdown
+      nexus skills prompt --format markdown --max-chars 4000
     """
-    block = instructions.PROMPT_FORMATS.get(ctx.args["--format"])
+    args = ctx.args
+    block = instructions.PROMPT_FORMATS.get(args["--format"])
     if block is None:
-        raise UsageError(f"--format is xml or markdown, not '{ctx.args['--format']}'")
-    return block(listing.ready(ctx.config, ctx.warn))
+        raise UsageError(f"--format is xml or markdown, not '{args['--format']}'")
+    limits = [int(number(args[o], o)) if args[o] is not None else None for o in ("--max-chars", "--max-skills")]
+    skills = instructions.offered(listing.ready(ctx.config, ctx.warn))
+    if limits == [None, None]:
+        return block(skills)
+    calls = stats.call_counts([s["name"] for s in skills])
+    skills.sort(key=lambda s: (s.get("priority") != "high", -calls.get(s["name"], 0), s["name"]))
+    text, left = instructions.within_budget(skills, block, *limits)
+    if left or len(text) < len(block(skills)):
+        ctx.warn(f"the prompt was cut to fit: {', '.join(left) + ' left out' if left else 'descriptions shortened'}; "
+                 "`nexus skills prompt` without a budget shows everything")
+    return text
 
 
 @parses(lambda argv, doc: {})  # read on every TAB: no docopt

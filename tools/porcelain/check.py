@@ -3,12 +3,12 @@
 import os
 
 from nexus import config as configlib
-from nexus.catalog import discovery
+from nexus.catalog import capabilities, discovery, listing
 from nexus.cli.command import renders
 from nexus.distribute import managed
 from nexus.errors import BadInput
-from nexus.skill import lint, skillmd
-from nexus.style import plural
+from nexus.skill import entry as entrylib, lint, skillmd
+from nexus.style import one_line, plural
 
 
 class Findings:
@@ -18,6 +18,7 @@ class Findings:
         self.strict = strict
         self.found = []  # (path, Problem)
         self.skills = 0
+        self.entries = {}  # name -> (path, its manifest entry), of the skills that load
         self.edited_copies = managed.EditedCopies()  # copies in the managed folder edited since added
 
     def report(self, path, problem):
@@ -27,6 +28,8 @@ class Findings:
         self.skills += 1
         skill = skillmd.read(path, os.path.basename(os.path.abspath(skill_dir)))
         self.found.extend((path, p) for p in lint.check(skill, skill_dir, self.strict))
+        if skill.ok and skill.name:
+            self.entries[skill.name] = (path, entrylib.build(skill, "nexus-extra", skill_dir, None, None)[0])
         edited = self.edited_copies.warning(skill_dir)
         if edited:
             self.report(path, edited)
@@ -43,6 +46,15 @@ class Findings:
                 self.skill(path, skill_dir)
         return self.skills - before
 
+    def requirements(self, catalogue):
+        """The checked skills as a whole, with the rest of the catalogue: capabilities nothing provides,
+        cycles of requirements."""
+        entries = {**catalogue, **{name: entry for name, (_, entry) in self.entries.items()}}
+        for name, problems in capabilities.check(entries.values()).items():
+            if name in self.entries:
+                self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
+                               for severity, message in problems]
+
     def path(self, path):
         if not os.path.isdir(path):
             self.skill(path, os.path.dirname(os.path.abspath(path)))
@@ -55,13 +67,13 @@ class Findings:
 def render_findings(findings, out):
     for f in findings:
         where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        out.write(f"{where}: {f['severity']}: {f['message']}\n")
+        out.write(f"{where}: {f['severity']}: {one_line(f['message'])}\n")
 
 
 @renders(render_findings)
 def check(ctx):
     """Usage:
-      nexus skills check [PATH...] [--strict] [--json]
+      nexus skills check [--strict] [--json] [--] [PATH...]
       nexus skills check (-h | --help)
 
     Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
@@ -77,7 +89,8 @@ def check(ctx):
       -h --help  Show this help.
 
     Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
-    name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires, install,
+    name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
+    capability nothing provides, a warning, and a cycle of requirements, an error), install,
     execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
     `nexus skills add` whose files have changed since; see `nexus skills update`).
 
@@ -102,6 +115,7 @@ def check(ctx):
     else:
         for _, folder in configlib.sources(ctx.config):
             findings.folder(folder)
+    findings.requirements(listing.current_manifest(ctx.config, lambda line: None)["skills"])
     found = [problem.as_dict(path) for path, problem in findings.found]
     errors = sum(f["severity"] == "error" for f in found)
     if not ctx.json:

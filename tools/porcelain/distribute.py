@@ -86,8 +86,8 @@ def remove(ctx):
     return names
 
 
-UPDATE_LABELS = [("changed", "changed"), ("unchanged", "unchanged"), ("editedLocally", "edited locally"),
-                 ("removedUpstream", "removed upstream")]
+UPDATE_LABELS = [("changed", "changed"), ("restored", "restored"), ("unchanged", "unchanged"),
+                 ("editedLocally", "edited locally"), ("removedUpstream", "removed upstream")]
 
 
 def render_update(report, out):
@@ -103,8 +103,8 @@ def update(ctx):
 
     Options:
       --force    Replace a copied skill that was edited in place with its source's files.
-      --json     The outcome as JSON: changed, unchanged, editedLocally, removedUpstream (lists of names),
-                 failed (name and error).
+      --json     The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged,
+                 editedLocally, removedUpstream (lists of names), failed (name and error).
       -h --help  Show this help.
 
     Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
@@ -116,7 +116,7 @@ def update(ctx):
       0  done;  1  a skill or its source failed (the others are still updated);  2  usage error
     """
     report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
-    if report["changed"]:
+    if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
     for failed in report["failed"]:
         ctx.warn(f"{failed['name']}: {failed['error']}")

@@ -4,27 +4,37 @@ import os
 import sys
 
 from nexus import paths
-from nexus.catalog import listing, status as statuslib
+from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import number, renders
 from nexus.distribute import install as installer
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
-from nexus.schema import parse_iso
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, ago
+from nexus.style import Style, when
 
 STATUS_TEXT = {
     "ready": ("✅", "Ready"), "needs-setup": ("⚠️ ", "Needs setup"), "not-installed": ("⏳", "Not installed"),
-    "disabled": ("💤", "Disabled"), "unsupported": ("🚫", "Not for this platform"),
+    "disabled": ("💤", "Disabled"), "unsupported": ("🚫", "Not for this platform"), "invalid": ("❌", "Invalid"),
 }
 
 
 def _evaluated(ctx, name):
-    """(entry, state, {'status', 'verified', 'missing'}) of one skill."""
+    """(entry, state, {'status', 'verified', 'missing', ...}) of one skill; the whole catalogue is read
+    only for a skill whose status depends on others (its requirements, its connectors)."""
     entry = listing.entry(ctx.config, name, ctx.warn)
     state = skill_state.of(entry, ctx.warn)
-    return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
+    if not (entry.get("implements") or entry.get("connectors") or capabilities.requirements(entry) != ([], [])):
+        return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
+    records = listing.records(ctx.config, ctx.warn)
+    record = next(r for r in records if r["name"] == entry["name"])
+    ready = capabilities.providers([r for r in records if r["status"] == "ready"])
+    connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
+    result = {key: record[key] for key in ("status", "verified", "missing", "reason", "error", "disabledReason")
+              if key in record}
+    result["providers"] = {c: [p["name"] for p in ready.get(c, [])] for c in capabilities.requirements(entry)[0]}
+    result["connected"] = {c: connected.get(c, False) for c in entry.get("connectors", [])}
+    return entry, state, result
 
 
 def _requirements(entry, result, style):
@@ -40,6 +50,25 @@ def _requirements(entry, result, style):
     return lines or [f"  {bullet} None"]
 
 
+def _capabilities(entry, shown, style):
+    """What the skill provides, what it needs from other skills, and the accounts it needs connected."""
+    ok, bad = ("✓", "✗") if style.fancy else ("ok", "MISSING")
+    bullet, lines = style.bullet, []
+    if entry.get("implements"):
+        lines.append(f"  {bullet} Implements: {', '.join(entry['implements'])}")
+    capabilities_needed, skills_needed = capabilities.requirements(entry)
+    for capability in capabilities_needed:
+        ready = shown.get("providers", {}).get(capability) or []
+        lines.append(f"  {bullet} Capability: {capability} " + (f"{ok} ({', '.join(ready)})" if ready else bad))
+    missing = shown["missing"].get("skills", [])
+    lines += [f"  {bullet} Skill: {skill} {bad if skill in missing else ok}" for skill in skills_needed]
+    for connector, connected in shown.get("connected", {}).items():
+        lines.append(f"  {bullet} Connector: {connector} {'connected' if connected else 'locked'}")
+    if shown.get("reason"):
+        lines.append(f"  {bullet} Not ready: {shown['reason']}")
+    return lines
+
+
 def render_show(shown, out):
     if "prompt" not in shown or "status" not in shown:  # --prompt-only
         out.write(shown["text"])
@@ -48,9 +77,13 @@ def render_show(shown, out):
     entry, state, bullet = shown, shown["state"], style.bullet
     emoji, label = STATUS_TEXT[shown["status"]]
     if shown["status"] == "ready" and entry["type"] != "prompt":
-        verified = parse_iso(state.get("lastVerified"))
-        label = (f"Configured (last verified: {verified.date()})" if shown["verified"] and verified
-                 else "Ready, not verified yet (verified on first run)")
+        label = "Ready, not verified yet (verified on first run)"
+        if shown["verified"] and state.get("lastVerified"):
+            label = f"Configured (last verified: {when(state['lastVerified'])})"
+        elif shown["verified"]:  # no verify command: its first run vouched for it
+            label = f"Configured (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
+    elif shown["status"] == "unsupported":
+        label += f" (needs {', '.join(entry.get('os', []))}; this is {sys.platform})"
     title = f"{entry['name'].upper()} - {entry['description']}"
     lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
@@ -59,14 +92,15 @@ def render_show(shown, out):
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
-    lines += ["", "Requirements:"] + _requirements(entry, shown, style)
+    lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
                   f"  {bullet} Success rate: {state.get('successRate', 0) * 100:.1f}%",
-                  f"  {bullet} Last used: {ago(state.get('lastUsed'))}"]
+                  f"  {bullet} Last used: {when(state.get('lastUsed'))}"]
     if state.get("lastError"):
-        lines.append(f"  {bullet} Last error: {state['lastError']}")
+        label = f"  {bullet} Last error: "
+        lines.append(label + ("\n" + " " * len(label)).join(state["lastError"].splitlines()))
     lines += ["", style.rule(False), "PROMPT", style.rule(False), "", shown["prompt"].rstrip()]
     if not shown["verified"] or shown["status"] != "ready":
         lines += ["", style.rule(False), "SETUP", style.rule(False), "", "To configure this skill:"]
@@ -96,7 +130,8 @@ def render_outcome(outcome, out):
     style, name = Style(out), outcome["skill"]
     if outcome.get("skipped"):
         message = (f"Skill '{name}' is a prompt skill: always configured." if outcome["type"] == "prompt" else
-                   f"Skill '{name}' is verified (last verified: {outcome['lastVerified']}); --force runs it again.")
+                   f"Skill '{name}' is verified ({'last verified: ' + when(outcome['lastVerified']) if outcome['lastVerified'] else 'by its first run'}); "
+                   "--force runs it again.")
         out.write(message + "\n")
     elif not outcome["ok"]:
         out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {outcome['error']}\n")
@@ -151,7 +186,9 @@ def render_outcomes(outcomes, out):
     style, any_outcome = Style(out), False
     for outcome in outcomes:
         any_outcome = True
-        if outcome["ok"]:
+        if outcome.get("skipped"):
+            out.write(f"{style.emoji('⏭️ ')}{outcome['skill']}: skipped ({outcome['reason']})\n")
+        elif outcome["ok"]:
             out.write(f"{style.emoji('✅')}{outcome['skill']}: verified\n")
         else:
             out.write(f"{style.emoji('❌')}{outcome['skill']}: {outcome['error'].splitlines()[0]}\n")
@@ -173,13 +210,18 @@ def verify_all(ctx):
       --timeout SECONDS  How long one verify command may run [default: 30].
       -h --help          Show this help.
 
+    Verifies the skills that could pass: ready ones, and those whose last verification failed. The
+    others (not installed, lacking an env var or config, disabled, not for this platform) are reported
+    as skipped, with the reason ("skipped": true in --json), and do not change the exit status.
+
     Exit status:
-      0  every selected skill passed;  1  a skill failed;  2  usage error
+      0  every verification that ran passed;  1  one failed;  2  usage error
     """
     args = ctx.args
     timeout = number(args["--timeout"], "--timeout")
     stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
-    entries = verify.select(listing.current_manifest(ctx.config, ctx.warn), stale)
+    entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
+    yield from skipped
     for outcome in verify.verify_all(entries, ctx.config, timeout):
         ctx.status = ctx.status or (0 if outcome["ok"] else 1)
         yield outcome
@@ -187,7 +229,7 @@ def verify_all(ctx):
 
 def render_install(report, out):
     if report.get("dryRun"):
-        out.write(report["command"] + "\n")
+        out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
         return
     if report.get("installed"):
         out.write(f"installed {report['installed']}\n")
@@ -201,10 +243,11 @@ def install(ctx):
       nexus skill install (-h | --help)
 
     Options:
-      --id ID    The install spec with this id (default: the best fit whose package manager is here).
+      --id ID    The install spec with this id (default: the best fit whose package manager is here);
+                 runs it even when the skill's tools are already installed.
       --dry-run  Print the command, run nothing.
       --yes      Run without asking (needed when there is no terminal, as under cron or an agent).
-      --json     The outcome as JSON: skill, command, installed, verification.
+      --json     The outcome as JSON: skill, command, installed, alreadyInstalled, verification.
       -h --help  Show this help.
 
     The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
@@ -217,6 +260,17 @@ def install(ctx):
     """
     args, config = ctx.args, ctx.config
     entry = listing.entry(config, args["NAME"], ctx.warn)
+    dirs = statuslib.search_dirs(config)
+    present = {b: statuslib.which(b, dirs) for b in entrylib.binaries(entry)}
+    if present and all(present.values()) and not args["--id"]:
+        where = ", ".join(f"{b} at {path}" for b, path in present.items())
+        if args["--dry-run"]:
+            return {"skill": entry["name"], "command": None, "dryRun": True, "alreadyInstalled": True, "where": where}
+        ctx.warn(f"{entry['name']} is already installed ({where}): nothing to install; verifying it")
+        outcome = verified(entry, config)
+        ctx.status = 0 if outcome["ok"] else 1
+        return {"skill": entry["name"], "command": None, "installed": None, "alreadyInstalled": True,
+                "verification": outcome}
     spec = installer.choose(entry.get("install", []), args["--id"])
     report = {"skill": entry["name"], "command": installspec.describe(spec)}
     if args["--dry-run"]:

@@ -3,10 +3,10 @@
 import os
 
 from nexus import config as configlib, paths
-from nexus.catalog import listing, manifest as manifestlib
+from nexus.catalog import capabilities, listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.gateway import plan
-from nexus.style import Style, plural, table, truncate, widths
+from nexus.style import Style, one_line, plural, table, truncate, widths
 
 GROUPS = [  # status, emoji, heading
     ("ready", "✅", "READY (configured, working)"),
@@ -27,19 +27,29 @@ def _kind(record):
 
 
 def _detail(record):
-    return _kind(record) if record["status"] == "ready" else plan.not_ready_reason(record)
+    if record["status"] == "ready":
+        return _kind(record) + ("" if record.get("verified") else " (not verified yet)")
+    return plan.not_ready_reason(record)
 
 
-def _row(record):
-    return [record["name"], truncate(record.get("description", ""), 44), _detail(record)]
+def _rows(records, columns=None, aligned=()):
+    """name, detail, description: the description last, so that on a terminal (`columns` wide, the
+    others `aligned`) it takes what the line has left, and in a pipe it is never cut."""
+    rows = [[r["name"], one_line(r.get("reason") or _detail(r)), one_line(r.get("description", ""))] for r in records]
+    if columns:
+        room = max(columns - 3 - sum(w + 2 for w in aligned), 20)
+        rows = [[name, detail, truncate(text, room)] for name, detail, text in rows]
+    return rows
 
 
 def render_list(records, out):
     if isinstance(records, dict):  # --summary
         return render_summary(records, out)
+    if records and all("unlock" in r for r in records):  # --locked
+        return render_locked(records, out)
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
-    aligned = widths([_row(r) for r in skills])  # one set of columns across every group
+    aligned = widths(_rows(skills, None))  # one set of columns across every group
     lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
     for status, emoji, heading in GROUPS:
         group = [r for r in records if r["status"] == status]
@@ -47,11 +57,23 @@ def render_list(records, out):
             continue
         lines += ["", f"{style.emoji(emoji)}{heading} {style.dash} {plural(len(group), 'skill')}"]
         if status == "invalid":
-            lines += [f"   {r['filePath']}: {r.get('error', '')}" for r in group]
+            lines += [f"   {r['filePath']}: {one_line(r.get('error', ''))}" for r in group]
         else:
-            lines += table([_row(r) for r in group], column_widths=aligned)
+            lines += table(_rows(group, style.columns, aligned), column_widths=aligned)
     lines += ["", "Run 'nexus skill show <name>' for details on any skill.",
               "Run 'nexus skill run <name>' to use a skill."]
+    out.write("\n".join(lines) + "\n")
+
+
+def render_locked(records, out):
+    """The locked skills grouped by what unlocks them: one line for one step, however many it unlocks."""
+    style = Style(out)
+    steps = {}
+    for record in records:
+        steps.setdefault(record["unlock"]["step"], []).append(record["name"])
+    lines = style.header(f"LOCKED SKILLS ({len(records)}), BY WHAT UNLOCKS THEM")
+    lines += ["", *table([[step, ", ".join(names)] for step, names in steps.items()])]
+    lines += ["", "Run 'nexus skill show <name>' for every step a skill needs."]
     out.write("\n".join(lines) + "\n")
 
 
@@ -72,7 +94,8 @@ def list_skills(ctx):
 
     Options:
       --ready    Only skills that are ready to use.
-      --locked   Only skills that need setup or are not installed.
+      --locked   Only skills that need setup or are not installed, grouped by what unlocks them
+                 (--json: each with "unlock": {"kind", "name", "step"}).
       --all      Also skills whose `os` excludes this platform.
       --summary  One line of counts per status: the same as `nexus status`.
       --json     An array of entries: name, description, source, type, status, verified, missing, ...
@@ -83,7 +106,12 @@ def list_skills(ctx):
     records = listing.records(ctx.config, ctx.warn)
     if ctx.args["--summary"]:
         return listing.summary(records)
-    return [r for r in records if _selected(r, ctx.args)]
+    chosen = [r for r in records if _selected(r, ctx.args)]
+    if ctx.args["--locked"]:
+        connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
+        for record in chosen:
+            record["unlock"] = capabilities.unlock(record, connected)
+    return chosen
 
 
 def render_summary(summary, out):

@@ -2,6 +2,7 @@
 
 from nexus import paths
 from nexus.cli.command import renders
+from nexus.gateway import jobs
 from nexus.state import usage_log
 from nexus.style import plural
 from nexus.usage import stats, text
@@ -10,25 +11,26 @@ from nexus.usage import stats, text
 @renders(text.render)
 def skill_stats(ctx):
     """Usage:
-      nexus skill stats [NAME] [--days N] [--json]
+      nexus skill stats [NAME] [--days N] [--session ID] [--json]
       nexus skill stats (-h | --help)
 
     Options:
-      --days N   The window: the past N days [default: 30].
-      --json     Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them.
-      -h --help  Show this help.
+      --days N      The window: the past N days [default: 30].
+      --session ID  Only the calls of one session (NEXUS_SESSION_ID; see `nexus sessions`).
+      --json        Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them.
+      -h --help     Show this help.
 
     The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
     skill by default (skills.log.maxEntries); `nexus skill show` has the lifetime counters.
     To aggregate logs from elsewhere: cat */usage.log | nexus-stats --stdin.
     """
     days = stats.parse_days(ctx.args["--days"])
-    return stats.collect(ctx.config, days, ctx.args["NAME"], warn=ctx.warn)
+    return stats.collect(ctx.config, days, ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"])
 
 
 def render_rotate(report, out):
     out.write(f"nexus: rotated {plural(len(report['skills']), 'usage log')} to at most {report['maxEntries']} "
-              f"entries and {report['maxBytes']} bytes each\n")
+              f"entries and {report['maxBytes']} bytes each; removed {plural(report['jobsRemoved'], 'ended job')}\n")
 
 
 @renders(render_rotate)
@@ -38,12 +40,13 @@ def rotate(ctx):
       nexus skills rotate (-h | --help)
 
     Options:
-      --json     Print {"skills": [{"name", "logEntries"}], "maxEntries", "maxBytes"}.
+      --json     Print {"skills": [{"name", "logEntries"}], "maxEntries", "maxBytes", "jobsRemoved"}.
       -h --help  Show this help.
 
     Each log keeps its newest entries: at most skills.log.maxEntries (default 5000) and
     skills.log.maxBytes (default 2 MB) in nexus.toml. Safe while skills run: a log is rotated
-    under its skill's lock, so an entry written meanwhile is never lost.
+    under its skill's lock, so an entry written meanwhile is never lost. Background runs that ended
+    over 7 days ago are removed too, with their output.
 
     Example crontab line:
       17 3 * * *  nexus skills rotate >/dev/null
@@ -56,4 +59,4 @@ def rotate(ctx):
         except OSError as e:
             ctx.warn(f"cannot rotate '{paths.usage_log(name)}': {e.strerror}")
             ctx.status = 1
-    return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes}
+    return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune()}

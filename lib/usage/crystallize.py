@@ -1,0 +1,208 @@
+"""Crystallization: a session's successful calls, turned into a script skill that replays them.
+
+The new skill is a SKILL.md (type script, runner sh, `requires.skills` naming the skills it calls)
+and replay.sh, a POSIX sh script that runs each call again through `nexus skill run`, in order,
+stopping at the first that fails. Every argument is single-quoted as bytes, so it arrives byte for
+byte. `--var NAME=VALUE` turns each occurrence of VALUE in the recorded arguments into a parameter of
+the new skill (`--NAME VALUE`, or positional in the order given). A secret was never logged (it shows
+as ***): such an argument is replayed only from a variable, or from the env var that held it when the
+call's skill declares exactly one; otherwise crystallization is refused, naming the call.
+"""
+
+import json
+import os
+import re
+import shutil
+
+from .. import fileio, paths, schema
+from ..errors import NexusError, UsageError
+from ..skill.entry import env_names, primary_env
+from . import sessions
+from .stats import command
+
+SCRIPT = "replay.sh"
+SECRET = "***"
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def variables(pairs):
+    """[(NAME, VALUE)] from `--var NAME=VALUE` words; UsageError for one that is not of that form."""
+    found = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not _VARIABLE.match(name) or not value:
+            raise UsageError(f"--var {pair!r}: give NAME=VALUE, NAME a shell variable name and VALUE not empty")
+        if name in dict(found):
+            raise UsageError(f"--var {name} is given twice")
+        found.append((name, value))
+    return found
+
+
+def span(text):
+    """(first, last) call numbers from --calls N-M (or N)."""
+    first, _, last = (text or "").partition("-")
+    if not (first.isdigit() and (last.isdigit() or not last)) or int(first) < 1 or int(last or first) < int(first):
+        raise UsageError(f"--calls {text!r}: give N-M, call numbers from `nexus session show`, N <= M")
+    return int(first), int(last or first)
+
+
+def chosen_calls(session, numbers=None):
+    """The successful tool and script calls of a session (within --calls, when given); NexusError when none."""
+    picked = [c for c in sessions.calls(session)
+              if c.get("type") in ("tool", "script") and not sessions.failed(c)
+              and (numbers is None or numbers[0] <= c["n"] <= numbers[1])]
+    if not picked:
+        within = f" within calls {numbers[0]}-{numbers[1]}" if numbers else ""
+        raise NexusError(f"session {session!r} has no successful tool or script call{within} to replay "
+                         "(see `nexus session show`)")
+    return picked
+
+
+def plan(name, session, picked, named, skills):
+    """{"skillMd", "script" (bytes), "env", "calls"}: the new skill's files. `named` is [(NAME, VALUE)];
+    `skills` maps each called skill's name to its manifest entry, when it still has one."""
+    parts = sorted(named, key=lambda pair: len(pair[1]), reverse=True)
+    env, steps, lines = [], [], []
+    for call in picked:
+        if call.get("truncated"):
+            raise NexusError(f"call {call['n']} ({call['skill']}) was logged with its arguments cut: it cannot be replayed")
+        secret_var = _secret_var(call, parts, skills.get(call["skill"]))
+        if secret_var and secret_var not in env:
+            env.append(secret_var)
+        words = [_word(arg, parts, secret_var) for arg in call.get("args") or []]
+        lines.append(b"nexus skill run " + call["skill"].encode() + b" --" + b"".join(b" " + w for w in words)
+                     + b" || exit $?")
+        steps.append(f"`nexus skill run {call['skill']} -- {' '.join(_shown(arg, parts, secret_var) for arg in call.get('args') or [])}`")
+    called = list(dict.fromkeys(c["skill"] for c in picked))
+    return {"skillMd": _skill_md(name, session, picked, named, env, called, steps),
+            "script": _script(session, picked, named) + b"\n".join(lines) + b"\n", "env": env,
+            "calls": [c["n"] for c in picked], "requires": called}
+
+
+def _secret_var(call, parts, entry):
+    """The env var a masked argument of this call is replayed from, or None when it has none; NexusError
+    when it has one that neither a variable nor a single declared secret can stand for."""
+    if not any(SECRET in arg for arg in call.get("args") or []) or any(value == SECRET for _, value in parts):
+        return None
+    declared = list(dict.fromkeys(env_names(entry) + ([primary_env(entry)] if primary_env(entry) else []))) if entry else []
+    if len(declared) == 1:
+        return declared[0]
+    words = " ".join(call.get("args") or [])[:60]
+    raise NexusError(f"call {call['n']} ({call['skill']} {words}) has an argument that was masked (***) in the "
+                     "log, and nexus cannot tell which secret it was: give it a variable, as --var KEY=***")
+
+
+def _pieces(arg, parts, secret_var):
+    """The argument cut into literal text and references: [(is_reference, text or variable)]."""
+    pieces = [(False, arg)]
+    replacements = list(parts) + ([(secret_var, SECRET)] if secret_var else [])
+    for name, value in replacements:
+        cut = []
+        for is_reference, text in pieces:
+            if is_reference:
+                cut.append((True, text))
+                continue
+            for i, chunk in enumerate(text.split(value)):
+                if i:
+                    cut.append((True, name))
+                if chunk:
+                    cut.append((False, chunk))
+        pieces = cut
+    return pieces
+
+
+def _word(arg, parts, secret_var):
+    """One shell word that gives `arg` back byte for byte, with its variables expanded."""
+    named = dict(parts)
+    out = b""
+    for is_reference, text in _pieces(arg, parts, secret_var) or [(False, "")]:
+        if is_reference:
+            out += b'"$v_' + text.encode() + b'"' if text in named else b'"$' + text.encode() + b'"'
+        else:
+            out += b"'" + os.fsencode(text).replace(b"'", b"'\\''") + b"'"
+    return out or b"''"
+
+
+def _shown(arg, parts, secret_var):
+    named = dict(parts)
+    return "".join((f"${text}" if text in named or text == secret_var else text) if ref else text
+                   for ref, text in _pieces(arg, parts, secret_var)) or "''"
+
+
+def _script(session, picked, named):
+    """The head of replay.sh: its parameters, read as --NAME VALUE or in order, and the caller's folder."""
+    calls = ", ".join(str(c["n"]) for c in picked)
+    flags = " ".join(f"[--{n} VALUE]" for n, _ in named)
+    order = " ".join(f"[{n.upper()}" for n, _ in named) + "]" * len(named)
+    synopsis = " ".join(part for part in (SCRIPT, flags, order) if part)
+    lines = ["#!/bin/sh",
+             f"# Crystallized by nexus from session {session}, calls {calls}: replays them in order",
+             "# through `nexus skill run`, stopping at the first that fails.",
+             "usage() {", f"    echo 'usage: {synopsis}' >&2", "    exit 2", "}"]
+    if named:
+        lines += [" ".join(f"v_{n}= set_{n}=" for n, _ in named),
+                  "while [ $# -gt 0 ]; do", "    case $1 in"]
+        for n, _ in named:
+            lines += [f"        --{n}) [ $# -ge 2 ] || usage; v_{n}=$2; set_{n}=1; shift 2 ;;",
+                      f"        --{n}=*) v_{n}=${{1#--{n}=}}; set_{n}=1; shift ;;"]
+        lines += ["        --) shift; break ;;", "        -*) usage ;;", "        *) break ;;", "    esac", "done",
+                  'for value in "$@"; do  # the rest, in order, for the parameters not given by name']
+        for i, (n, _) in enumerate(named):
+            lines.append(f'    {"if" if i == 0 else "elif"} [ -z "$set_{n}" ]; then v_{n}=$value; set_{n}=1')
+        lines += ["    else usage", "    fi", "done"]
+        lines += [f'[ -n "$set_{n}" ] || {{ echo "{SCRIPT}: missing --{n}" >&2; exit 2; }}' for n, _ in named]
+    else:
+        lines.append("[ $# -eq 0 ] || usage")
+    lines.append('cd "${NEXUS_CALLER_CWD:-.}" || exit $?  # the tools run where the caller is, as when recorded')
+    return "\n".join(lines).encode() + b"\n"
+
+
+def _skill_md(name, session, picked, named, env, called, steps):
+    names = ", ".join(f"{c['skill']} {command(c.get('args') or [])}".strip() for c in picked)
+    description = f"Replays {len(picked)} calls of session {session}: {names}"
+    if len(description) > 1024:
+        description = description[:1021] + "..."
+    meta = {"type": "script", "runner": "sh", "script": SCRIPT, "requires": {"skills": called}}
+    if env:
+        meta["requires"]["env"] = env
+        if len(env) == 1:
+            meta["primaryEnv"] = env[0]
+    text = ["---", f"name: {name}", f"description: {json.dumps(description, ensure_ascii=False)}",
+            f"metadata: {json.dumps({'nexus': meta}, ensure_ascii=False)}", "---", f"# {name}", "",
+            f"Crystallized from session `{session}` on {schema.now_iso()[:10]}. `nexus skill run {name}` replays "
+            "these calls in order, each through `nexus skill run`, and stops at the first that fails:", ""]
+    text += [f"{i}. {step}" for i, step in enumerate(steps, 1)]
+    if named:
+        text += ["", "## Parameters", ""]
+        text += [f"- `{n}`: `--{n} VALUE`, or value {i} in order; stands for what the session's calls were given."
+                 for i, (n, _) in enumerate(named, 1)]
+    if env:
+        text += ["", "## Environment", ""]
+        text += [f"- `{v}`: the secret the session's call used (it was never logged)." for v in env]
+    text += ["", "If a step starts failing, run the skills it calls directly: " + ", ".join(called) + "."]
+    # A SKILL.md is UTF-8: a byte of an argument that is not shows as \\udcXX (replay.sh has the bytes).
+    return ("\n".join(text) + "\n").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def folder(name):
+    """Where the new skill goes: a folder of the workspace, its name checked first."""
+    return os.path.join(paths.workspace_skills(), paths.checked_name(name))
+
+
+def write(name, files, force=False):
+    """Place the new skill in the workspace in one rename; its folder. Never over a skill without `force`."""
+    target = folder(name)
+    if os.path.lexists(target) and not force:
+        raise NexusError(f"{target} exists: choose another --name, or give --force to replace it")
+    os.makedirs(paths.workspace_skills(), exist_ok=True)
+    staging = os.path.join(paths.workspace_skills(), f".{name}.{os.getpid()}.new")
+    shutil.rmtree(staging, ignore_errors=True)
+    os.mkdir(staging)
+    fileio.write_atomic(os.path.join(staging, "SKILL.md"), files["skillMd"].encode(), 0o644)
+    fileio.write_atomic(os.path.join(staging, SCRIPT), files["script"], 0o755)
+    if os.path.isdir(target) and not os.path.islink(target):
+        shutil.rmtree(target)
+    elif os.path.lexists(target):
+        os.unlink(target)
+    os.rename(staging, target)
+    return target

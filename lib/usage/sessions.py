@@ -1,0 +1,79 @@
+"""Sessions: the calls an agent made under one NEXUS_SESSION_ID, read back from every skill's usage log.
+
+The logs are streamed, one line at a time: a summary keeps a few figures per session, and one
+session's calls are merged across the logs in time order, so memory does not grow with the logs.
+Calls logged without a session form a group of their own, shown as "-".
+"""
+
+import heapq
+import secrets
+import time
+
+from .. import fastjson, paths, schema
+from ..state import usage_log
+
+NO_SESSION = "-"  # the id under which calls without a session are shown and asked for
+
+
+def new_id():
+    """A fresh session id: when it began, readable and sortable, then random."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
+
+
+def _since(days):
+    return None if days is None else schema.now_iso(time.time() - days * 86400)
+
+
+def _entries(path, since=None):
+    """The well-formed entries of one log at or after `since` (ISO strings compare as times)."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    entry = fastjson.loads(line.decode("utf-8", "surrogateescape"))
+                except ValueError:
+                    continue
+                ts = entry.get("ts") if isinstance(entry, dict) else None
+                if isinstance(ts, str) and (since is None or ts >= since) and isinstance(entry.get("skill"), str):
+                    yield entry
+    except FileNotFoundError:
+        return
+
+
+def _logs():
+    return [paths.usage_log(name) for name in usage_log.logged_skills()]
+
+
+def failed(entry):
+    return entry.get("exit", 0) != 0 if "exit" in entry else bool(entry.get("error"))
+
+
+def summary(days=None):
+    """Every session in the logs (within `days`): id, first and last call, calls, skills, failures."""
+    found = {}
+    for path in _logs():
+        for entry in _entries(path, _since(days)):
+            session = entry.get("session") if isinstance(entry.get("session"), str) else NO_SESSION
+            item = found.get(session)
+            if item is None:
+                item = found[session] = {"id": session, "first": entry["ts"], "last": entry["ts"], "calls": 0,
+                                         "skills": set(), "failures": 0}
+            item["calls"] += 1
+            item["first"], item["last"] = min(item["first"], entry["ts"]), max(item["last"], entry["ts"])
+            item["skills"].add(entry["skill"])
+            item["failures"] += failed(entry)
+    sessions = sorted(found.values(), key=lambda s: s["last"], reverse=True)
+    return [{**s, "skills": sorted(s["skills"])} for s in sessions]
+
+
+def calls(session):
+    """The calls of one session across every log, oldest first, each numbered from 1 as `session show` shows them."""
+    def of(path):
+        for entry in _entries(path):
+            if (entry.get("session") if isinstance(entry.get("session"), str) else NO_SESSION) == session:
+                yield entry["ts"], entry
+
+    for number, (_, entry) in enumerate(heapq.merge(*(of(p) for p in _logs()), key=lambda pair: pair[0]), 1):
+        yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated")
+                               if k in entry}}
+

@@ -1,0 +1,137 @@
+"""Who provides what: `nexus capabilities`, `nexus capability resolve` and `nexus connectors`."""
+
+from nexus import config as configlib
+from nexus.catalog import capabilities, listing
+from nexus.cli.command import renders
+from nexus.gateway import plan
+from nexus.style import Style
+from nexus.usage import stats
+
+
+def chosen(capability, records, config):
+    """The ranking of a capability's providers (see capabilities.ranking), the config's preference first."""
+    prefer = configlib.get(config, f"capabilities.{capability}.prefer", [])
+    prefer = [p for p in prefer if isinstance(p, str)] if isinstance(prefer, list) else []
+    names = [p["name"] for p in capabilities.providers(records).get(capability, [])]
+    return capabilities.ranking(capability, records, prefer, stats.success_rates(names))
+
+
+def render_capabilities(found, out):
+    if not found:
+        out.write("No skill implements or requires a capability.\n")
+        return
+    style = Style(out)
+    for item in found:
+        choice = item["chosen"] or "none ready"
+        out.write(f"{style.color(item['name'], 'bold')}  (chosen: {choice})\n")
+        for provider in item["providers"]:
+            mark = style.emoji("✅") if provider["status"] == "ready" else style.emoji("⏳")
+            out.write(f"  {mark}{provider['name']}: {provider['status']}"
+                      f"{'' if provider['verified'] or provider['status'] != 'ready' else ', not verified yet'}\n")
+        if not item["providers"]:
+            out.write("  no skill provides it\n")
+        if item["consumers"]:
+            out.write(f"  needed by: {', '.join(item['consumers'])}\n")
+
+
+@renders(render_capabilities)
+def list_capabilities(ctx):
+    """Usage:
+      nexus capabilities [--json]
+      nexus capabilities (-h | --help)
+
+    Options:
+      --json     An array of {"name", "providers": [{"name", "status", "verified"}], "consumers", "chosen"}.
+      -h --help  Show this help.
+
+    A skill provides capabilities with `implements: [email_sender]` in its metadata.nexus, and needs
+    them with `requires.capabilities`. `chosen` is the provider `nexus capability resolve` picks.
+    """
+    records = listing.records(ctx.config, ctx.warn)
+    found = capabilities.catalogue(records)
+    for item in found:
+        ranked = chosen(item["name"], records, ctx.config) if item["providers"] else []
+        item["chosen"] = ranked[0]["name"] if ranked and ranked[0]["ready"] else None
+    return found
+
+
+def render_resolved(resolved, out):
+    if resolved.get("explain"):
+        for rank, provider in enumerate(resolved["ranking"], 1):
+            out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
+        return
+    if resolved["chosen"]:
+        out.write(resolved["chosen"] + "\n")
+
+
+@renders(render_resolved)
+def resolve(ctx):
+    """Usage:
+      nexus capability resolve CAPABILITY [--explain] [--json]
+      nexus capability resolve (-h | --help)
+
+    Options:
+      --explain  Print the ranking of every provider, with the reasons for its place.
+      --json     Print {"capability", "chosen", "ranking": [{"name", "status", "ready", "verified",
+                 "successRate", "why"}]}.
+      -h --help  Show this help.
+
+    Prints the name of the ready provider to use, for scripts:
+      nexus skill run "$(nexus capability resolve email_sender)" -- ...
+    The choice: the preference list capabilities.CAPABILITY.prefer in the config, then a verified
+    provider before an unverified one, then the best success rate over the past 30 days, then the name.
+
+    Exit status:
+      0  a ready provider was found;  1  none is ready (the reasons on stderr);  2  usage error
+    """
+    name = ctx.args["CAPABILITY"]
+    records = listing.records(ctx.config, ctx.warn)
+    ranked = chosen(name, records, ctx.config)
+    ready = [p for p in ranked if p["ready"]]
+    if not ready:
+        why = ", ".join(p["why"][0] for p in ranked) or "no skill provides it"
+        ctx.warn(f"no ready provider of {name}: {why}")
+        ctx.status = 1
+    return {"capability": name, "chosen": ready[0]["name"] if ready else None, "ranking": ranked,
+            "explain": ctx.args["--explain"]}
+
+
+def render_connectors(found, out):
+    if not found:
+        out.write("No skill needs a connector.\n")
+        return
+    style = Style(out)
+    for item in found:
+        if item["connected"]:
+            out.write(f"{style.emoji('🔓')}{item['name']}: connected (through {item['connectedBy']})\n")
+        else:
+            out.write(f"{style.emoji('🔒')}{item['name']}: locked; to unlock ({item['unlock']['skill']}): "
+                      f"{item['unlock']['step']}\n")
+        out.write(f"   needed by: {', '.join(item['skills'])}\n")
+
+
+@renders(render_connectors)
+def list_connectors(ctx):
+    """Usage:
+      nexus connectors [--json]
+      nexus connectors (-h | --help)
+
+    Options:
+      --json     An array of {"name", "skills", "connected", "connectedBy"} or, when locked,
+                 {"name", "skills", "connected": false, "unlock": {"skill", "step"}}.
+      -h --help  Show this help.
+
+    A connector is an account a person connects (google, apple, 1password, github): a skill names
+    it with `connectors: [google]`, or it follows from the tool the skill runs. It is connected once a
+    skill that needs it is ready and has passed verification. nexus stores no credentials: each tool
+    keeps its own sign-in, and nexus records only what verification proved.
+    """
+    records = listing.records(ctx.config, ctx.warn)
+    return capabilities.connectors(records, lambda record: unlock_steps(record))
+
+
+def unlock_steps(record):
+    """The steps that make a skill ready and verified, without their numbers."""
+    if record["status"] == "ready" and not record.get("verified"):
+        return [f"nexus skill verify {record['name']}"]
+    return [step.split(". ", 1)[1] for step in plan.setup_steps(record, record.get("missing") or {})]

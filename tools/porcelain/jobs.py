@@ -1,0 +1,142 @@
+"""Background runs: `nexus jobs`, `nexus job show|logs|wait|kill`."""
+
+import os
+import time
+
+from nexus.cli.command import number, renders
+from nexus.errors import NexusError
+from nexus.gateway import jobs
+from nexus.style import local, table, when
+
+
+def render_jobs(found, out):
+    if not found:
+        out.write("No jobs: start one with `nexus skill run NAME --background -- ARGS`.\n")
+        return
+    rows = [["JOB", "SKILL", "STATUS", "EXIT", "STARTED", "MS"]]
+    rows += [[j["id"], j["skill"], j["status"], str(j.get("exit", "-")), local(j["started"]), str(j.get("ms", "-"))]
+             for j in found]
+    out.write("\n".join(table(rows, indent="")) + "\n")
+
+
+@renders(render_jobs)
+def list_jobs(ctx):
+    """Usage:
+      nexus jobs [--json]
+      nexus jobs (-h | --help)
+
+    Options:
+      --json     An array of jobs: {"id", "skill", "args", "status", "started", "ended", "exit", "ms", ...}.
+      -h --help  Show this help.
+
+    Status: starting, running, finished (exit is the tool's), failed (it could not be started),
+    timed-out, killed, or lost (its supervisor is gone without saying how the tool ended). Jobs that
+    ended over 7 days ago are removed by `nexus skills rotate`.
+    """
+    return jobs.all_jobs()
+
+
+def render_job(job, out):
+    stdout, stderr = jobs.output(job["id"])
+    shown = {**job, **{key: when(job.get(key)) for key in ("started", "ended") if job.get(key)}}
+    lines = [f"{key}: {shown[key]}" for key in ("id", "skill", "status", "started", "ended", "exit", "ms", "timeout")
+             if shown.get(key) is not None]
+    lines.append("args: " + " ".join(job.get("args") or []))
+    lines += [f"stdout: {stdout}", f"stderr: {stderr}"]
+    out.write("\n".join(lines) + "\n")
+
+
+@renders(render_job)
+def show(ctx):
+    """Usage:
+      nexus job show ID [--json]
+      nexus job show (-h | --help)
+
+    Options:
+      --json     The job's record (job.json), as JSON.
+      -h --help  Show this help.
+    """
+    return jobs.read(ctx.args["ID"])
+
+
+def logs(ctx):
+    """Usage:
+      nexus job logs ID [--follow]
+      nexus job logs (-h | --help)
+
+    Options:
+      --follow   Keep printing what the job writes until it ends.
+      -h --help  Show this help.
+
+    Prints the job's stdout on stdout and its stderr on stderr, as the tool wrote them.
+    """
+    job = jobs.read(ctx.args["ID"])
+    streams = [(open(path, "rb"), target) for path, target in zip(jobs.output(job["id"]), (1, 2))]
+    try:
+        while True:
+            if sum(_copy(f, target) for f, target in streams):
+                continue
+            if not ctx.args["--follow"]:
+                return 0
+            if jobs.read(job["id"])["status"] not in ("starting", "running"):
+                while sum(_copy(f, target) for f, target in streams):  # what it wrote before it ended
+                    pass
+                return 0
+            time.sleep(0.2)  # a file has nothing to wait on: look again, as tail -f does
+    finally:
+        for f, _ in streams:
+            f.close()
+
+
+def _copy(source, fd):
+    chunk = source.read(65536)
+    view = memoryview(chunk)
+    while view:
+        view = view[os.write(fd, view):]
+    return len(chunk)
+
+
+def wait(ctx):
+    """Usage:
+      nexus job wait ID [--timeout SECONDS]
+      nexus job wait (-h | --help)
+
+    Options:
+      --timeout SECONDS  Stop waiting after SECONDS (the job goes on).
+      -h --help          Show this help.
+
+    Exit status:
+      N    the tool's own exit status, once the job has ended (124 if it timed out, 128+N after signal N)
+      1    the job was lost, or could not be started
+      124  --timeout passed first; the job is still running
+    """
+    timeout = number(ctx.args["--timeout"], "--timeout") if ctx.args["--timeout"] else None
+    job = jobs.wait(ctx.args["ID"], timeout)
+    if job is None:
+        ctx.warn(f"job {ctx.args['ID']} still running after {timeout:g} s")
+        return 124
+    if job.get("exit") is None:
+        raise NexusError(f"job {job['id']} is {job['status']}: its exit status is unknown")
+    return job["exit"]
+
+
+def render_killed(job, out):
+    out.write(f"{job['id']}: {job['status']}" + (f" (exit {job['exit']})" if job.get("exit") is not None else "") + "\n")
+
+
+@renders(render_killed)
+def kill(ctx):
+    """Usage:
+      nexus job kill ID [--json]
+      nexus job kill (-h | --help)
+
+    Options:
+      --json     The job's record once it has ended.
+      -h --help  Show this help.
+
+    Ends the job's whole process group: SIGTERM, then SIGKILL 5 seconds later. The call is recorded
+    as killed; a job that has already ended is left as it is.
+    """
+    return jobs.kill(ctx.args["ID"])
+
+

@@ -1,0 +1,135 @@
+"""What an agent did: `nexus sessions`, `nexus session show|new|crystallize`."""
+
+from nexus import config as configlib
+from nexus.catalog import manifest as manifestlib
+from nexus.cli.command import renders
+from nexus.errors import NexusError
+from nexus.state import skill_state
+from nexus.style import Style, local, table, truncate
+from nexus.usage import crystallize as crystal, sessions, stats
+
+
+def render_sessions(found, out):
+    if not found:
+        out.write("No calls in the usage logs.\n")
+        return
+    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "SKILLS"]]
+    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
+              truncate(", ".join(s["skills"]), 40)] for s in found]
+    out.write("\n".join(table(rows, indent="")) + "\n")
+
+
+@renders(render_sessions)
+def list_sessions(ctx):
+    """Usage:
+      nexus sessions [--days N] [--json]
+      nexus sessions (-h | --help)
+
+    Options:
+      --days N   Only calls of the past N days (default: every call the logs hold).
+      --json     An array of {"id", "first", "last", "calls", "skills", "failures"}, newest first.
+      -h --help  Show this help.
+
+    A session is the calls made with one NEXUS_SESSION_ID (set it with
+    `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-".
+    """
+    days = stats.parse_days(ctx.args["--days"]) if ctx.args["--days"] else None
+    return sessions.summary(days)
+
+
+def render_calls(found, out):
+    style = Style(out)
+    rows = [["#", "TIME", "SKILL", "EXIT", "MS", "ARGS / ERROR"]]
+    for call in found:
+        shown = " ".join(call.get("args") or [])
+        if call.get("error"):
+            shown = (shown + "  " if shown else "") + style.color(f"! {call['error']}", "red")
+        rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
+                     str(call.get("ms", "-")), truncate(shown, 80) if not call.get("error") else shown])
+    out.write("\n".join(table(rows, indent="")) + "\n")
+
+
+@renders(render_calls)
+def show(ctx):
+    """Usage:
+      nexus session show ID [--json]
+      nexus session show (-h | --help)
+
+    Options:
+      --json     An array of the session's calls in time order: {"n", "ts", "skill", "type", "args",
+                 "exit", "ms", "error"} (args masked as logged).
+      -h --help  Show this help.
+
+    ID "-" shows the calls made without a session. The numbers (n) are the ones
+    `nexus session crystallize --calls N-M` takes.
+
+    Exit status:
+      0  shown;  1  no call of that session in the usage logs;  2  usage error
+    """
+    found = list(sessions.calls(ctx.args["ID"]))
+    if not found:
+        raise NexusError(f"no call of session {ctx.args['ID']!r} in the usage logs; see `nexus sessions`")
+    return found
+
+
+def new(ctx):
+    """Usage:
+      nexus session new
+      nexus session new (-h | --help)
+
+    Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`.
+    """
+    return sessions.new_id() + "\n"
+
+
+def render_crystal(made, out):
+    if made["dryRun"]:
+        # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
+        out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
+        return
+    out.write(f"crystallized {made['name']}: {made['path']} (replays calls {', '.join(map(str, made['calls']))})\n")
+
+
+@renders(render_crystal)
+def crystallize(ctx):
+    """Usage:
+      nexus session crystallize ID --name NAME [--calls N-M] [--var NAME=VALUE]... [--dry-run] [--force] [--json]
+      nexus session crystallize (-h | --help)
+
+    Options:
+      --name NAME       The new skill's name (a folder in the workspace).
+      --calls N-M       Only these calls (their numbers in `nexus session show`).
+      --var NAME=VALUE  Make VALUE, wherever it occurs in the recorded arguments, a parameter of the
+                        new skill: --NAME VALUE, or in order. Repeat for more. VALUE *** stands for a
+                        secret that was masked in the log.
+      --dry-run         Print the SKILL.md and the script; write nothing.
+      --force           Replace a skill of that name in the workspace.
+      --json            {"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}.
+      -h --help         Show this help.
+
+    Turns the session's successful tool and script calls into a script skill that replays them in
+    order through `nexus skill run`, stopping at the first failure; every argument arrives byte for
+    byte. A secret was never logged: a call whose argument was masked (***) is replayed from a --var,
+    or from the env var that held it when its skill declares one; otherwise nothing is written.
+
+    Examples:
+      nexus session crystallize 20261130-171733-3f9a2c01 --name weekly-report --var week=48
+      nexus skill run weekly-report -- --week 49
+    """
+    args = ctx.args
+    name = args["--name"]
+    numbers = crystal.span(args["--calls"]) if args["--calls"] else None
+    named = crystal.variables(args["--var"])
+    path = crystal.folder(name)
+    picked = crystal.chosen_calls(args["ID"], numbers)
+    manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
+    files = crystal.plan(name, args["ID"], picked, named, manifest["skills"])
+    made = {"name": name, "path": path, "calls": files["calls"], "requires": files["requires"], "env": files["env"],
+            "skillMd": files["skillMd"], "script": files["script"].decode("utf-8", "surrogateescape"),
+            "dryRun": bool(args["--dry-run"])}
+    if not args["--dry-run"]:
+        crystal.write(name, files, args["--force"])
+        entry = manifestlib.entry(configlib.sources(ctx.config), name, ctx.warn)
+        with skill_state.Update(name, entry) as state:
+            state["crystallizedFrom"] = {"session": args["ID"], "calls": files["calls"]}
+    return made

@@ -17,9 +17,9 @@ SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/
 
 .PHONY: run test bench man install uninstall clean
 
-# The venv holds the dependencies (the mcp extra's too: nexus-mcp and its tests need the MCP SDK) and a
-# regular (non-editable) install of nexus, reinstalled
-# whenever a source changes: a regular install keeps interpreter start-up free of import hooks.
+# The venv holds the dependencies (the mcp extra's too: nexus-mcp and its tests need the MCP SDK) and
+# a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
+# install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

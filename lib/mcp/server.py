@@ -56,7 +56,7 @@ class Nexus:
         self.found = None  # (when, every skill with its status): the last look at the catalogue
         self.shown = {}  # tools, prompts, resources -> what the client was last shown of them (offer.signature)
         self.client = None  # the initialized client's session: where list_changed goes
-        self.initialized = None
+        self.initialized = None  # an anyio.Event, set when the client is initialized (made in the event loop)
 
     async def run(self):
         self.initialized = anyio.Event()

@@ -11,17 +11,19 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 LIBDIR  ?= $(PREFIX)/lib
 PIPFLAGS ?=
+EXTRAS  ?= mcp
 
 SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
 
 .PHONY: run test bench man install uninstall clean
 
-# The venv holds the dependencies and a regular (non-editable) install of nexus, reinstalled
-# whenever a source changes: a regular install keeps interpreter start-up free of import hooks.
+# The venv holds the dependencies (the mcp extra's too: nexus-mcp and its tests need the MCP SDK) and
+# a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
+# install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts
+	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts "mcp>=2.0,<3"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
@@ -47,6 +49,7 @@ man: $(VENV)/.installed
 # The package and its dependencies go to a folder of their own, $(LIBDIR)/nexus, so any PREFIX
 # works and nothing else is touched; each console script is a small launcher in $(BINDIR) that
 # puts that folder first on sys.path. Launchers name the final paths, so DESTDIR staging works.
+# EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs); EXTRAS= for none.
 SCRIPTS   := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z-]*\) = "\(.*\)"$$/\1=\2/p' pyproject.toml)
 PROGRAMS  := $(foreach script,$(SCRIPTS),$(firstword $(subst =, ,$(script))))
 MANPAGES  := $(wildcard man/*.1)
@@ -54,7 +57,7 @@ PKGDIR    := $(LIBDIR)/nexus
 
 install:
 	rm -rf $(DESTDIR)$(PKGDIR)
-	$(PYTHON) -m pip install --quiet --no-compile --target $(DESTDIR)$(PKGDIR) $(PIPFLAGS) .
+	$(PYTHON) -m pip install --quiet --no-compile --target $(DESTDIR)$(PKGDIR) $(PIPFLAGS) "$(if $(EXTRAS),.[$(EXTRAS)],.)"
 	rm -rf build $(DESTDIR)$(PKGDIR)/bin
 	$(PYTHON) -m compileall -q -d $(PKGDIR) $(DESTDIR)$(PKGDIR)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)

@@ -2,7 +2,7 @@
 
 import pytest
 
-SCRIPTS = ["nexus", "nexus-discover", "nexus-manifest", "nexus-verify", "nexus-run", "nexus-stats"]
+SCRIPTS = ["nexus", "nexus-discover", "nexus-manifest", "nexus-verify", "nexus-run", "nexus-stats", "nexus-mcp"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -14,7 +14,8 @@ def test_help(script_runner, script):
 
 @pytest.mark.parametrize("argv", [["nexus-discover", "--bogus"], ["nexus-manifest"], ["nexus-manifest", "frob"],
                                   ["nexus", "frob"], ["nexus"], ["nexus", "skills", "list", "--bogus"],
-                                  ["nexus-verify"], ["nexus", "skills", "list", "--ready", "--locked"]])
+                                  ["nexus-verify"], ["nexus", "skills", "list", "--ready", "--locked"],
+                                  ["nexus-mcp", "--max-output", "lots"], ["nexus", "mcp", "--watch", "-1"]])
 def test_usage_errors_exit_2(script_runner, argv):
     result = script_runner.run(argv)
     assert result.returncode == 2

@@ -35,7 +35,10 @@ def bash_complete(env, *words):
 
 
 @pytest.mark.parametrize("words, expected", [
-    (["nexus", ""], ["skills", "skill", "config", "status", "capabilities", "capability", "connectors", "sessions", "session", "jobs", "job"]),
+    (["nexus", ""], ["skills", "skill", "config", "status", "capabilities", "capability", "connectors", "sessions",
+                     "session", "jobs", "job", "mcp"]),
+    (["nexus", "mcp", ""], ["config"]),
+    (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
     (["nexus", "--"], ["--help", "--version"]),
     (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats", "enable", "disable", "env", "key"]),
     (["nexus", "config", "set", "--type", ""], ["bool", "int", "string", "list", "table"]),

@@ -17,12 +17,14 @@ from helpers import bundled_names, write_config, write_raw, write_skill
 NOW = datetime.datetime.now(datetime.timezone.utc)
 
 
+DAY_MINUTES = 24 * 60
+
+
 @pytest.fixture(autouse=True)
 def now():
-    """The moment each test writes its entries around: taken afresh, as a long suite runs for minutes."""
+    """Each test's own "now": one taken at import ages by the minutes a long suite takes to get here."""
     global NOW
     NOW = datetime.datetime.now(datetime.timezone.utc)
-DAY_MINUTES = 24 * 60
 
 
 def iso(moment):

@@ -64,6 +64,8 @@ COMMANDS = (
     Command("job logs", "jobs:logs", PROCESS, "What a background run wrote; --follow until it ends."),
     Command("job wait", "jobs:wait", PROCESS, "Wait for a background run to end; exit with its status."),
     Command("job kill", "jobs:kill", DOCUMENT, "End a background run's whole process group."),
+    Command("mcp", "mcp:serve", PROCESS, "Serve the ready skills to an agent over MCP (the same as nexus-mcp)."),
+    Command("mcp config", "mcp:config", TEXT, "The entry that registers nexus with an MCP client; --write adds it."),
 )
 
 GROUPS = {  # the first word of a command -> what its commands are about
@@ -73,6 +75,7 @@ GROUPS = {  # the first word of a command -> what its commands are about
     "capability": "A capability: which ready skill provides it.",
     "session": "One agent session: its calls, a fresh id, and a skill made from it.",
     "job": "One background run: show it, read its output, wait for it, end it.",
+    "mcp": "The ready skills over the Model Context Protocol, for the agents that speak it.",
 }
 
 # Hidden commands, as git completes with --list-cmds: skill names from the manifest, and config keys.
@@ -122,7 +125,7 @@ def overview():
 
 def short_overview():
     """What `nexus` alone says: the groups of commands, and where to read more."""
-    singles = [c for c in COMMANDS if " " not in c.words]
+    singles = [c for c in COMMANDS if " " not in c.words and c.words not in GROUPS]  # `mcp` is listed as a group
     lines = ["usage: nexus COMMAND [ARGS...]", "", "Commands, by group (nexus GROUP --help lists a group's):"]
     width = max(len(w) for w in list(GROUPS) + [c.words for c in singles])
     lines += [f"  {group:<{width}}  {about}" for group, about in GROUPS.items()]
@@ -145,24 +148,31 @@ def suggestion(argv):
 def group_help(group):
     """`nexus skills --help`: the commands of one group, with their summaries."""
     commands = [c for c in COMMANDS if c.words.startswith(group + " ")]
-    lines = [f"nexus {group}: {GROUPS[group]}", "", "Usage:", f"  nexus {group} COMMAND [ARGS...]",
-             f"  nexus {group} COMMAND --help", "", "Commands:", *_command_lines(commands, group + " ")]
+    own = [c for c in COMMANDS if c.words == group]
+    lines = [f"nexus {group}: {GROUPS[group]}", ""]
+    if own:  # the group is a command too (`nexus mcp`): its help first
+        lines.append(own[0].usage())
+    else:
+        lines += ["Usage:", f"  nexus {group} COMMAND [ARGS...]", f"  nexus {group} COMMAND --help", ""]
+    lines += ["Commands:", *_command_lines(commands, group + " ")]
     return "\n".join(lines) + "\n"
 
 
 def find(argv):
-    """The command named by the first words of argv, and the rest of argv."""
-    for command in COMMANDS:
-        words = command.words.split()
-        if argv[:len(words)] == words:
-            return command, argv[len(words):]
-    return None, argv
+    """The command named by the first words of argv (the longest match: `mcp config` before `mcp`),
+    and the rest of argv."""
+    found = [c for c in COMMANDS if argv[:len(c.words.split())] == c.words.split()]
+    command = max(found, key=lambda c: len(c.words.split()), default=None)
+    return command, argv[len(command.words.split()):] if command else argv
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if not streams_ready("nexus"):
         return 2
+    if argv[:1] and argv[0] in GROUPS and argv[1:] in (["-h"], ["--help"]):
+        sys.stdout.write(group_help(argv[0]))
+        return 0
     command, rest = find(argv)
     if command:
         return command.main(rest)
@@ -175,10 +185,9 @@ def main(argv=None):
     if argv == ["--version"]:
         print(f"nexus {__version__}")
         return 0
-    if argv and argv[0] in GROUPS and argv[1:] in ([], ["-h"], ["--help"]):
-        text = group_help(argv[0])
-        (sys.stdout if argv[1:] else sys.stderr).write(text)
-        return 0 if argv[1:] else 2
+    if argv and argv[0] in GROUPS and not argv[1:]:
+        sys.stderr.write(group_help(argv[0]))
+        return 2
     if not argv:
         sys.stderr.write(short_overview())
         return 2

@@ -90,6 +90,26 @@ def enable_command(entry, config):
     return f"nexus skill enable {name}"
 
 
+def not_ready_reason(record):
+    """One line on why a skill with its status (a record of catalog.listing) is not ready."""
+    if record.get("reason"):  # the catalogue's own: a requirement on another skill, another platform
+        return record["reason"]
+    status, missing = record["status"], record.get("missing", {})
+    if status == "needs-setup":
+        needs = missing["env"] + [f"config {p}" for p in missing["config"]]
+        return "needs: " + ", ".join(needs) if needs else "verification failed"
+    if status == "not-installed":
+        from ..skill import installspec
+
+        hints = installspec.hints(record)
+        return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
+    if status == "disabled":
+        return record.get("disabledReason", "disabled")
+    if status == "unsupported":
+        return "os: " + ", ".join(record.get("os", []))
+    return record.get("error", "")
+
+
 def setup_steps(entry, missing):
     """Numbered steps that take a skill from where it is to verified."""
     from ..skill import installspec

@@ -201,9 +201,9 @@ class Child:
 def _spawn(argv, cwd, env, actions, resets, group):
     spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
     extra = {"setpgroup": 0} if group else {}
-    if cwd is None:
-        return spawn(argv[0], argv, env, file_actions=actions, setsigdef=resets, **extra)
-    with _spawning:
+    with _spawning:  # held for every spawn: one in another thread must not start in a folder changed for this one
+        if cwd is None:
+            return spawn(argv[0], argv, env, file_actions=actions, setsigdef=resets, **extra)
         try:
             back = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
         except OSError:

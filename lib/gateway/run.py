@@ -193,6 +193,7 @@ class Call:
         self.secrets = plan.secrets(entry, self.env)
         self.argv = self.cwd = None
         self.changes = {}
+        self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
 
     def masked(self, text):
         return plan.mask(text, self.secrets)
@@ -240,13 +241,14 @@ class Call:
             done.started = True
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
-            error = outcome_error(done, timeout)
+            error = "cancelled" if self.cancelled else outcome_error(done, timeout)
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
             self.warn(error)
         done.ms = int((time.monotonic() - started) * 1000)
-        if done.exit != 0 and done.signal != SIGPIPE:  # a reader that closed the pipe is not the tool failing
+        # a reader that closed the pipe, or a front end that cancelled the call, is not the tool failing
+        if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes)

@@ -5,7 +5,7 @@ import os
 from nexus import config as configlib, paths
 from nexus.catalog import capabilities, listing, manifest as manifestlib
 from nexus.cli.command import renders
-from nexus.skill import installspec
+from nexus.gateway import plan
 from nexus.style import Style, one_line, plural, table, truncate, widths
 
 GROUPS = [  # status, emoji, heading
@@ -27,22 +27,11 @@ def _kind(record):
 
 
 def _detail(record):
-    status, missing = record["status"], record.get("missing", {})
-    if status == "ready":
+    if record["status"] == "ready":
         marks = [m for m, on in (("not verified yet", not record.get("verified")), ("degraded", record.get("degraded")),
                                  ("drifted", record.get("drifted"))) if on]
         return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
-    if status == "needs-setup":
-        needs = missing["env"] + [f"config {p}" for p in missing["config"]]
-        return "needs: " + ", ".join(needs) if needs else "verification failed"
-    if status == "not-installed":
-        hints = installspec.hints(record)
-        return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
-    if status == "disabled":
-        return record.get("disabledReason", "disabled")
-    if status == "unsupported":
-        return "os: " + ", ".join(record.get("os", []))
-    return one_line(record.get("error", ""))
+    return one_line(plan.not_ready_reason(record))
 
 
 def _rows(records, columns=None, aligned=()):

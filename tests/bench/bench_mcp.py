@@ -1,0 +1,121 @@
+"""nexus-mcp (issue 16): a tool call inside one session, and tools/list with 1,000 skills.
+
+The client is a few lines of JSON-RPC over the server's pipes, newline-delimited as the stdio
+transport defines, so the figures are the server's own: from writing a request to reading its
+answer. Self-contained: it needs only the nexus-mcp console script (with the mcp extra) on PATH.
+"""
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import time
+
+CALLS, LISTS = 200, 30
+CALL_TARGET_MS, LIST_TARGET_MS = 5.0, 50.0
+
+
+class Client:
+    """nexus-mcp as a subprocess, spoken to in JSON-RPC; initialized on start."""
+
+    def __init__(self, env, *options):
+        started = time.perf_counter()
+        self.process = subprocess.Popen([shutil.which("nexus-mcp", path=env["PATH"]), *options], env=env, text=True,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})
+        self.start_ms = (time.perf_counter() - started) * 1000
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message):
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def request(self, method, params=None):
+        """(milliseconds, result) of one request; notifications that come first are skipped."""
+        self.next_id += 1
+        started = time.perf_counter()
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})})
+        while True:
+            answer = json.loads(self.process.stdout.readline())
+            if answer.get("id") == self.next_id:
+                break
+        if "result" not in answer:
+            raise SystemExit(f"bench_mcp: {method}: {answer}")
+        return (time.perf_counter() - started) * 1000, answer["result"]
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(30)
+
+
+def environment(workdir):
+    env = dict(os.environ, NEXUS_HOME=str(workdir / "nexus"), MANAGED_SKILLS_DIR=str(workdir / "managed"),
+               HOME=str(workdir / "home"))
+    env.pop("NEXUS_CONFIG", None)
+    env.pop("NEXUS_SESSION_ID", None)
+    bindir = workdir / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "true-tool").symlink_to(shutil.which("true"))
+    env["PATH"] = f"{bindir}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def tool_skills(root, count):
+    """`count` tool skills that run true-tool, with realistic frontmatter and instructions."""
+    for i in range(count):
+        folder = root / f"tool-{i:05d}"
+        folder.mkdir(parents=True)
+        meta = json.dumps({"nexus": {"emoji": "🔧", "tool": "true-tool", "os": ["linux", "darwin"]}}, ensure_ascii=False)
+        (folder / "SKILL.md").write_text(
+            f"---\nname: tool-{i:05d}\ndescription: Benchmark tool number {i}, which does a useful thing.\n"
+            f"metadata: {meta}\n---\n# Tool {i}\n\n" + "Instructions.\n" * 40)
+
+
+def spawn_ms(program):
+    """Starting `program` and waiting for it, as the gateway does (its own process group): one time, in ms."""
+    started = time.perf_counter()
+    os.waitpid(os.posix_spawn(program, [program], os.environ, setpgroup=0), 0)
+    return (time.perf_counter() - started) * 1000
+
+
+def run(workdir, python_start_ms):
+    env = environment(workdir)
+    tool_skills(workdir / "nexus" / "skills", 1)
+    client = Client(env)
+    true = shutil.which("true")
+    try:
+        client.request("tools/call", {"name": "tool-00000", "arguments": {"args": ["hello"]}})  # verifies
+        calls, spawns = [], []
+        for _ in range(CALLS):  # side by side, so that both see the same machine
+            calls.append(client.request("tools/call", {"name": "tool-00000", "arguments": {"args": ["hello", "world"]}}))
+            spawns.append(spawn_ms(true))
+    finally:
+        client.close()
+    ok = all(result["structuredContent"]["exit"] == 0 for _, result in calls)
+    call_ms = statistics.median(ms for ms, _ in calls)
+    yield ("nexus-mcp start to initialized (once a session)", f"{client.start_ms:.0f} ms", "(for reference)", True)
+    yield (f"  starting /bin/true and waiting for it, median of {CALLS}", f"{statistics.median(spawns):.2f} ms",
+           "(for reference)", True)
+    yield (f"tools/call of a tool wrapping /bin/true, median of {CALLS}", f"{call_ms:.2f} ms",
+           f"<= {CALL_TARGET_MS:g} ms", ok and call_ms <= CALL_TARGET_MS)
+
+    shutil.rmtree(workdir / "nexus" / "skills")
+    tool_skills(workdir / "nexus" / "skills", 1000)
+    for watch in ("2", "0"):  # the default: lists answered from the last look, at most 2 s old; 0: each looks afresh
+        client = Client(env, "--watch", watch)
+        try:
+            first_ms, _ = client.request("tools/list")
+            lists = [client.request("tools/list") for _ in range(LISTS)]
+        finally:
+            client.close()
+        ok = all(sum(t["name"].startswith("tool-") for t in result["tools"]) == 1000 for _, result in lists)
+        list_ms = statistics.median(ms for ms, _ in lists)
+        if watch == "2":
+            yield ("tools/list, 1,000 tool skills, the first (scan, checks)", f"{first_ms:.0f} ms", "(for reference)", True)
+            yield (f"tools/list, 1,000 tool skills, median of {LISTS}", f"{list_ms:.1f} ms", f"<= {LIST_TARGET_MS:g} ms",
+                   ok and list_ms <= LIST_TARGET_MS)
+        else:
+            yield ("  the same with --watch 0, each list a fresh look", f"{list_ms:.1f} ms", "(for reference)", ok)

@@ -1,0 +1,432 @@
+"""nexus-mcp (issue 16) through a real MCP client: the MCP SDK's own stdio client drives the server as a
+subprocess; what the gateway records is read from the usage logs it writes."""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import jsonl, make_tool, write_config, write_skill
+
+anyio = pytest.importorskip("anyio")
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+import mcp_types as types  # noqa: E402
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+pytestmark = pytest.mark.once  # each test starts its own server, the same in both launch modes
+
+
+@pytest.fixture
+def skills(workspace, bindir, nexus_home):
+    """A ready tool skill `say`, and no bundled skills, so that the tools are known exactly."""
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")
+    make_tool(bindir, "say", '#!/bin/sh\nprintf "%s\\n" "$*"\n')
+    write_skill(workspace, "say", "Say the words.", meta={"tool": "say"})
+    return workspace
+
+
+def log(nexus_home, name):
+    path = nexus_home / "state" / "nexus" / "skills" / name / "usage.log"
+    return jsonl(path.read_text()) if path.exists() else []
+
+
+def wait_for(condition, seconds=15):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def alive(pid):
+    """True while `pid` runs (a zombie nobody reaped does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 0)
+            return True
+        return False
+
+
+@contextlib.asynccontextmanager
+async def connected(tmp_path, *argv, command=("nexus-mcp",)):
+    """A ClientSession on a server started by the SDK's stdio client; its notifications in .notes."""
+    notes = []
+
+    async def on_message(message):
+        notes.append(message)
+
+    with open(tmp_path / "server.err", "w") as errlog:
+        params = StdioServerParameters(command=shutil.which(command[0]), args=[*command[1:], *argv],
+                                       env=dict(os.environ))
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, message_handler=on_message) as session:
+                session.notes = notes
+                yield session
+
+
+def serve(tmp_path, scenario, *argv, **how):
+    """Run `scenario(session)` against an initialized server; what it returns."""
+
+    async def main():
+        async with connected(tmp_path, *argv, **how) as session:
+            session.initialized = await session.initialize()
+            return await scenario(session)
+
+    return anyio.run(main)
+
+
+def session_id(tmp_path):
+    return (tmp_path / "server.err").read_text().split("nexus-mcp: session ")[1].split()[0]
+
+
+def initialize(tmp_path, version):
+    """The server's answer to an initialize that offers `version`."""
+
+    async def main():
+        async with connected(tmp_path) as session:
+            request = types.InitializeRequest(params=types.InitializeRequestParams(
+                protocol_version=version, capabilities=types.ClientCapabilities(),
+                client_info=types.Implementation(name="probe", version="1")))
+            return await session.send_request(request, types.InitializeResult)
+
+    return anyio.run(main)
+
+
+def test_initialize_offers_tools_prompts_resources_and_negotiates_the_version(skills, tmp_path):
+    async def scenario(session):
+        return session.initialized
+
+    result = serve(tmp_path, scenario)
+    assert result.protocol_version == "2025-11-25"
+    assert result.server_info.name == "nexus"
+    caps = result.capabilities
+    assert caps.tools.list_changed and caps.prompts.list_changed and caps.resources.list_changed
+    assert "list_skills" in result.instructions
+    assert initialize(tmp_path, "2025-03-26").protocol_version == "2025-03-26"  # one it speaks: agreed on
+    assert initialize(tmp_path, "1999-01-01").protocol_version == "2025-11-25"  # one it does not: its latest
+
+
+def test_a_client_of_the_2026_revision_without_a_handshake_gets_the_same(skills, nexus_home, tmp_path):
+    async def main():
+        async with connected(tmp_path) as session:
+            discovered = await session.discover()
+            return (discovered, await session.list_tools(), await session.call_tool("say", {"args": ["modern"]}),
+                    await session.get_prompt("say"))
+
+    discovered, tools, result, prompt = anyio.run(main)
+    assert "2026-07-28" in discovered.supported_versions
+    assert [t.name for t in tools.tools] == ["say", "list_skills", "read_skill"] and tools.ttl_ms == 0
+    assert result.content[0].text == "modern\n" and prompt.messages[0].content.text.startswith("# Body")
+    assert [line["type"] for line in log(nexus_home, "say")] == ["tool", "prompt"]
+
+
+def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home, tmp_path):
+    write_skill(skills, "gone", "Its tool is missing.", meta={"tool": "no-such-tool-anywhere"})
+    write_skill(skills, "keyed", "Needs a key.", meta={"tool": "say", "requires": {"env": ["KEYED_TOKEN"]}})
+    write_skill(skills, "off", "Disabled.", meta={"tool": "say"})
+    write_skill(skills, "advice", "Only instructions.")
+    make_tool(bindir, "runner", '#!/bin/sh\nexec "$@"\n')
+    folder = write_skill(skills, "scripted", "A script.", meta={"runner": "runner", "script": "go.sh"})
+    make_tool(folder, "go.sh", "#!/bin/sh\necho scripted\n")
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.off]\nenabled = false\n")
+
+    async def scenario(session):
+        return await session.list_tools(), await session.list_prompts()
+
+    tools, prompts = serve(tmp_path, scenario)
+    assert [t.name for t in tools.tools] == ["say", "scripted", "list_skills", "read_skill"]
+    say = tools.tools[0]
+    assert say.description.startswith("Say the words.") and say.input_schema["properties"]["args"]["type"] == "array"
+    assert {p.name for p in prompts.prompts} == {"advice", "say", "scripted"}
+
+
+def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_home, tmp_path, script_runner):
+    async def scenario(session):
+        return await session.call_tool("say", {"args": ["hello", "wide world"]})
+
+    result = serve(tmp_path, scenario)
+    assert not result.is_error
+    assert result.content[0].text == "hello wide world\n"
+    assert result.structured_content["exit"] == 0 and result.structured_content["stdout"] == "hello wide world\n"
+    [line] = log(nexus_home, "say")
+    assert line["args"] == ["hello", "wide world"] and line["exit"] == 0
+    assert line["session"] == session_id(tmp_path) and line["session"].startswith("mcp-")
+    listed = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
+    assert [(s["id"], s["calls"]) for s in listed] == [(line["session"], 1)]
+
+
+def test_the_session_is_nexus_session_id_when_set(skills, nexus_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEXUS_SESSION_ID", "review-42")
+
+    async def scenario(session):
+        await session.call_tool("say", {"args": ["one"]})
+        await session.call_tool("say", {"args": ["two"]})
+
+    serve(tmp_path, scenario)
+    assert [line["session"] for line in log(nexus_home, "say")] == ["review-42", "review-42"]
+
+
+def test_stdin_reaches_the_tool_and_a_failure_or_timeout_is_an_error_result(skills, bindir, workspace, nexus_home, tmp_path):
+    make_tool(bindir, "grumpy", '#!/bin/sh\ncat\necho "no way" >&2\nexit 3\n')
+    write_skill(workspace, "grumpy", "Always fails.", meta={"tool": "grumpy"})
+
+    make_tool(bindir, "dozy", "#!/bin/sh\nsleep 30\n")
+    write_skill(workspace, "dozy", "Sleeps.", meta={"tool": "dozy"})
+
+    async def scenario(session):
+        return (await session.call_tool("grumpy", {"stdin": "fed in\n"}), await session.call_tool("dozy", {"timeout": 0.5}),
+                await session.call_tool("grumpy", {}))
+
+    result, dozed, unfed = serve(tmp_path, scenario)
+    assert unfed.structured_content["stdout"] == ""  # no stdin given: it reads none, never the protocol's
+    assert dozed.is_error and dozed.structured_content["timedOut"] and dozed.structured_content["exit"] == 124
+    assert dozed.content[-1].text == "timed out after 0.5 s; exit status 124"
+    assert result.is_error
+    assert result.structured_content == {"exit": 3, "stdout": "fed in\n", "stderr": "no way\n", "truncated": False,
+                                         "timedOut": False, "ms": result.structured_content["ms"]}
+    assert [c.text for c in result.content] == ["fed in\n", "stderr:\nno way\n", "exit status 3"]
+    line = log(nexus_home, "grumpy")[0]
+    assert line["exit"] == 3 and line["error"] == "no way"
+
+
+def test_an_unknown_or_unready_tool_is_a_protocol_error_and_the_server_goes_on(skills, nexus_home, tmp_path):
+    write_skill(skills, "keyed", "Needs a key.", meta={"tool": "say", "requires": {"env": ["KEYED_TOKEN"]}})
+
+    async def scenario(session):
+        errors = []
+        for name in ("nope", "keyed"):
+            with pytest.raises(MCPError) as caught:
+                await session.call_tool(name, {})
+            errors.append(caught.value)
+        return errors, await session.call_tool("say", {"args": ["still here"]})
+
+    (unknown, unready), result = serve(tmp_path, scenario)
+    assert unknown.code == unready.code == types.INVALID_PARAMS
+    assert "nope" in unknown.message and "KEYED_TOKEN" in unready.message
+    assert result.content[0].text == "still here\n"
+    assert log(nexus_home, "keyed")[0]["exit"] == 1  # the refusal is recorded, as `nexus skill run` records it
+
+
+def test_arguments_of_the_wrong_type_are_rejected_and_nothing_runs(skills, nexus_home, tmp_path):
+    wrong = [{"args": "hello"}, {"args": [1, 2]}, {"stdin": 5}, {"timeout": "soon"}, {"timeout": -1},
+             {"timeout": True}, {"verbose": True}, {"args": ["a\0b"]}]
+
+    async def scenario(session):
+        return [await session.call_tool("say", arguments) for arguments in wrong]
+
+    for arguments, result in zip(wrong, serve(tmp_path, scenario)):
+        assert result.is_error and result.content[0].text.startswith("say: "), arguments
+    assert log(nexus_home, "say") == []
+
+
+def test_a_prompt_and_a_resource_are_read_and_logged_as_prompt_calls(skills, nexus_home, tmp_path):
+    folder = write_skill(skills, "guide", "How to do it.", body="Read {baseDir}/notes/steps.md first.\n")
+    (folder / "notes").mkdir()
+    (folder / "notes" / "steps.md").write_text("1. Begin.\n")
+    (folder / ".hidden").write_text("secret\n")
+    steps = (folder / "notes" / "steps.md").as_uri()
+
+    async def scenario(session):
+        prompt = await session.get_prompt("guide")
+        listed = await session.list_resources()
+        read = await session.read_resource(steps)
+        for elsewhere in (folder / ".." / ".." / "nexus.toml", folder / ".hidden"):
+            with pytest.raises(MCPError):
+                await session.read_resource(elsewhere.as_uri())
+        return prompt, listed, read
+
+    prompt, listed, read = serve(tmp_path, scenario)
+    assert prompt.messages[0].content.text == f"Read {folder}/notes/steps.md first.\n"
+    names = [r.name for r in listed.resources]
+    assert "guide/SKILL.md" in names and "guide/notes/steps.md" in names and "guide/.hidden" not in names
+    assert read.contents[0].text == "1. Begin.\n"
+    lines = log(nexus_home, "guide")
+    assert [(line["type"], line.get("args")) for line in lines] == [("prompt", None), ("prompt", ["notes/steps.md"])]
+
+
+def test_list_skills_and_read_skill_serve_clients_that_have_only_tools(skills, nexus_home, tmp_path):
+    write_skill(skills, "keyed", "Needs a key.", meta={"tool": "say", "requires": {"env": ["KEYED_TOKEN"]}})
+
+    async def scenario(session):
+        return (await session.call_tool("list_skills", {}), await session.call_tool("read_skill", {"name": "keyed"}),
+                await session.call_tool("read_skill", {"name": "nope"}))
+
+    listed, read, missing = serve(tmp_path, scenario)
+    skills_by_name = {s["name"]: s for s in listed.structured_content["skills"]}
+    assert skills_by_name["say"]["status"] == "ready" and "reason" not in skills_by_name["say"]
+    keyed = skills_by_name["keyed"]
+    assert keyed["status"] == "needs-setup" and keyed["reason"] == "needs: KEYED_TOKEN"
+    assert any("KEYED_TOKEN" in step for step in keyed["setup"])
+    assert skills_by_name["tmux"]["status"] == "disabled"
+    assert "Do the thing." in read.content[0].text and not read.is_error
+    assert missing.is_error
+    assert [line["type"] for line in log(nexus_home, "keyed")] == ["prompt"]
+
+
+def test_list_changed_arrives_when_a_skill_is_added_leaves_or_is_disabled(skills, bindir, nexus_home, tmp_path):
+    async def changes(session, count):
+        with anyio.fail_after(15):
+            while sum(isinstance(n, types.ToolListChangedNotification) for n in session.notes) < count:
+                await anyio.sleep(0.05)
+
+    async def scenario(session):
+        await session.list_tools()
+        await session.list_prompts()
+        await session.list_resources()
+        make_tool(bindir, "late", "#!/bin/sh\necho late\n")
+        write_skill(skills, "late", "Came late.", meta={"tool": "late"})
+        await changes(session, 1)
+        added = await session.list_tools()
+        shutil.rmtree(skills / "late")
+        await changes(session, 2)
+        removed = await session.list_tools()
+        write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.say]\nenabled = false\n")
+        await changes(session, 3)
+        return added, removed, await session.list_tools(), session.notes
+
+    added, removed, disabled, notes = serve(tmp_path, scenario, "--watch", "0.1")
+    assert "late" in [t.name for t in added.tools] and "late" not in [t.name for t in removed.tools]
+    assert "say" in [t.name for t in removed.tools] and "say" not in [t.name for t in disabled.tools]
+    kinds = {type(n) for n in notes}
+    assert {types.PromptListChangedNotification, types.ResourceListChangedNotification} <= kinds
+
+
+def test_a_cancelled_call_leaves_no_process_behind_and_is_logged_as_cancelled(skills, bindir, workspace, nexus_home,
+                                                                              tmp_path):
+    pidfile = tmp_path / "pid"
+    make_tool(bindir, "slow", f'#!/bin/sh\nsleep 600 &\necho $! > "{pidfile}"\nwait\n')
+    write_skill(workspace, "slow", "Takes its time.", meta={"tool": "slow"})
+
+    async def scenario(session):
+        with anyio.move_on_after(20) as waited:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(session.call_tool, "slow", {})
+                while not pidfile.exists() or not pidfile.read_text().strip():
+                    await anyio.sleep(0.05)
+                tasks.cancel_scope.cancel()  # the SDK tells the server: notifications/cancelled
+        assert not waited.cancelled_caught
+        return await session.call_tool("say", {"args": ["after"]})
+
+    after = serve(tmp_path, scenario)
+    assert after.content[0].text == "after\n"
+    sleeper = int(pidfile.read_text())
+    assert wait_for(lambda: not alive(sleeper)), "the tool's child outlived the cancellation"
+    assert wait_for(lambda: len(log(nexus_home, "slow")) == 1)
+    [line] = log(nexus_home, "slow")
+    assert line["error"] == "cancelled" and line["exit"] == 137
+    state = json.loads((nexus_home / "state" / "nexus" / "skills" / "slow" / "state.json").read_text())
+    assert state["configured"] is True  # a cancelled call is not the tool failing: it stays verified
+
+
+def test_eight_concurrent_calls_run_side_by_side_and_are_logged_once_each(skills, bindir, workspace, nexus_home,
+                                                                          tmp_path):
+    make_tool(bindir, "nap", '#!/bin/sh\nsleep 1\necho "$1"\n')
+    write_skill(workspace, "nap", "Naps.", meta={"tool": "nap"})
+
+    async def scenario(session):
+        await session.call_tool("nap", {"args": ["warm"]})  # the first call verifies
+        results = {}
+
+        async def call(i):
+            results[i] = await session.call_tool("nap", {"args": [str(i)]})
+
+        started = time.monotonic()
+        async with anyio.create_task_group() as tasks:
+            for i in range(8):
+                tasks.start_soon(call, i)
+        return results, time.monotonic() - started
+
+    results, elapsed = serve(tmp_path, scenario)
+    assert {i: r.content[0].text for i, r in results.items()} == {i: f"{i}\n" for i in range(8)}
+    assert elapsed < 6  # one after another they take 8 s
+    lines = log(nexus_home, "nap")[1:]
+    assert sorted(line["args"][0] for line in lines) == [str(i) for i in range(8)]
+    assert all(line["exit"] == 0 for line in lines)
+
+
+def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bindir, workspace, tmp_path):
+    make_tool(bindir, "flood", "#!/bin/sh\nhead -c 20000000 /dev/zero | tr '\\0' a\necho done >&2\n")
+    write_skill(workspace, "flood", "Says a lot.", meta={"tool": "flood"})
+
+    async def scenario(session):
+        return await session.call_tool("flood", {}), await session.call_tool("say", {"args": ["next"]})
+
+    flooded, after = serve(tmp_path, scenario, "--max-output", "100000")
+    assert flooded.structured_content["stdout"] == "a" * 100000
+    assert flooded.structured_content["truncated"] and flooded.structured_content["stderr"] == "done\n"
+    assert flooded.content[-1].text == "output cut at 100,000 bytes per stream" and not flooded.is_error
+    assert after.content[0].text == "next\n"
+
+
+def test_nexus_mcp_serves_the_same(skills, tmp_path):
+    async def scenario(session):
+        return await session.call_tool("say", {"args": ["porcelain"]})
+
+    assert serve(tmp_path, scenario, command=("nexus", "mcp")).content[0].text == "porcelain\n"
+
+
+class RawClient:
+    """nexus-mcp spoken to line by line, for what the SDK's client does not do: close stdin mid-call."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert json.loads(self.process.stdout.readline())["id"] == 0
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message):
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+
+@pytest.mark.parametrize("stop", ["close stdin", "SIGTERM"])
+def test_the_server_ends_cleanly_and_ends_the_calls_in_flight(skills, bindir, workspace, nexus_home, tmp_path, stop):
+    pidfile = tmp_path / "pid"
+    make_tool(bindir, "slow", f'#!/bin/sh\nsleep 600 &\necho $! > "{pidfile}"\nwait\n')
+    write_skill(workspace, "slow", "Takes its time.", meta={"tool": "slow"})
+    client = RawClient()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {}}})
+    assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip())
+    if stop == "SIGTERM":
+        client.process.send_signal(signal.SIGTERM)
+    else:
+        client.process.stdin.close()
+    code = client.process.wait(30)
+    assert code == (0 if stop == "close stdin" else -signal.SIGTERM)
+    assert not alive(int(pidfile.read_text()))
+    [line] = log(nexus_home, "slow")
+    assert line["error"] == "cancelled"
+
+
+def test_without_the_mcp_extra_nexus_mcp_says_how_to_install_it(tmp_path):
+    probe = ("import sys; sys.modules['mcp'] = None; from nexus.tools.nexus import main; "
+             "sys.exit(main(['mcp']))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "pip install 'nexus-skills[mcp]'" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_nothing_but_the_mcp_server_imports_the_sdk():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    sources = [*(root / "lib").rglob("*.py"), *(root / "tools").rglob("*.py")]
+    importers = [str(p.relative_to(root)) for p in sources for line in p.read_text().splitlines()
+                 if line.lstrip().startswith(("import mcp", "from mcp ", "from mcp.", "from mcp_types", "import anyio"))]
+    assert sorted(set(importers)) == ["lib/mcp/server.py"]

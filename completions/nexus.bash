@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill config status capabilities capability connectors sessions session jobs job mcp'; flags='-h --help --version' ;;
+        'nexus') subcommands='skills skill config status capabilities capability connectors sessions session report jobs job mcp'; flags='-h --help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -46,6 +46,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus session show') flags='--json --help'; args='none' ;;
         'nexus session new') flags='--help' ;;
         'nexus session crystallize') flags='--name --calls --var --dry-run --force --json --help'; args='none' ;;
+        'nexus report') flags='--days -o --json --help' ;;
         'nexus jobs') flags='--json --help' ;;
         'nexus job') subcommands='show logs wait kill'; flags='--help' ;;
         'nexus job show') flags='--json --help'; args='none' ;;
@@ -69,9 +70,9 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
-        'nexus skills agents-md --write') echo 'file' ;;
+        'nexus skills agents-md --write'|'nexus report -o') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;

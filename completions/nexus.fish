@@ -21,7 +21,7 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities capability connectors sessions session jobs job mcp'
+complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities capability connectors sessions session report jobs job mcp'
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
@@ -170,6 +170,10 @@ complete -c nexus -n '__nexus_in session crystallize' -l force
 complete -c nexus -n '__nexus_in session crystallize' -l json
 complete -c nexus -n '__nexus_in session crystallize' -l help
 complete -c nexus -n '__nexus_at session crystallize'
+complete -c nexus -n '__nexus_in report' -l days -x
+complete -c nexus -n '__nexus_in report' -s o -r -F
+complete -c nexus -n '__nexus_in report' -l json
+complete -c nexus -n '__nexus_in report' -l help
 complete -c nexus -n '__nexus_in jobs' -l json
 complete -c nexus -n '__nexus_in jobs' -l help
 complete -c nexus -n '__nexus_at job' -a 'show logs wait kill'

@@ -36,7 +36,7 @@ def bash_complete(env, *words):
 
 @pytest.mark.parametrize("words, expected", [
     (["nexus", ""], ["skills", "skill", "config", "status", "capabilities", "capability", "connectors", "sessions",
-                     "session", "jobs", "job", "mcp"]),
+                     "session", "report", "jobs", "job", "mcp"]),
     (["nexus", "mcp", ""], ["config"]),
     (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
     (["nexus", "--"], ["--help", "--version"]),

@@ -59,6 +59,8 @@ COMMANDS = (
     Command("session new", "sessions:new", TEXT, "A fresh session id, for NEXUS_SESSION_ID."),
     Command("session crystallize", "sessions:crystallize", DOCUMENT,
             "Turn a session's successful calls into a script skill that replays them."),
+    Command("report", "usage:usage_report", DOCUMENT,
+            "The usage report: one self-contained HTML file of charts and tables (-o FILE to write it)."),
     Command("jobs", "jobs:list_jobs", DOCUMENT, "Background runs (skill run --background): running and ended."),
     Command("job show", "jobs:show", DOCUMENT, "One background run: its status, exit, times and output files."),
     Command("job logs", "jobs:logs", PROCESS, "What a background run wrote; --follow until it ends."),

@@ -100,6 +100,8 @@ class Checker:
         else:
             status = "ready"
         result = {"status": status, "missing": missing, "verified": verified}
+        if not verified and entry.get("type") != "prompt" and state.get("configuredAt"):
+            result["verifiesAgain"] = True  # it was verified once; a failure since means the next run verifies
         if reason:
             result["disabledReason"] = reason
         for flag, why in (("degraded", health.degraded(state)), ("drifted", health.drifted(state))):

@@ -322,7 +322,9 @@ def ensure_verified(entry, config, binary, warn):
     from . import verify
 
     if not entry.get("verify"):  # nothing to verify beyond the binary, which exists
-        return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, schema.now_iso())}
+        ts = schema.now_iso()
+        return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, ts),
+                "configuredAt": state.get("configuredAt") or ts}
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
     outcome = verify.verify(entry, config)
     if outcome.get("drift"):

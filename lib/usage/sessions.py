@@ -48,22 +48,36 @@ def failed(entry):
     return entry.get("exit", 0) != 0 if "exit" in entry else bool(entry.get("error"))
 
 
+class Summary:
+    """A few running figures per session: id, first and last call, calls, skills, failures."""
+
+    def __init__(self):
+        self.found = {}
+
+    def add(self, entry):
+        session = entry.get("session") if isinstance(entry.get("session"), str) else NO_SESSION
+        item = self.found.get(session)
+        if item is None:
+            item = self.found[session] = {"id": session, "first": entry["ts"], "last": entry["ts"], "calls": 0,
+                                          "skills": set(), "failures": 0}
+        item["calls"] += 1
+        item["first"], item["last"] = min(item["first"], entry["ts"]), max(item["last"], entry["ts"])
+        item["skills"].add(entry["skill"])
+        item["failures"] += failed(entry)
+
+    def result(self):
+        """The sessions, the one with the latest call first."""
+        ordered = sorted(self.found.values(), key=lambda s: s["last"], reverse=True)
+        return [{**s, "skills": sorted(s["skills"])} for s in ordered]
+
+
 def summary(days=None):
-    """Every session in the logs (within `days`): id, first and last call, calls, skills, failures."""
-    found = {}
+    """Every session in the logs (within `days`), as Summary gives them."""
+    found = Summary()
     for path in _logs():
         for entry in _entries(path, _since(days)):
-            session = entry.get("session") if isinstance(entry.get("session"), str) else NO_SESSION
-            item = found.get(session)
-            if item is None:
-                item = found[session] = {"id": session, "first": entry["ts"], "last": entry["ts"], "calls": 0,
-                                         "skills": set(), "failures": 0}
-            item["calls"] += 1
-            item["first"], item["last"] = min(item["first"], entry["ts"]), max(item["last"], entry["ts"])
-            item["skills"].add(entry["skill"])
-            item["failures"] += failed(entry)
-    sessions = sorted(found.values(), key=lambda s: s["last"], reverse=True)
-    return [{**s, "skills": sorted(s["skills"])} for s in sessions]
+            found.add(entry)
+    return found.result()
 
 
 def calls(session):

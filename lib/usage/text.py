@@ -16,10 +16,10 @@ def _percent(rate):
     return "-" if rate is None else f"{rate:.1%}".replace(".0%", "%")
 
 
-def _duration(record):
-    ms = record["avgDurationMs"]
+def _duration(record, key="avgDurationMs"):
+    ms = record.get(key)
     if record["type"] == "prompt":
-        return "(prompt)"
+        return "(prompt)" if key == "avgDurationMs" else "-"
     if ms is None:
         return "-"
     return f"{ms}ms" if ms < 100 else f"{ms / 1000:.1f}s"
@@ -31,9 +31,9 @@ def _all_skills(report, style):
     if not report["skills"]:
         return lines + ["", "No skill was used in this window."]
     lines.append(f"Overall success rate: {_percent(report['successRate'])}")
-    rows = [["#", "Skill", "Calls", "Success", "Avg Time", "Last Used"]]
+    rows = [["#", "Skill", "Calls", "Success", "Avg Time", "p50", "p95", "Last Used"]]
     rows += [[f"{rank}.", s["name"] + (" (removed)" if s["removed"] else ""), str(s["totalInvocations"]),
-              _percent(s["successRate"]), _duration(s), ago(s["lastUsed"])]
+              _percent(s["successRate"]), _duration(s), _duration(s, "p50Ms"), _duration(s, "p95Ms"), ago(s["lastUsed"])]
              for rank, s in enumerate(report["skills"], 1)]
     lines += ["", "Most Used Skills:", *table(rows, indent="  ")]
     if report["recentFailures"]:
@@ -62,7 +62,7 @@ def _one_skill(report, style):
     if not report["totalInvocations"]:
         return lines + ["", f"'{report['name']}' was not used in this window."]
     lines += [f"Success rate: {_percent(report['successRate'])}",
-              f"Average duration: {_duration(report)}",
+              f"Average duration: {_duration(report)} (p50 {_duration(report, 'p50Ms')}, p95 {_duration(report, 'p95Ms')})",
               f"Last used: {when(report['lastUsed'])}",
               "", f"Daily Usage (past {plural(len(report['daily']), 'day')}):"]
     largest = max(d["calls"] for d in report["daily"])

@@ -31,8 +31,7 @@ def _evaluated(ctx, name):
     record = next(r for r in records if r["name"] == entry["name"])
     ready = capabilities.providers([r for r in records if r["status"] == "ready"])
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
-    result = {key: record[key] for key in ("status", "verified", "missing", "reason", "error", "disabledReason")
-              if key in record}
+    result = {key: value for key, value in record.items() if key not in entry or key == "missing"}
     result["providers"] = {c: [p["name"] for p in ready.get(c, [])] for c in capabilities.requirements(entry)[0]}
     result["connected"] = {c: connected.get(c, False) for c in entry.get("connectors", [])}
     return entry, state, result

@@ -28,7 +28,8 @@ def _kind(record):
 
 def _detail(record):
     if record["status"] == "ready":
-        marks = [m for m, on in (("not verified yet", not record.get("verified")), ("degraded", record.get("degraded")),
+        unverified = "verifies again on its next run" if record.get("verifiesAgain") else "not verified yet"
+        marks = [m for m, on in ((unverified, not record.get("verified")), ("degraded", record.get("degraded")),
                                  ("drifted", record.get("drifted"))) if on]
         return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
     return one_line(plan.not_ready_reason(record))

@@ -1,11 +1,13 @@
-"""The porcelain's usage and upkeep views: `nexus skill stats` and `nexus skills rotate`."""
+"""The porcelain's usage and upkeep views: `nexus skill stats`, `nexus report` and `nexus skills rotate`."""
 
-from nexus import paths
+import os
+
+from nexus import fileio, paths
 from nexus.cli.command import renders
 from nexus.gateway import jobs
 from nexus.state import usage_log
 from nexus.style import plural
-from nexus.usage import stats, text
+from nexus.usage import report, stats, text
 
 
 @renders(text.render)
@@ -60,3 +62,37 @@ def rotate(ctx):
             ctx.warn(f"cannot rotate '{paths.usage_log(name)}': {e.strerror}")
             ctx.status = 1
     return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune()}
+
+
+def render_report(data, out):
+    out.write(f"{data['file']}\n" if "file" in data else report.render(data))
+
+
+@renders(render_report)
+def usage_report(ctx):
+    """Usage:
+      nexus report [--days N] [-o FILE] [--json]
+      nexus report (-h | --help)
+
+    Options:
+      --days N       The window: the past N days [default: 30].
+      -o FILE        Write the report to FILE (atomically) and print its path; else it goes to stdout.
+      --json         The figures the report shows, as JSON, instead of the report.
+      -h --help      Show this help.
+
+    One self-contained HTML file (no network, no scripts, no fonts; inline SVG and CSS; light and dark
+    colours follow the reader's preference): calls per day by skill, success rate, p50 and p95
+    durations, failures over time with their messages, sessions, and the skills that are degraded or
+    have drifted. Each chart comes with a table of the same figures, which are those of
+    `nexus skill stats --json`.
+
+    Examples:
+      nexus report -o ~/nexus-report.html
+      nexus report --days 7 > week.html
+    """
+    data = report.collect(ctx.config, stats.parse_days(ctx.args["--days"]), ctx.warn)
+    if ctx.args["-o"] and not ctx.json:
+        target = os.path.abspath(ctx.args["-o"])
+        fileio.write_atomic(target, report.render(data).encode(), 0o644)
+        return {"file": target}
+    return data

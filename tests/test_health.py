@@ -1,0 +1,135 @@
+"""Health over time: a changed binary is verified again, a changed verify output is drift, recent failures
+of a skill that used to work make it degraded; p50 and p95 durations. Through the real scripts."""
+
+import datetime
+import json
+import os
+import subprocess
+import time
+
+import pytest
+from helpers import by_name, make_tool, write_skill
+
+pytestmark = pytest.mark.script_launch_mode("subprocess")
+
+
+def state_path(nexus_home, name):
+    return nexus_home / "state" / "nexus" / "skills" / name / "state.json"
+
+
+def test_a_changed_binary_is_verified_again_before_it_is_trusted(script_runner, workspace, bindir, tmp_path, nexus_home):
+    marker = tmp_path / "verified"
+    make_tool(bindir, "gog", "#!/bin/sh\necho v1\n")
+    write_skill(workspace, "gog", meta={"verify": f"echo x >> {marker}; gog"})
+    assert script_runner.run(["nexus", "skill", "run", "gog"]).returncode == 0
+    assert script_runner.run(["nexus", "skill", "run", "gog"]).returncode == 0
+    assert len(marker.read_text().splitlines()) == 1  # trusted
+    binary = json.loads(state_path(nexus_home, "gog").read_text())["fingerprint"]["binary"]
+    assert binary["path"] == str(bindir / "gog") and len(binary["sha256"]) == 64
+    time.sleep(0.01)
+    make_tool(bindir, "gog", "#!/bin/sh\necho v2, upgraded\n")  # replaced: another size, mtime
+    ran = script_runner.run(["nexus", "skill", "run", "gog"])
+    assert ran.returncode == 0 and "gog changed since it was verified" in ran.stderr
+    assert len(marker.read_text().splitlines()) == 2
+    assert "its verify command prints something else" in ran.stderr  # v1 -> v2: the output changed too
+
+
+def test_drift_is_said_everywhere_and_kept_in_a_history(script_runner, workspace, bindir, tmp_path, nexus_home):
+    answer = tmp_path / "answer"
+    answer.write_text("labels: INBOX\n")
+    make_tool(bindir, "mail")
+    write_skill(workspace, "mail", meta={"tool": "mail", "verify": f"cat {answer}"})
+    assert script_runner.run(["nexus", "skill", "verify", "mail"]).returncode == 0
+    answer.write_text("error: token expired; showing cached labels\n")
+    forced = script_runner.run(["nexus", "skills", "verify", "--all", "--json"])
+    (outcome,) = [o for o in json.loads(forced.stdout) if o["skill"] == "mail"]
+    assert outcome["ok"] is True and outcome["drift"]["was"] != outcome["drift"]["now"]
+    state = json.loads(state_path(nexus_home, "mail").read_text())
+    assert [v["ok"] for v in state["verifications"]] == [True, True] and state["drift"]["since"]
+    shown = script_runner.run(["nexus", "skill", "show", "mail"]).stdout
+    assert "Drifted: its verify command prints something else since" in shown
+    check = script_runner.run(["nexus", "status", "--check"])
+    assert check.returncode == 1 and check.stdout.startswith("mail: drifted: ")
+    human = script_runner.run(["nexus", "skills", "verify", "--all"]).stdout
+    assert "mail: verified" in human and "drifted" not in human  # the same output again: drift over
+    assert script_runner.run(["nexus", "status", "--check"]).returncode == 0
+
+
+def seed_history(nexus_home, name, calls_per_day=3, days=20):
+    """A state that says the skill used to work: calls, all of them successful, over past days."""
+    today = datetime.date.today()
+    path = state_path(nexus_home, name)
+    state = json.loads(path.read_text()) if path.exists() else {"version": 1}
+    state["days"] = {(today - datetime.timedelta(days=d)).isoformat(): [calls_per_day, 0] for d in range(1, days + 1)}
+    state["recent"] = [0] * 10
+    path.write_text(json.dumps(state))
+
+
+def test_recent_failures_of_a_skill_that_used_to_work_make_it_degraded(script_runner, workspace, bindir, tmp_path,
+                                                                       nexus_home):
+    broken = tmp_path / "broken"
+    make_tool(bindir, "feed", f"#!/bin/sh\nif [ -e {broken} ]; then echo 'upstream 503' >&2; exit 1; fi\n")
+    write_skill(workspace, "feed", meta={"tool": "feed"})
+    assert script_runner.run(["nexus", "skill", "run", "feed"]).returncode == 0
+    seed_history(nexus_home, "feed")
+    broken.touch()
+    for n in range(5):
+        assert script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"]).returncode == 1
+        records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+        assert records["feed"]["degraded"] is (n == 4), n  # at the fifth failure of the last ten
+    assert records["feed"]["status"] == "ready" and "5 of its last 10 calls failed" in records["feed"]["degradedReason"]
+    listing = script_runner.run(["nexus", "skills", "list"]).stdout
+    assert "[tool: feed] (verifies again on its next run, degraded)" in listing
+    status = script_runner.run(["nexus", "status"]).stdout
+    assert "ready (1 degraded)" in status
+    check = script_runner.run(["nexus", "status", "--check", "--json"])
+    assert check.returncode == 1 and json.loads(check.stdout)["unhealthy"][0][:2] == ["feed", "degraded"]
+    assert "Degraded: 5 of its last 10 calls failed" in script_runner.run(["nexus", "skill", "show", "feed"]).stdout
+
+
+def test_a_skill_that_never_worked_is_not_degraded_but_a_failed_reverification_is(script_runner, workspace, bindir,
+                                                                                  tmp_path, nexus_home):
+    make_tool(bindir, "never", "#!/bin/sh\nexit 1\n")
+    write_skill(workspace, "never", meta={"tool": "never"})
+    for _ in range(6):
+        script_runner.run(["nexus", "skill", "run", "never", "--no-verify"])
+    assert by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))["never"]["degraded"] is False
+    flag = tmp_path / "logged-out"
+    make_tool(bindir, "acct")
+    write_skill(workspace, "acct", meta={"tool": "acct", "verify": f"test ! -e {flag}"})
+    assert script_runner.run(["nexus", "skill", "verify", "acct"]).returncode == 0
+    flag.touch()
+    assert script_runner.run(["nexus", "skill", "verify", "acct", "--force"]).returncode == 1
+    acct = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))["acct"]
+    assert acct["degraded"] is True and "its verification failed" in acct["degradedReason"]
+
+
+def test_a_degraded_crystallized_skill_names_the_skills_to_fall_back_on(script_runner, workspace, bindir, nexus_home):
+    make_tool(bindir, "step")
+    write_skill(workspace, "step", meta={"tool": "step"})
+    assert subprocess.run(["nexus", "skill", "run", "step", "--", "go"], env={**os.environ, "NEXUS_SESSION_ID": "s1"},
+                          capture_output=True).returncode == 0
+    assert script_runner.run(["nexus", "session", "crystallize", "s1", "--name", "replay"]).returncode == 0
+    assert script_runner.run(["nexus", "skill", "run", "replay"]).returncode == 0
+    seed_history(nexus_home, "replay")
+    (bindir / "step").write_text("#!/bin/sh\nexit 1\n")
+    for _ in range(5):
+        script_runner.run(["nexus", "skill", "run", "replay", "--no-verify"])
+    shown = script_runner.run(["nexus", "skill", "show", "replay"]).stdout
+    assert "Degraded:" in shown and "Fall back on the skills it replays: step" in shown
+
+
+def test_p50_and_p95_come_with_the_average(script_runner, workspace, nexus_home):
+    write_skill(workspace, "timed", meta={"tool": "sh"})
+    folder = nexus_home / "state" / "nexus" / "skills" / "timed"
+    folder.mkdir(parents=True)
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+    durations = list(range(1, 101)) + [5000] * 10  # p50 56, p95 5000 (exact), average 504
+    (folder / "usage.log").write_text("".join(json.dumps({"ts": now, "skill": "timed", "type": "tool", "ms": ms,
+                                                          "exit": 0}) + "\n" for ms in durations))
+    report = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
+    (timed,) = report["skills"]
+    assert abs(timed["p50Ms"] - 56) <= 1 and abs(timed["p95Ms"] - 5000) <= 50  # within 1%: a sketch
+    assert timed["avgDurationMs"] == round(sum(durations) / len(durations))
+    human = script_runner.run(["nexus", "skill", "stats"]).stdout
+    assert "p50" in human and "p95" in human and "5.0s" in human

@@ -1,0 +1,159 @@
+"""The usage report, looked at as a person would: the HTML parses, its tables hold the figures of
+`nexus skill stats --json`, and a real headless browser (Debian's chromium) renders it to a picture."""
+
+import datetime
+import html.parser
+import json
+import shutil
+import struct
+import subprocess
+import zlib
+
+import pytest
+from helpers import write_skill
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class Page(html.parser.HTMLParser):
+    """The tables of a page (rows of cell texts) and every tag that may fetch something."""
+
+    VOID = {"meta", "br", "img", "input", "link", "hr", "line", "rect", "path", "circle"}
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.row, self.cell, self.fetches, self.open, self.scripts = [], None, None, [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag not in self.VOID:
+            self.open.append(tag)
+        if tag == "script":
+            self.scripts += 1
+        if any(attrs.get(key, "").startswith(("http:", "https:", "//")) for key in ("src", "href")):
+            self.fetches.append((tag, attrs))
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.row = []
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID:
+            assert self.open and self.open.pop() == tag, f"</{tag}> closes <{self.open[-1] if self.open else None}>"
+        if tag in ("td", "th"):
+            self.row.append(self.cell.strip())
+            self.cell = None
+        elif tag == "tr":
+            self.tables[-1].append(self.row)
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+@pytest.fixture
+def used(workspace, nexus_home):
+    """Logs of three skills over a few days: successes, failures with messages, sessions."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for name, calls in (("alpha", 40), ("beta", 12), ("gamma", 5)):
+        write_skill(workspace, name, meta={"tool": "sh"})
+        folder = nexus_home / "state" / "nexus" / "skills" / name
+        folder.mkdir(parents=True)
+        lines = []
+        for i in range(calls):
+            ts = (now - datetime.timedelta(hours=7 * i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            entry = {"ts": ts, "skill": name, "type": "tool", "ms": 10 + 37 * i % 900, "exit": 0 if i % 4 else 1,
+                     "session": f"s{i % 3}"}
+            if i % 4 == 0:
+                entry["error"] = f"{name} failed <the> way & more"
+            lines.append(json.dumps(entry))
+        (folder / "usage.log").write_text("\n".join(reversed(lines)) + "\n")
+    return nexus_home
+
+
+def test_the_report_parses_and_its_tables_hold_the_figures_of_skill_stats(script_runner, used, tmp_path):
+    target = tmp_path / "report.html"
+    written = script_runner.run(["nexus", "report", "-o", str(target)])
+    assert written.returncode == 0 and written.stdout == f"{target}\n"
+    page = Page()
+    page.feed(target.read_text())
+    page.close()
+    assert page.open == [] and page.scripts == 0 and page.fetches == []  # self-contained, no JavaScript
+    text = target.read_text()
+    assert "prefers-color-scheme: dark" in text and text.count("<svg") == 4 and text.count("<title") >= 5
+    stats = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
+    tables = {tuple(t[0]): t[1:] for t in page.tables}
+    success = {row[0]: row[1:] for row in tables[("Skill", "Calls", "Success rate")]}
+    durations = {row[0]: row[1:] for row in tables[("Skill", "p50", "p95", "Average")]}
+    for skill in stats["skills"]:
+        assert success[skill["name"]] == [f"{skill['totalInvocations']:,}", f"{skill['successRate']:.1%}"]
+        assert durations[skill["name"]] == [f"{skill['p50Ms']:,} ms", f"{skill['p95Ms']:,} ms",
+                                            f"{skill['avgDurationMs']:,} ms"]
+    daily = tables[("Day", "Calls", "By skill")]
+    assert sum(int(row[1].replace(",", "")) for row in daily) == stats["totalInvocations"]
+    failures = tables[("Day", "Skill", "Calls", "Error")]
+    assert sum(int(row[2]) for row in failures) == round(stats["totalInvocations"] * (1 - stats["successRate"]))
+    assert "alpha failed <the> way & more" in [row[3] for row in failures]  # escaped, read back as written
+    sessions = tables[("Session", "First call (UTC)", "Last call (UTC)", "Calls", "Failed", "Skills")]
+    assert sorted(row[0] for row in sessions) == ["s0", "s1", "s2"]
+    reported = json.loads(script_runner.run(["nexus", "report", "--json"]).stdout)["stats"]
+    assert reported.pop("since") >= stats.pop("since")  # the window starts when each command ran
+    assert reported == stats
+
+
+def png_size_and_colours(path):
+    """(width, height, distinct colours in a sample of pixels) of an 8-bit RGB(A) PNG, decoded without a library."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    assert depth == 8 and colour in (2, 6)
+    chunks, at = [], 8
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"IDAT":
+            chunks.append(data[at + 8:at + 8 + length])
+        at += 12 + length
+    raw, size = zlib.decompress(b"".join(chunks)), 3 if colour == 2 else 4
+    stride, previous, colours = width * size, bytearray(width * size), set()
+    for r in range(height):  # undo each row's filter (PNG spec, section 9) to get its pixels
+        kind, row = raw[r * (stride + 1)], bytearray(raw[r * (stride + 1) + 1:(r + 1) * (stride + 1)])
+        for i in range(stride):
+            left = row[i - size] if i >= size else 0
+            up, corner = previous[i], previous[i - size] if i >= size else 0
+            if kind == 1:
+                row[i] = (row[i] + left) & 255
+            elif kind == 2:
+                row[i] = (row[i] + up) & 255
+            elif kind == 3:
+                row[i] = (row[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                row[i] = (row[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+        if r % 7 == 0:
+            colours.update(bytes(row[c * size:c * size + 3]) for c in range(0, width, 5))
+        previous = row
+    return width, height, len(colours)
+
+
+@pytest.mark.once
+def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not on PATH: the report was not rendered in a browser "
+                    "(install Debian's chromium; .ci/run does when it runs as root with CI set)")
+    target, picture = tmp_path / "report.html", tmp_path / "report.png"
+    assert script_runner.run(["nexus", "report", "-o", str(target)]).returncode == 0
+    for scheme, flags in (("light", []), ("dark", ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"])):
+        done = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / ('profile-' + scheme)}", "--enable-logging=stderr", "--v=0",
+             "--window-size=1100,1400", f"--screenshot={picture}", *flags, target.as_uri()],
+            capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert ":CONSOLE" not in done.stderr  # no console message: nothing failed to load or run
+        width, height, colours = png_size_and_colours(picture)
+        assert (width, height) == (1100, 1400)
+        assert colours > 8, f"the {scheme} page looks blank"

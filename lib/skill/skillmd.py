@@ -154,6 +154,14 @@ def _loader_class():
 
 def _parse_frontmatter(skill, text):
     """Read the frontmatter mapping; a plain top-level value with an unquoted ': ' is read as if quoted."""
+    simple = simple_frontmatter(text)
+    if simple:
+        for key, value, line in simple:
+            if key in skill.frontmatter:
+                skill.warn(f"duplicate key '{key}': the last one wins", line, "duplicate-key")
+            skill.lines[key], skill.frontmatter[key] = line, value
+        skill.parsed = True
+        return
     import yaml
 
     for repairs in range(MAX_REPAIRS + 1):  # each repair quotes one more line
@@ -172,6 +180,58 @@ def _parse_frontmatter(skill, text):
             text, key = repaired
             skill.warn(f"the value of '{key}' has an unquoted ': ', which other loaders reject; "
                        "it was read as text: quote the value", mark.line + 2, "colon")
+
+
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_YAML_WORDS = frozenset(("yes", "no", "true", "false", "on", "off", "null"))  # keys YAML reads as not text
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")  # a plain scalar starting with one means something else
+
+
+def simple_frontmatter(text):
+    """[(key, value, line)] when every line of the frontmatter is blank, a comment, or `key: value`
+    that YAML reads just as it stands: a plain or simply quoted value (kept as text, as YAML's are
+    here), or a JSON mapping on one line. None for anything else, which YAML reads instead: most
+    skills need no YAML machinery, and tests/test_check.py holds both readings to the same result."""
+    found = []
+    for number, line in enumerate(text.split("\n"), 2):
+        if not line.isprintable():  # tabs, and what YAML takes for a line break
+            return None
+        if not line or line[0] == "#":
+            continue
+        key, colon, rest = line.partition(":")
+        if (not colon or rest[:1] not in ("", " ") or not key or key[0] in "-0123456789"
+                or not _KEY_CHARS.issuperset(key) or key.lower() in _YAML_WORDS):
+            return None
+        value = _simple_value(rest.strip(" "))
+        if value is None:
+            return None
+        found.append((key, value, number))
+    return found or None
+
+
+def _simple_value(text):
+    if not text:
+        return ""
+    first, inner = text[0], text[1:-1]
+    if first == "{":  # JSON, where YAML's flow mapping reads it the same: no escapes, no floats
+        try:
+            value = fastjson.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) and "\\" not in text and not _has_float(value) else None
+    if first in "\"'":
+        return inner if len(text) > 1 and text[-1] == first and first not in inner and "\\" not in inner else None
+    if first in _INDICATORS or ": " in text or text[-1] == ":" or " #" in text:
+        return None
+    return text
+
+
+def _has_float(value):
+    """YAML 1.1 reads JSON's 1e5 as text: a float is left to YAML."""
+    if isinstance(value, float):
+        return True
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_has_float(child) for child in children)
 
 
 def _has_alias(text):

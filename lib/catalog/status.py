@@ -79,11 +79,9 @@ class Checker:
         missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
         return missing
 
-    def evaluate(self, entry, state=None):
-        """{'status', 'missing', 'verified'} for a manifest entry and its SkillState."""
-        state = state or {}
+    def without_state(self, entry):
+        """(status, missing, disabled reason) of an entry as far as its state does not matter."""
         missing = self.missing(entry)
-        verified = is_verified(entry, state)
         reason = self.disabled_reason(entry)
         if reason:
             status = "disabled"
@@ -91,14 +89,25 @@ class Checker:
             status = "unsupported"
         elif missing["bins"] or missing["anyBins"]:
             status = "not-installed"
-        elif missing["env"] or missing["config"] or state.get("lastVerifyOk") is False:
+        elif missing["env"] or missing["config"]:
             status = "needs-setup"
         else:
             status = "ready"
-        result = {"status": status, "missing": missing, "verified": verified}
+        return status, missing, reason
+
+    def evaluate(self, entry, state=None):
+        """{'status', 'missing', 'verified'} for a manifest entry and its SkillState."""
+        state = state or {}
+        status, missing, reason = self.without_state(entry)
+        result = {"status": with_state(status, state), "missing": missing, "verified": is_verified(entry, state)}
         if reason:
             result["disabledReason"] = reason
         return result
+
+
+def with_state(status, state):
+    """A skill that would be ready needs setup after all when its last verification failed."""
+    return "needs-setup" if status == "ready" and state.get("lastVerifyOk") is False else status
 
 
 def is_verified(entry, state):

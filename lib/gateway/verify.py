@@ -80,7 +80,7 @@ def is_stale(state, hours, now=None):
 
 def select(manifest, stale_hours=None):
     """The tool and script skills `--all` verifies: every one, or those never or not lately verified."""
-    entries = [e for e in manifest["skills"].values() if e.get("type") != "prompt"]
+    entries = [e for e in manifest.skills().values() if e.get("type") != "prompt"]
     if stale_hours is not None:
         entries = [e for e in entries if is_stale(skill_state.read(e["name"], e), stale_hours)]
     return entries

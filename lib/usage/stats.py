@@ -219,11 +219,12 @@ def feed(aggregator, label, entries, warn):
 def collect(config, days, name=None, stream=None, warn=None):
     """The report of the per-skill usage logs, or of `stream` (JSON Lines), with the skills' metadata."""
     warn = warn or (lambda line: None)
-    skills = listing.current_manifest(config, warn)["skills"]
+    manifest = listing.current_manifest(config, warn)
+    skills = manifest.skills()
     if name:
         path = paths.usage_log(name)  # validates the name before it becomes a path
         if stream is None and name not in skills and not os.path.exists(path):
-            manifestlib.find({"skills": skills}, name)  # raises "not found", with suggestions
+            manifestlib.find(manifest, name)  # raises "not found", with suggestions
     aggregator = Aggregator(days, name)
     if stream is not None:
         feed(aggregator, "stdin", usage_log.entries(stream, "stdin", aggregator.corrupt), warn)

@@ -24,7 +24,8 @@ Protocol of a bench module (tests/bench/bench_*.py, run in name order):
   a module may edit its skills, but must leave them runnable. `bench.scratch(name)` is a fresh folder.
 - Whatever a module builds goes under the run's scratch folder, removed at the end.
 
-The table goes to stdout; the exit status is 1 when any row missed its target.
+The table goes to stdout; the exit status is 1 when any row missed its target. Arguments name the
+modules to run (`python tests/bench/run.py bench_run`); without them, every module runs.
 """
 
 import importlib.util
@@ -69,6 +70,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="nexus-bench-") as top:
         bench = Bench(pathlib.Path(top))
         for path in sorted(HERE.glob("bench_*.py")):
+            if sys.argv[1:] and path.stem not in sys.argv[1:]:
+                continue
             spec = importlib.util.spec_from_file_location(path.stem, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)

@@ -51,18 +51,20 @@ def write(ctx):
                 raise BadInput(f"stdin:{number}: skill '{name}' appears twice")
             seen.add(name)
         records.append(record)
-    manifestlib.write(manifestlib.build(records, configlib.sources(ctx.config)))
+    entries = [r for r in records if r.get("status") != "invalid" and not r.get("shadowedBy")]
+    manifestlib.write(manifestlib.build(records, configlib.sources(ctx.config)), entries)
 
 
 def read(ctx):
     manifest = manifestlib.load()
     if manifest is None:
         raise NexusError(f"no manifest at '{paths.manifest_file()}'; run 'nexus skills refresh'")
-    return [*manifest["skills"].values(), *(manifest.get("invalid", []) if ctx.args["--invalid"] else [])]
+    return [*manifest.skills().values(), *(manifest.invalid() if ctx.args["--invalid"] else [])]
 
 
 def check(ctx):
-    ctx.status = 0 if manifestlib.is_fresh(manifestlib.load(), configlib.sources(ctx.config)) else 1
+    manifest = manifestlib.load()
+    ctx.status = 0 if manifest is not None and manifest.is_fresh(configlib.sources(ctx.config)) else 1
 
 
 def manifest(ctx):

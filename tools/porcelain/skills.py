@@ -5,6 +5,7 @@ import os
 from nexus import config as configlib, paths
 from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
+from nexus.cli.output import Encoded
 from nexus.skill import installspec
 from nexus.style import Style, plural, table, truncate, widths
 
@@ -68,12 +69,12 @@ def render_list(records, out):
     out.write("\n".join(lines) + "\n")
 
 
-def _selected(record, args):
+def _selected(status, args):
     if args["--ready"]:
-        return record["status"] == "ready"
+        return status == "ready"
     if args["--locked"]:
-        return record["status"] in ("needs-setup", "not-installed")
-    return args["--all"] or record["status"] != "unsupported"
+        return status in ("needs-setup", "not-installed")
+    return args["--all"] or status != "unsupported"
 
 
 @renders(render_list)
@@ -93,10 +94,11 @@ def list_skills(ctx):
 
     The manifest is rebuilt first when a skill or source folder changed since it was written.
     """
-    records = listing.records(ctx.config, ctx.warn)
     if ctx.args["--summary"]:
-        return listing.summary(records)
-    return [r for r in records if _selected(r, ctx.args)]
+        return status(ctx)
+    found = listing.listed(ctx.config, ctx.warn)
+    keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
+    return Encoded(found.json(keep)) if ctx.json else found.records(keep)
 
 
 def render_summary(summary, out):
@@ -118,7 +120,7 @@ def status(ctx):
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
     """
-    return listing.summary(listing.records(ctx.config, ctx.warn))
+    return listing.summary(listing.listed(ctx.config, ctx.warn, states=False).statuses())
 
 
 def render_refresh(summary, out):
@@ -138,10 +140,10 @@ def refresh(ctx):
 
     Broken skills are reported on stderr and recorded, so `nexus skills list` shows them.
     """
-    manifest, scan = manifestlib.refresh(configlib.sources(ctx.config))
+    _, scan = manifestlib.refresh(configlib.sources(ctx.config))
     for line in scan.diagnostics:
         ctx.warn(line)
-    return {"skills": len(manifest["skills"]), "invalid": len(scan.invalid),
+    return {"skills": len(scan.entries), "invalid": len(scan.invalid),
             "shadowed": len(scan.shadowed), "manifest": paths.manifest_file()}
 
 

@@ -9,7 +9,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
-        'nexus skills verify') flags='--all --stale --json --timeout --help' ;;
+        'nexus skills verify') flags='--all --stale --jobs --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
         'nexus skills check') flags='--strict --json --help'; args='file...' ;;
         'nexus skills cursor-rules') flags='--write --help' ;;
@@ -31,7 +31,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
-        'nexus-verify') flags='--timeout --all --stale --static -h --help'; args='skill...' ;;
+        'nexus-verify') flags='--timeout --jobs --all --stale --static -h --help'; args='skill...' ;;
         'nexus-run') flags='--dry-run --no-verify --no-log --json --timeout -h --help'; args='skill'; dashdash=1 ;;
         'nexus-stats') flags='--days --stdin --json -h --help'; args='skill' ;;
         *) return 1 ;;
@@ -40,7 +40,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir') echo 'dir' ;;
         'nexus skills agents-md --write') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;

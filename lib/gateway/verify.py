@@ -9,10 +9,12 @@ Architecture invariant: only `nexus-verify` (and the porcelain's verify commands
 """
 
 import hashlib
+import os
 import time
 
 from .. import schema
 from ..catalog import status
+from ..errors import UsageError
 from ..state import skill_state
 from . import plan, process
 
@@ -86,7 +88,33 @@ def select(manifest, stale_hours=None):
     return entries
 
 
-def verify_all(entries, config, timeout=VERIFY_TIMEOUT):
-    """The outcome of each entry, as it comes."""
-    for entry in entries:
-        yield verify(entry, config, timeout)
+MAX_JOBS = 256
+
+
+def parse_jobs(text):
+    """The --jobs value: a whole number from 1 to MAX_JOBS; None (not given) is one per CPU."""
+    if text is None:
+        return os.cpu_count() or 1
+    if not text.isdigit() or not 0 < int(text) <= MAX_JOBS:
+        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {text!r}")
+    return int(text)
+
+
+def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):
+    """The outcome of each entry, in their order, with up to `jobs` verify commands running at once.
+
+    Each runs in a thread of a small pool, waiting on its own command as verify() does (no polling),
+    with its own timeout and process group. When the caller stops reading, the commands not started
+    yet are dropped and the running ones are waited for, so that each outcome is recorded.
+    """
+    entries = list(entries)
+    if jobs <= 1 or len(entries) <= 1:
+        yield from (verify(entry, config, timeout) for entry in entries)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(min(jobs, len(entries)), thread_name_prefix="verify")
+    try:
+        yield from pool.map(lambda entry: verify(entry, config, timeout), entries)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -12,8 +12,8 @@ With --static, reads manifest entries (JSON Lines, as nexus-discover prints them
 prints each with its status, verified and missing: the requirement checks alone, nothing runs.
 
 Usage:
-  nexus-verify [--timeout SECONDS] NAME...
-  nexus-verify --all [--stale HOURS] [--timeout SECONDS]
+  nexus-verify [--timeout SECONDS] [--jobs N] NAME...
+  nexus-verify --all [--stale HOURS] [--timeout SECONDS] [--jobs N]
   nexus-verify --static
   nexus-verify (-h | --help)
 
@@ -21,6 +21,8 @@ Options:
   --all              Every tool and script skill in the manifest.
   --stale HOURS      With --all, only skills never verified, or last verified over HOURS ago.
   --timeout SECONDS  How long one verify command may run [default: 30].
+  --jobs N           How many verify commands run at once (default: one per CPU); the
+                     outcomes are printed in the order of the skills all the same.
   --static           Requirement checks only, for the entries on stdin.
   -h --help          Show this help.
 
@@ -50,10 +52,11 @@ def verify_skills(ctx):
         return static(ctx)
     timeout = number(args["--timeout"], "--timeout")
     stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
+    jobs = verify.parse_jobs(args["--jobs"])
     manifest = listing.current_manifest(ctx.config, ctx.warn)
     entries = (verify.select(manifest, stale) if args["--all"]
                else [manifestlib.find(manifest, name) for name in args["NAME"]])
-    return outcomes(ctx, verify.verify_all(entries, ctx.config, timeout))
+    return outcomes(ctx, verify.verify_all(entries, ctx.config, timeout, jobs))
 
 
 def outcomes(ctx, found):

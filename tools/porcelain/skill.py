@@ -163,13 +163,14 @@ def render_outcomes(outcomes, out):
 @renders(render_outcomes)
 def verify_all(ctx):
     """Usage:
-      nexus skills verify --all [--stale HOURS] [--json] [--timeout SECONDS]
+      nexus skills verify --all [--stale HOURS] [--jobs N] [--json] [--timeout SECONDS]
       nexus skills verify (-h | --help)
 
     Options:
       --all              Every tool and script skill in the manifest.
       --stale HOURS      Only skills never verified, or last verified over HOURS ago.
-      --json             An array of outcomes, one per skill.
+      --jobs N           How many verify commands run at once (default: one per CPU).
+      --json             An array of outcomes, one per skill, in the order of their names.
       --timeout SECONDS  How long one verify command may run [default: 30].
       -h --help          Show this help.
 
@@ -179,8 +180,9 @@ def verify_all(ctx):
     args = ctx.args
     timeout = number(args["--timeout"], "--timeout")
     stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
+    jobs = verify.parse_jobs(args["--jobs"])
     entries = verify.select(listing.current_manifest(ctx.config, ctx.warn), stale)
-    for outcome in verify.verify_all(entries, ctx.config, timeout):
+    for outcome in verify.verify_all(entries, ctx.config, timeout, jobs):
         ctx.status = ctx.status or (0 if outcome["ok"] else 1)
         yield outcome
 

@@ -21,16 +21,20 @@ END { for (s in calls) printf "%s %d %.4f %.0f\n", s, calls[s], ok[s] / calls[s]
 
 
 def write_logs(state_dir, names, now):
-    """ENTRIES lines per skill in the gateway's compact form, oldest first, one every 4 minutes back
-    from now; every 10th fails."""
+    """ENTRIES lines per skill as the gateway writes them (schema.usage_entry's keys, compact), oldest
+    first, one every 4 minutes back from now; every 10th fails."""
+    from nexus import fastjson, schema
+
     stamps = [(now - datetime.timedelta(minutes=4 * (ENTRIES - i))).isoformat(timespec="milliseconds")
               .replace("+00:00", "Z") for i in range(ENTRIES)]
     for name in names:
-        ok = json.dumps({"skill": name, "type": "tool", "args": ["gmail", "messages", "list", "--limit", "5"],
-                         "exit": 0, "tool": "gog"}, separators=(",", ":"))[1:]
-        failed = json.dumps({"skill": name, "type": "tool", "args": ["calendar", "events", "today"], "exit": 1,
-                             "error": "rate limit exceeded", "tool": "gog"}, separators=(",", ":"))[1:]
-        lines = [f'{{"ts":"{ts}","ms":{100 + i % 900},{failed if i % 10 == 0 else ok}\n' for i, ts in enumerate(stamps)]
+        lines = []
+        for i, ts in enumerate(stamps):
+            failed = i % 10 == 0
+            args = ["calendar", "events", "today"] if failed else ["gmail", "messages", "list", "--limit", "5"]
+            entry = schema.usage_entry(ts, name, "tool", 100 + i % 900, args=args, exit=1 if failed else 0,
+                                       error="rate limit exceeded" if failed else None, tool="gog")
+            lines.append(fastjson.dumps(entry) + "\n")
         (state_dir / name / "usage.log").write_text("".join(lines))
 
 

@@ -107,17 +107,18 @@ def child_dirs(folder, report):
 def _load(skill_dir, source, result):
     path = os.path.join(skill_dir, "SKILL.md")
     dir_mtime = paths.mtime(skill_dir)  # before looking: a SKILL.md written meanwhile is seen next time
-    try:
-        os.lstat(path)
-    except FileNotFoundError:  # not a skill (yet): the manifest watches the folder
-        result.folders.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
-        return
-    except OSError as e:
-        problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
-        _invalid(result, source, skill_dir, problem, dir_mtime)  # its mtime: fixed, it is seen again
-        return
-    file_mtime = paths.mtime(path)  # before reading: a change during the read is seen next time
-    skill = skillmd.read(path, os.path.basename(skill_dir))
+    skill = skillmd.read(path, os.path.basename(skill_dir))  # its mtime is taken before it is read, too
+    if skill.mtime_ns is None:  # it could not be opened: is there none?
+        try:
+            os.lstat(path)
+        except FileNotFoundError:  # not a skill (yet): the manifest watches the folder
+            result.folders.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
+            return
+        except OSError as e:
+            problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
+            _invalid(result, source, skill_dir, problem, dir_mtime)  # its mtime: fixed, it is seen again
+            return
+    file_mtime = skill.mtime_ns
     for problem in skill.problems:
         if problem.severity != "error":
             result.diagnostics.append(problem.format(path))

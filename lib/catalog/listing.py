@@ -96,11 +96,13 @@ def _rows(manifest, skills, config, warn, states):
     world = _world(config, needs)
     rows = cache["rows"] if same and cache.get("world") == world else [None] * len(skills)
     checker, now, changed = status.Checker(config), time.time_ns(), False
+    root = paths.skills_state()
+    state_file = lambda name: os.path.join(root, paths.checked_name(name), "state.json")  # noqa: E731 - paths.state_file, its root found once
     for i, row in enumerate(rows):
         if row is not None:
             if row[STAMP] == NO_STATE or not (states or row[BASE] == "ready"):
                 continue
-            if row[STAMP] is not None and row[STAMP] == _stamp(paths.state_file(skills[i].name)):
+            if row[STAMP] is not None and row[STAMP] == _stamp(state_file(skills[i].name)):
                 continue
         skill, changed = entry_of(i), True
         base, missing, reason = ((row[BASE], row[MISSING], row[REASON]) if row is not None
@@ -110,7 +112,7 @@ def _rows(manifest, skills, config, warn, states):
         elif not states and base != "ready":  # its state changes nothing here: left unread, and unknown
             rows[i] = [base, missing, reason, False, None, base]
         else:
-            stamp = _stamp(paths.state_file(skill["name"]), now)
+            stamp = _stamp(state_file(skill["name"]), now)
             state = skill_state.of(skill, warn)  # read after its stamp: a change meanwhile is seen next time
             rows[i] = [status.with_state(base, state), missing, reason, status.is_verified(skill, state), stamp, base]
     if changed:

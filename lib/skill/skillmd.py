@@ -41,6 +41,7 @@ class SkillFile:
         self.lines = {}  # frontmatter key -> line number
         self.body = ""
         self.sha256 = None
+        self.mtime_ns = None  # of the file opened, taken before it was read
         self.meta = {}  # the product object of metadata (nexus, or openclaw / clawdbot)
         self.meta_key = None
         self.name = None
@@ -95,34 +96,44 @@ def _read_bytes(skill):
         reason = "symlink loop" if e.errno == errno.ELOOP else f"cannot read: {e.strerror}"
         skill.error(reason, code="unreadable")
         return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        skill.error("not a regular file", code="unreadable")
-        return None
-    with os.fdopen(fd, "rb") as f:
+    try:
+        info = os.fstat(fd)
+        skill.mtime_ns = info.st_mtime_ns
+        if not stat.S_ISREG(info.st_mode):
+            skill.error("not a regular file", code="unreadable")
+            return None
         size = info.st_size
+        if size <= MAX_BYTES:
+            data = os.read(fd, size + 1)  # one byte more than its size: all of it, unless it grew meanwhile
+            while size < len(data) <= MAX_BYTES and (chunk := os.read(fd, 65536)):
+                data += chunk
+            size = max(size, len(data))
         if size > MAX_BYTES:
             skill.error(f"too large: {size} bytes (the limit is {MAX_BYTES // 1024} KB)", code="too-large")
             return None
-        try:
-            return f.read()
-        except OSError as e:
-            skill.error(f"cannot read: {e.strerror}", code="unreadable")
-            return None
+        return data
+    except OSError as e:
+        skill.error(f"cannot read: {e.strerror}", code="unreadable")
+        return None
+    finally:
+        os.close(fd)
 
 
 def _split(skill, text):
     if not text.strip():
         skill.error("empty file", code="frontmatter")
         return None
-    lines = text.split("\n")
-    if lines[0].rstrip() != "---":
+    start = text.find("\n")
+    if text[:start if start >= 0 else len(text)].rstrip() != "---":
         skill.error("no frontmatter: the file must start with a '---' line", 1, "frontmatter")
         return None
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() == "---":
-            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]).lstrip("\n")
+    end = start
+    while start >= 0 and (end := text.find("\n---", end)) >= 0:  # the next line that starts with ---
+        line_end = text.find("\n", end + 1)
+        line_end = len(text) if line_end < 0 else line_end
+        if text[end + 1:line_end].rstrip() == "---":
+            return text[start + 1:end], text[line_end + 1:].lstrip("\n")
+        end = line_end
     skill.error("unterminated frontmatter: no closing '---' line", 1, "frontmatter")
     return None
 
@@ -228,10 +239,16 @@ def _simple_value(text):
 
 def _has_float(value):
     """YAML 1.1 reads JSON's 1e5 as text: a float is left to YAML."""
-    if isinstance(value, float):
-        return True
-    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return any(_has_float(child) for child in children)
+    todo = [value]
+    while todo:
+        value = todo.pop()
+        if type(value) is float:
+            return True
+        if type(value) is dict:
+            todo.extend(value.values())
+        elif type(value) is list:
+            todo.extend(value)
+    return False
 
 
 def _has_alias(text):

@@ -77,24 +77,22 @@ def listed(config, warn, states=True):
     """The Listing of every skill. With states=False only the statuses are sure (as `nexus status`
     needs them): `verified` may be stale where the status does not depend on the state."""
     manifest = current_manifest(config, warn)
-    skills = [r for r in manifest.records() if not r.invalid]
-    return Listing(manifest, _rows(manifest, skills, config, warn, states))
+    return Listing(manifest, _rows(manifest, config, warn, states))
 
 
-def _rows(manifest, skills, config, warn, states):
+def _rows(manifest, config, warn, states):
     identity = [len(manifest.data), zlib.crc32(manifest.data)]
-    cache = _read_cache()
-    entries = {}
+    cache, names, entries = _read_cache(), manifest.names(), {}
 
-    def entry_of(i):
+    def entry_of(i):  # parsed only for a skill whose status is computed again
         if i not in entries:
-            entries[i] = skills[i].entry()
+            entries[i] = manifest.records()[i].entry()
         return entries[i]
 
-    same = cache is not None and cache["manifest"] == identity and len(cache["rows"]) == len(skills)
-    needs = cache["needs"] if same else _needs(entry_of(i) for i in range(len(skills)))
+    same = cache is not None and cache["manifest"] == identity and len(cache["rows"]) == len(names)
+    needs = cache["needs"] if same else _needs(entry_of(i) for i in range(len(names)))
     world = _world(config, needs)
-    rows = cache["rows"] if same and cache.get("world") == world else [None] * len(skills)
+    rows = cache["rows"] if same and cache.get("world") == world else [None] * len(names)
     checker, now, changed = status.Checker(config), time.time_ns(), False
     root = paths.skills_state()
     state_file = lambda name: os.path.join(root, paths.checked_name(name), "state.json")  # noqa: E731 - paths.state_file, its root found once
@@ -102,7 +100,7 @@ def _rows(manifest, skills, config, warn, states):
         if row is not None:
             if row[STAMP] == NO_STATE or not (states or row[BASE] == "ready"):
                 continue
-            if row[STAMP] is not None and row[STAMP] == _stamp(state_file(skills[i].name)):
+            if row[STAMP] is not None and row[STAMP] == _stamp(state_file(names[i])):
                 continue
         skill, changed = entry_of(i), True
         base, missing, reason = ((row[BASE], row[MISSING], row[REASON]) if row is not None

@@ -26,7 +26,7 @@ from .. import __version__, fastjson, fileio, paths, schema
 from ..errors import BadInput, NexusError
 from ..state import skill_state
 
-SMALL = 256 * 1024  # a manifest up to this size is read whole; a larger one is mapped, and read where needed
+SMALL = 1024 * 1024  # a manifest up to this size is read whole; a larger one is mapped, and read where needed
 
 
 class Record:
@@ -106,7 +106,7 @@ class Manifest:
     def __init__(self, data):
         self.data = data  # bytes, or a read-only mmap of a large file
         self.head = self._head()
-        self._lines = None
+        self._lines = self._records = None
 
     def _head(self):
         end = self.data.find(b"\n")
@@ -153,18 +153,23 @@ class Manifest:
                            lines[invalid_end + 2])
         return self._lines
 
+    def stamps(self):
+        """The stamp of every record, in their order."""
+        return fastjson.loads(self.lines()[3][len(b'"stamps":'):-1])
+
     def records(self):
         """Every record, skills by name and then the broken ones, each with its stamp."""
-        skill_lines, invalid_lines, _, stamps_line = self.lines()
-        stamps = fastjson.loads(stamps_line[len(b'"stamps":'):-1])
-        found = []
-        for line, stamp in zip(skill_lines, stamps):
-            name, _, text = line.rstrip(b",").partition(b":")
-            found.append(Record(name[1:-1].decode(), None, False, text, stamp))
-        for line, stamp in zip(invalid_lines, stamps[len(skill_lines):]):
-            text = line.rstrip(b",")
-            found.append(Record(fastjson.loads(text).get("name"), None, True, text, stamp))
-        return found
+        if self._records is None:
+            skill_lines, invalid_lines = self.lines()[:2]
+            stamps, found = self.stamps(), []
+            for line, stamp in zip(skill_lines, stamps):
+                name, _, text = line.rstrip(b",").partition(b":")
+                found.append(Record(name[1:-1].decode(), None, False, text, stamp))
+            for line, stamp in zip(invalid_lines, stamps[len(skill_lines):]):
+                text = line.rstrip(b",")
+                found.append(Record(fastjson.loads(text).get("name"), None, True, text, stamp))
+            self._records = found
+        return self._records
 
     def folders(self):
         """The folders watched for a SKILL.md: [{"dir", "dirMtimeNs"}]."""
@@ -184,7 +189,7 @@ class Manifest:
     def is_fresh(self, source_list):
         """True when no source, skill folder or watched folder changed since it was written."""
         try:
-            return (self.current(source_list) and all(r.unchanged() for r in self.records())
+            return (self.current(source_list) and all(map(unchanged, self.stamps()))
                     and all(paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in self.folders()))
         except (ValueError, KeyError, TypeError, IndexError):
             return False

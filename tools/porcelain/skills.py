@@ -6,8 +6,6 @@ from nexus import config as configlib, paths
 from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.cli.output import Encoded
-from nexus.skill import installspec
-from nexus.style import Style, plural, table, truncate, widths
 
 GROUPS = [  # status, emoji, heading
     ("ready", "✅", "READY (configured, working)"),
@@ -28,6 +26,8 @@ def _kind(record):
 
 
 def _detail(record):
+    from nexus.skill import installspec
+
     status, missing = record["status"], record.get("missing", {})
     if status == "ready":
         return _kind(record)
@@ -45,12 +45,17 @@ def _detail(record):
 
 
 def _row(record):
+    from nexus.style import truncate
+
     return [record["name"], truncate(record.get("description", ""), 44), _detail(record)]
 
 
 def render_list(records, out):
     if isinstance(records, dict):  # --summary
         return render_summary(records, out)
+    # Imported here: `status` and --json, which agents call all the time, never pay for them.
+    from nexus.style import Style, plural, table, widths
+
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
     aligned = widths([_row(r) for r in skills])  # one set of columns across every group

@@ -193,3 +193,15 @@ def test_list_json_is_the_entries_with_their_status(script_runner, zoo):
         assert list(merged[name])[:len(entry)] == list(entry) and all(merged[name][k] == v for k, v in entry.items())
         assert list(merged[name])[len(entry):] in (["status", "missing", "verified"],
                                                     ["status", "missing", "verified", "disabledReason"])
+
+
+def test_an_entry_with_status_keys_of_its_own_gets_the_computed_ones(script_runner, workspace):
+    write_skill(workspace, "odd")
+    entries = [json.loads(line) for line in script_runner.run(["nexus-discover"]).stdout.splitlines()]
+    odd_entry = next(entry for entry in entries if entry["name"] == "odd")
+    odd_entry.update(status="bogus", verified="bogus")  # as a script might pipe them in
+    piped = "".join(json.dumps(entry) + "\n" for entry in entries)
+    assert script_runner.run(["nexus-manifest", "write"], stdin=io.StringIO(piped)).returncode == 0
+    odd = listed(script_runner)["odd"]
+    assert (odd["status"], odd["verified"]) == ("ready", True)
+    assert list(odd) == [*odd_entry, "missing"]  # each key where the entry had it

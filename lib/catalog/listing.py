@@ -1,15 +1,17 @@
 """Every skill with its status, or one skill's entry: the manifest kept fresh, read with state and config.
 
-Statuses are kept in status-cache.json with exactly what they were computed from: the manifest (its
-size and CRC), the config, the platform, which of the binaries and env vars the skills name are
-there (looked up again each time), and for each tool or script skill the stamp (inode, size, mtime)
-of its state.json. A listing recomputes what changed: every status when the manifest, config or
-environment did, one skill's when its state.json did, and reads a state.json only then, and only
-where it matters (`nexus status` needs none of a skill that is not installed). `nexus skills list
---json` splices each status into the manifest's own line of the entry, which is never parsed.
+Statuses are kept in status-cache.json, each skill's with exactly what it was computed from: its
+entry (the CRC of its line in the manifest), the config, the platform, which of the binaries and env
+vars it names are there (looked up again each time), and for a tool or script skill the stamp
+(inode, size, mtime) of its state.json. A listing computes again only what changed (every skill
+after a config change, one skill after its SKILL.md or its state.json did), and reads a state.json
+only then, and only where it matters (`nexus status` needs none of a skill that is not installed).
+`nexus skills list --json` splices each status into the manifest's own line of the entry, which is
+never parsed.
 """
 
 import os
+import sys
 import time
 import zlib
 
@@ -22,7 +24,8 @@ from . import manifest as manifestlib, status
 STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
                "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
 RACY_NS = 2 * 10**9  # a state.json this recent may change again within the tick of its mtime: never trusted
-STATUS, MISSING, REASON, VERIFIED, STAMP, BASE = range(6)  # a row of the cache, one per skill
+# A row of the cache, one per skill: what it was computed from, then what was computed.
+FIELDS = KEY, BINS, ENV, FOUND, PRESENT, STAMP, BASE, MISSING, REASON, STATUS, VERIFIED = range(11)
 NO_STATE = 0  # the stamp of a prompt skill, whose state never matters
 
 
@@ -48,6 +51,12 @@ class Listing:
         """The JSON text of each record kept by keep(status): the entry merged with status, missing,
         verified and disabledReason, as evaluate() gives them."""
         skill_lines, invalid_lines = self.manifest.lines()[:2]
+        # An entry that has one of these keys (written by hand, or piped in) is merged, not spliced.
+        data = self.manifest.data
+        start = data.find(b"\n", data.find(b"\n") + 1) + 1
+        end = data.find(b'\n},\n"invalid":[', start)
+        clash = any(data.find(key, start, end) >= 0 for key in (b'"status":', b'"missing":', b'"verified":',
+                                                                b'"disabledReason":'))
         found = []
         for line, row in zip(skill_lines, self.rows):
             if keep(row[STATUS]):
@@ -56,8 +65,8 @@ class Listing:
                          f'"verified":{"true" if row[VERIFIED] else "false"}')
                 if row[REASON]:
                     extra += ',"disabledReason":' + fastjson.dumps(row[REASON])
-                if any(key in text for key in (b'"status":', b'"missing":', b'"verified":', b'"disabledReason":')):
-                    merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # keys it has keep their place
+                if clash and any(key in text for key in (b'"status":', b'"missing":', b'"verified":', b'"disabledReason":')):
+                    merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
                     found.append(fastjson.dumps(merged).encode())
                 else:
                     found.append(text[:-1] + b"," + extra.encode() + b"}")
@@ -81,63 +90,35 @@ def listed(config, warn, states=True):
 
 
 def _rows(manifest, config, warn, states):
-    identity = [len(manifest.data), zlib.crc32(manifest.data)]
-    cache, names, entries = _read_cache(), manifest.names(), {}
-
-    def entry_of(i):  # parsed only for a skill whose status is computed again
-        if i not in entries:
-            entries[i] = manifest.records()[i].entry()
-        return entries[i]
-
-    same = cache is not None and cache["manifest"] == identity and len(cache["rows"]) == len(names)
-    needs = cache["needs"] if same else _needs(entry_of(i) for i in range(len(names)))
-    world = _world(config, needs)
-    rows = cache["rows"] if same and cache.get("world") == world else [None] * len(names)
-    checker, now, changed = status.Checker(config), time.time_ns(), False
-    root = paths.skills_state()
-    state_file = lambda name: os.path.join(root, paths.checked_name(name), "state.json")  # noqa: E731 - paths.state_file, its root found once
-    for i, row in enumerate(rows):
-        if row is not None:
-            if row[STAMP] == NO_STATE or not (states or row[BASE] == "ready"):
-                continue
-            if row[STAMP] is not None and row[STAMP] == _stamp(state_file(names[i])):
-                continue
-        skill, changed = entry_of(i), True
-        base, missing, reason = ((row[BASE], row[MISSING], row[REASON]) if row is not None
-                                 else _without_state(checker, skill))
-        if skill.get("type") == "prompt":
-            rows[i] = [base, missing, reason, True, NO_STATE, base]
-        elif not states and base != "ready":  # its state changes nothing here: left unread, and unknown
-            rows[i] = [base, missing, reason, False, None, base]
-        else:
-            stamp = _stamp(state_file(skill["name"]), now)
-            state = skill_state.of(skill, warn)  # read after its stamp: a change meanwhile is seen next time
-            rows[i] = [status.with_state(base, state), missing, reason, status.is_verified(skill, state), stamp, base]
+    cache = _read_cache()
+    cached = cache["skills"] if cache and cache["config"] == config and cache["platform"] == sys.platform else {}
+    checker, environ, now, root = status.Checker(config), os.environ, time.time_ns(), paths.skills_state()
+    rows, names, changed = [], [], not cached
+    for line in manifest.lines()[0]:
+        name, key = line[1:line.index(b'"', 1)].decode(), zlib.crc32(line)
+        row, skill = cached.get(name), None
+        if (row is None or row[KEY] != key or [b for b in row[BINS] if checker.has_binary(b)] != row[FOUND]
+                or [n for n in row[ENV] if environ.get(n)] != row[PRESENT]):
+            skill = fastjson.loads(line.rstrip(b",").partition(b":")[2])
+            bins, env, prompt = sorted({*binaries(skill), *required(skill, "anyBins")}), env_names(skill), \
+                skill.get("type") == "prompt"
+            base, missing, reason = checker.without_state(skill)
+            row = [key, bins, env, [b for b in bins if checker.has_binary(b)], [n for n in env if environ.get(n)],
+                   NO_STATE if prompt else None, base, fastjson.dumps(missing), reason, base, prompt]
+            changed = True
+        if row[STAMP] != NO_STATE and (states or row[BASE] == "ready"):  # its state matters here
+            path = os.path.join(root, paths.checked_name(name), "state.json")
+            if row[STAMP] is None or row[STAMP] != _stamp(path):
+                skill = skill or fastjson.loads(line.rstrip(b",").partition(b":")[2])
+                row[STAMP] = _stamp(path, now)
+                state = skill_state.of(skill, warn)  # read after its stamp: a change meanwhile is seen next time
+                row[STATUS], row[VERIFIED] = status.with_state(row[BASE], state), status.is_verified(skill, state)
+                changed = True
+        rows.append(row)
+        names.append(name)
     if changed:
-        _write_cache({"manifest": identity, "needs": needs, "world": world, "rows": rows})
+        _write_cache(config, dict(zip(names, rows)))
     return rows
-
-
-def _without_state(checker, skill):
-    base, missing, reason = checker.without_state(skill)
-    return base, fastjson.dumps(missing), reason
-
-
-def _needs(entries):
-    """Every binary and env var any skill names: what the statuses depend on in the environment."""
-    bins, env = set(), set()
-    for skill in entries:
-        bins.update(binaries(skill), required(skill, "anyBins"))
-        env.update(env_names(skill))
-    return [sorted(bins), sorted(env)]
-
-
-def _world(config, needs):
-    """What the statuses depend on beside the skills and their state: the config, the platform, and
-    which of the binaries and env vars named are there now."""
-    checker = status.Checker(config)
-    bins, env = needs
-    return [config, checker.platform, [b for b in bins if checker.has_binary(b)], [n for n in env if os.environ.get(n)]]
 
 
 def _stamp(path, now=None):
@@ -158,18 +139,23 @@ def _read_cache():
     """The cache, when it has the shape this nexus writes; None otherwise (it is only slower)."""
     try:
         cache = fileio.read_json(paths.status_cache())
-        rows, (bins, env) = cache["rows"], cache["needs"]
-        if (isinstance(cache["manifest"], list) and isinstance(bins, list) and isinstance(env, list)
-                and isinstance(rows, list) and all(isinstance(row, list) and len(row) == 6 for row in rows)):
-            return cache
-    except (BadInput, TypeError, KeyError, ValueError):
-        pass
-    return None
+        missing, skills = cache["missing"], cache["skills"]
+        for row in skills.values():
+            row[MISSING] = missing[row[MISSING]]  # each different `missing` is written once
+            if len(row) != len(FIELDS):
+                return None
+        return cache
+    except (BadInput, TypeError, KeyError, IndexError, AttributeError):
+        return None
 
 
-def _write_cache(cache):
+def _write_cache(config, skills):
+    texts = {}
+    rows = {name: [*row[:MISSING], texts.setdefault(row[MISSING], len(texts)), *row[MISSING + 1:]]
+            for name, row in skills.items()}
     try:
-        fileio.write_json(paths.status_cache(), cache)
+        fileio.write_json(paths.status_cache(), {"config": config, "platform": sys.platform, "missing": list(texts),
+                                                 "skills": rows})
     except OSError:
         pass  # a cache that cannot be written is only slower
 

@@ -27,6 +27,7 @@ RACY_NS = 2 * 10**9  # a state.json this recent may change again within the tick
 # A row of the cache, one per skill: what it was computed from, then what was computed.
 FIELDS = KEY, BINS, ENV, FOUND, PRESENT, STAMP, BASE, MISSING, REASON, STATUS, VERIFIED = range(11)
 NO_STATE = 0  # the stamp of a prompt skill, whose state never matters
+EVALUATED = (b'"status":', b'"missing":', b'"verified":', b'"disabledReason":')  # the keys evaluate() adds
 
 
 def current_manifest(config, warn):
@@ -51,12 +52,8 @@ class Listing:
         """The JSON text of each record kept by keep(status): the entry merged with status, missing,
         verified and disabledReason, as evaluate() gives them."""
         skill_lines, invalid_lines = self.manifest.lines()[:2]
-        # An entry that has one of these keys (written by hand, or piped in) is merged, not spliced.
-        data = self.manifest.data
-        start = data.find(b"\n", data.find(b"\n") + 1) + 1
-        end = data.find(b'\n},\n"invalid":[', start)
-        clash = any(data.find(key, start, end) >= 0 for key in (b'"status":', b'"missing":', b'"verified":',
-                                                                b'"disabledReason":'))
+        # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
+        clash = any(map(self.manifest.in_skills, EVALUATED))
         found = []
         for line, row in zip(skill_lines, self.rows):
             if keep(row[STATUS]):
@@ -65,7 +62,7 @@ class Listing:
                          f'"verified":{"true" if row[VERIFIED] else "false"}')
                 if row[REASON]:
                     extra += ',"disabledReason":' + fastjson.dumps(row[REASON])
-                if clash and any(key in text for key in (b'"status":', b'"missing":', b'"verified":', b'"disabledReason":')):
+                if clash and any(key in text for key in EVALUATED):
                     merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
                     found.append(fastjson.dumps(merged).encode())
                 else:
@@ -107,7 +104,7 @@ def _rows(manifest, config, warn, states):
                    NO_STATE if prompt else None, base, fastjson.dumps(missing), reason, base, prompt]
             changed = True
         if row[STAMP] != NO_STATE and (states or row[BASE] == "ready"):  # its state matters here
-            path = os.path.join(root, paths.checked_name(name), "state.json")
+            path = f"{root}/{paths.checked_name(name)}/state.json"  # paths.state_file, its root found once
             if row[STAMP] is None or row[STAMP] != _stamp(path):
                 skill = skill or fastjson.loads(line.rstrip(b",").partition(b":")[2])
                 row[STAMP] = _stamp(path, now)

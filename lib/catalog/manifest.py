@@ -23,7 +23,7 @@ Architecture invariant: one builder, build(), makes every manifest, whether from
 import os
 
 from .. import __version__, fastjson, fileio, paths, schema
-from ..errors import BadInput, NexusError
+from ..errors import NexusError
 from ..state import skill_state
 
 SMALL = 1024 * 1024  # a manifest up to this size is read whole; a larger one is mapped, and read where needed
@@ -134,7 +134,8 @@ class Manifest:
             end = len(data) if end < 0 else end
             quote = data.find(b'"', start + 1, end)
             # A skill's line is "NAME":{…}; any other line lies past the skills, so it sorts last.
-            found = data[start + 1:quote] if data[start:start + 1] == b'"' and data[quote + 1:quote + 3] == b":{" else None
+            skill = data[start:start + 1] == b'"' and quote > start and data[quote + 1:quote + 3] == b":{"
+            found = data[start + 1:quote] if skill else None
             if found is not None and found < key:
                 lo = end + 1
             elif found == key:
@@ -143,10 +144,15 @@ class Manifest:
                 hi = start
         return None
 
+    def in_skills(self, text):
+        """True when `text` (bytes) occurs in the lines of the skills."""
+        start = self.data.find(b"\n", self.data.find(b"\n") + 1) + 1
+        return self.data.find(text, start, self.data.find(b'\n},\n"invalid":[', start)) >= 0
+
     def lines(self):
         """(skill lines, invalid lines, folders line, stamps line), each as written."""
         if self._lines is None:
-            lines = self.data[:].split(b"\n") if not isinstance(self.data, bytes) else self.data.split(b"\n")
+            lines = bytes(self.data).split(b"\n")
             skills_end = lines.index(b"},", 1)
             invalid_end = lines.index(b"],", skills_end + 2)
             self._lines = (lines[2:skills_end], lines[skills_end + 2:invalid_end], lines[invalid_end + 1],

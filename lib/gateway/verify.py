@@ -105,16 +105,43 @@ def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):
 
     Each runs in a thread of a small pool, waiting on its own command as verify() does (no polling),
     with its own timeout and process group. When the caller stops reading, the commands not started
-    yet are dropped and the running ones are waited for, so that each outcome is recorded.
+    yet are dropped and the running ones waited for, so that each outcome is recorded.
     """
     entries = list(entries)
     if jobs <= 1 or len(entries) <= 1:
         yield from (verify(entry, config, timeout) for entry in entries)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    import threading  # not concurrent.futures: it brings logging and re, which cost more than this does
 
-    pool = ThreadPoolExecutor(min(jobs, len(entries)), thread_name_prefix="verify")
+    todo, outcomes, changed = list(enumerate(entries))[::-1], {}, threading.Condition()
+
+    def work():
+        while True:
+            with changed:
+                if not todo:
+                    return
+                n, entry = todo.pop()
+            try:
+                outcome = verify(entry, config, timeout)
+            except BaseException as e:  # noqa: BLE001 - raised again where it is read
+                outcome = e
+            with changed:
+                outcomes[n] = outcome
+                changed.notify()
+
+    pool = [threading.Thread(target=work, name="verify", daemon=True) for _ in range(min(jobs, len(entries)))]
+    for thread in pool:
+        thread.start()
     try:
-        yield from pool.map(lambda entry: verify(entry, config, timeout), entries)
+        for n in range(len(entries)):
+            with changed:
+                changed.wait_for(lambda: n in outcomes)
+                outcome = outcomes.pop(n)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            yield outcome
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        with changed:
+            todo.clear()
+        for thread in pool:
+            thread.join()

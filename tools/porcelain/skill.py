@@ -6,7 +6,6 @@ import sys
 from nexus import paths
 from nexus.catalog import listing, status as statuslib
 from nexus.cli.command import number, renders
-from nexus.distribute import install as installer
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.schema import parse_iso
@@ -217,6 +216,8 @@ def install(ctx):
     Exit status:
       0  installed and verified;  1  refused, the install failed, or verification failed;  2  usage error
     """
+    from nexus.distribute import install as installer  # here: it brings urllib, which verify --all need not pay for
+
     args, config = ctx.args, ctx.config
     entry = listing.entry(config, args["NAME"], ctx.warn)
     spec = installer.choose(entry.get("install", []), args["--id"])

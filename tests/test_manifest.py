@@ -198,3 +198,21 @@ def test_another_nexus_or_other_sources_read_everything_again(script_runner, wor
     assert "warned-folder" not in script_runner.run(["nexus", "skills", "list"]).stderr
     write_config(nexus_home, f'[skills.load]\nextraDirs = ["{tmp_path / "extra"}"]\n')
     assert "warned-folder" in script_runner.run(["nexus", "skills", "list"]).stderr
+
+
+def test_a_large_manifest_is_read_where_needed(script_runner, workspace, nexus_home, monkeypatch):
+    from nexus.catalog import manifest
+
+    for n in range(40):
+        write_skill(workspace, f"skill-{n:02d}", body="Lines of a long prompt.\n" * 20)
+    assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+    monkeypatch.setattr(manifest, "SMALL", 1024)  # every manifest counts as large
+    monkeypatch.setattr(manifest._File, "CHUNK", 64)
+    large = manifest.load()
+    assert isinstance(large.data, manifest._File)
+    whole = manifest_path(nexus_home).read_bytes()
+    for n in range(40):
+        line = next(line for line in whole.split(b"\n") if line.startswith(f'"skill-{n:02d}":'.encode()))
+        assert large.find_line(f"skill-{n:02d}") == line.rstrip(b",").partition(b":")[2]
+    assert large.find_line("skill-40") is None and large.find_line("aaa") is None and large.find_line("zzz") is None
+    assert large.head["version"] == 2 and large.names()[:2] == ["disk-report", "filesystem"]

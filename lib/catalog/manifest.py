@@ -26,7 +26,7 @@ from .. import __version__, fastjson, fileio, paths, schema
 from ..errors import NexusError
 from ..state import skill_state
 
-SMALL = 1024 * 1024  # a manifest up to this size is read whole; a larger one is mapped, and read where needed
+SMALL = 1024 * 1024  # a manifest up to this size is read whole; a larger one is read where needed (_File)
 
 
 class Record:
@@ -100,11 +100,54 @@ def generated_at():
     return schema.now_iso(int(epoch) if epoch and epoch.isdigit() else None)
 
 
+class _File:
+    """A large manifest's bytes, read where asked with pread: what bisection needs (find, rfind,
+    slices, as bytes have them). Not mapped: the kernel maps a mapped file's pages in large runs,
+    and a skill run would carry megabytes of a manifest it reads a few kilobytes of."""
+
+    CHUNK = 4096
+
+    def __init__(self, fd):
+        self.fd, self.size = fd, os.fstat(fd).st_size
+
+    def __del__(self):
+        os.close(self.fd)
+
+    def __len__(self):
+        return self.size
+
+    def __bytes__(self):
+        return self[:]
+
+    def __getitem__(self, part):
+        start, stop, _ = part.indices(self.size)
+        return os.pread(self.fd, max(0, stop - start), start)
+
+    def find(self, sub, start=0, end=None):
+        end = self.size if end is None else min(end, self.size)
+        while start < end:
+            at = self[start:min(start + self.CHUNK + len(sub) - 1, end)].find(sub)
+            if at >= 0:
+                return start + at
+            start += self.CHUNK
+        return -1
+
+    def rfind(self, sub, start=0, end=None):
+        end = self.size if end is None else min(end, self.size)
+        while end > start:
+            low = max(start, end - self.CHUNK - len(sub) + 1)
+            at = self[low:end].rfind(sub)
+            if at >= 0:
+                return low + at
+            end -= self.CHUNK
+        return -1
+
+
 class Manifest:
     """A manifest as written, read only as far as asked: its head, one skill, its lines, or all of it."""
 
     def __init__(self, data):
-        self.data = data  # bytes, or a read-only mmap of a large file
+        self.data = data  # bytes, or a _File
         self.head = self._head()
         self._lines = self._records = None
 
@@ -152,7 +195,8 @@ class Manifest:
     def lines(self):
         """(skill lines, invalid lines, folders line, stamps line), each as written."""
         if self._lines is None:
-            lines = bytes(self.data).split(b"\n")
+            self.data = bytes(self.data)  # read whole, once
+            lines = self.data.split(b"\n")
             skills_end = lines.index(b"},", 1)
             invalid_end = lines.index(b"],", skills_end + 2)
             self._lines = (lines[2:skills_end], lines[skills_end + 2:invalid_end], lines[invalid_end + 1],
@@ -212,13 +256,13 @@ def write(manifest, entries=()):
 def load():
     """The manifest, or None when there is none or it cannot be read (a stale cache, not an error)."""
     try:
-        with open(paths.manifest_file(), "rb") as f:
-            if os.fstat(f.fileno()).st_size <= SMALL:
-                return Manifest(f.read())
-            import mmap
-
-            return Manifest(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
-    except (OSError, ValueError):
+        fd = os.open(paths.manifest_file(), os.O_RDONLY)
+    except OSError:
+        return None
+    data = _File(fd)  # closes fd when it goes
+    try:
+        return Manifest(data if len(data) > SMALL else data[:])
+    except OSError:
         return None
 
 

@@ -87,26 +87,22 @@ def listed(config, warn, states=True):
 
 
 def _rows(manifest, config, warn, states):
+    """A row per skill of the manifest: the cached one where nothing it depends on changed, else
+    computed again; the cache is written when a row was."""
     cache = _read_cache()
     cached = cache["skills"] if cache and cache["config"] == config and cache["platform"] == sys.platform else {}
-    checker, environ, now, root = status.Checker(config), os.environ, time.time_ns(), paths.skills_state()
+    checker, now, root = status.Checker(config), time.time_ns(), paths.skills_state()
     rows, names, changed = [], [], not cached
     for line in manifest.lines()[0]:
         name, key = line[1:line.index(b'"', 1)].decode(), zlib.crc32(line)
         row, skill = cached.get(name), None
-        if (row is None or row[KEY] != key or [b for b in row[BINS] if checker.has_binary(b)] != row[FOUND]
-                or [n for n in row[ENV] if environ.get(n)] != row[PRESENT]):
-            skill = fastjson.loads(line.rstrip(b",").partition(b":")[2])
-            bins, env, prompt = sorted({*binaries(skill), *required(skill, "anyBins")}), env_names(skill), \
-                skill.get("type") == "prompt"
-            base, missing, reason = checker.without_state(skill)
-            row = [key, bins, env, [b for b in bins if checker.has_binary(b)], [n for n in env if environ.get(n)],
-                   NO_STATE if prompt else None, base, fastjson.dumps(missing), reason, base, prompt]
-            changed = True
+        if row is None or row[KEY] != key or _present(checker, row[BINS], row[ENV]) != [row[FOUND], row[PRESENT]]:
+            skill = _entry(line)
+            row, changed = _computed(checker, skill, key), True
         if row[STAMP] != NO_STATE and (states or row[BASE] == "ready"):  # its state matters here
             path = f"{root}/{paths.checked_name(name)}/state.json"  # paths.state_file, its root found once
             if row[STAMP] is None or row[STAMP] != _stamp(path):
-                skill = skill or fastjson.loads(line.rstrip(b",").partition(b":")[2])
+                skill = skill or _entry(line)
                 row[STAMP] = _stamp(path, now)
                 state = skill_state.of(skill, warn)  # read after its stamp: a change meanwhile is seen next time
                 row[STATUS], row[VERIFIED] = status.with_state(row[BASE], state), status.is_verified(skill, state)
@@ -116,6 +112,26 @@ def _rows(manifest, config, warn, states):
     if changed:
         _write_cache(config, dict(zip(names, rows)))
     return rows
+
+
+def _entry(line):
+    """The entry of a skill's line in the manifest."""
+    return fastjson.loads(line.rstrip(b",").partition(b":")[2])
+
+
+def _present(checker, bins, env):
+    """[the binaries found, the env vars set] among those named."""
+    return [[b for b in bins if checker.has_binary(b)], [n for n in env if checker.environ.get(n)]]
+
+
+def _computed(checker, skill, key):
+    """A new row: what the skill's status depends on, and its status as far as its state does not
+    matter (the state is read where it does)."""
+    bins, env = sorted({*binaries(skill), *required(skill, "anyBins")}), env_names(skill)
+    prompt = skill.get("type") == "prompt"
+    base, missing, reason = checker.without_state(skill)
+    return [key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
+            fastjson.dumps(missing), reason, base, prompt]
 
 
 def _stamp(path, now=None):

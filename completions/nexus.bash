@@ -9,7 +9,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
-        'nexus skills verify') flags='--all --stale --json --timeout --help' ;;
+        'nexus skills verify') flags='--all --stale --jobs --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
         'nexus skills check') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
         'nexus skills cursor-rules') flags='--write --help' ;;
@@ -60,7 +60,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
-        'nexus-verify') flags='--timeout --all --stale --static -h --help'; args='skill...' ;;
+        'nexus-verify') flags='--timeout --jobs --all --stale --static -h --help'; args='skill...' ;;
         'nexus-run') flags='--dry-run --no-verify --no-log --json --background --timeout -h --help'; args='skill'; dashdash=1 ;;
         'nexus-stats') flags='--days --session --stdin --json -h --help'; args='skill' ;;
         'nexus-mcp') flags='--max-output --watch -h --help' ;;
@@ -70,7 +70,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
         'nexus skills agents-md --write'|'nexus report -o') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;

@@ -39,6 +39,7 @@ complete -c nexus -n '__nexus_in skills path' -l json
 complete -c nexus -n '__nexus_in skills path' -l help
 complete -c nexus -n '__nexus_in skills verify' -l all
 complete -c nexus -n '__nexus_in skills verify' -l stale -x
+complete -c nexus -n '__nexus_in skills verify' -l jobs -x
 complete -c nexus -n '__nexus_in skills verify' -l json
 complete -c nexus -n '__nexus_in skills verify' -l timeout -x
 complete -c nexus -n '__nexus_in skills verify' -l help
@@ -216,6 +217,7 @@ complete -c nexus-manifest -n '__nexus_in read' -l help
 complete -c nexus-manifest -n '__nexus_in check' -l help
 complete -c nexus-verify -f
 complete -c nexus-verify -l timeout -x
+complete -c nexus-verify -l jobs -x
 complete -c nexus-verify -l all
 complete -c nexus-verify -l stale -x
 complete -c nexus-verify -l static

@@ -48,6 +48,17 @@ def loads(data):
     return value
 
 
+def scanner():
+    """scan(text, index) -> (value, end), straight from the C scanner: for a loop over many small
+    documents. It raises StopIteration where no value starts, and ValueError for a bad one (import
+    json.decoder first: the scanner raises its error from there)."""
+    if _json is None:
+        import json
+
+        return json.JSONDecoder().scan_once
+    return _scan
+
+
 def dumps(obj):
     """Compact JSON with non-ASCII kept as is: the form of every file and line nexus writes."""
     if _json is None:

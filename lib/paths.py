@@ -19,6 +19,7 @@ FILES = (  # (where, what), in the order a reader meets them
     ("skills/ in the nexus package", "Bundled skills, shipped with nexus."),
     ("skills.load.extraDirs", "Extra skill folders named in the config: the lowest precedence."),
     ("$NEXUS_HOME/state/nexus/skills/manifest.json", "The manifest: the cache of discovered skills."),
+    ("$NEXUS_HOME/state/nexus/skills/status-cache.json", "Each skill's status, with what it was computed from."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
@@ -120,6 +121,10 @@ def skills_state():
 
 def manifest_file():
     return os.path.join(skills_state(), "manifest.json")
+
+
+def status_cache():
+    return os.path.join(skills_state(), "status-cache.json")
 
 
 def skill_state_dir(name):

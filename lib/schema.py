@@ -2,7 +2,7 @@
 
 import time
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: one record per line, with the stamps of every record (catalog.manifest)
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
 ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is

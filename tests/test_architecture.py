@@ -92,6 +92,73 @@ def test_the_gateways_own_parser_agrees_with_docopt(argv):
     assert run.parse(argv, doc) == dict(expected)
 
 
+def usages():
+    """(usage text, words before the arguments) of every command and tool."""
+    from nexus.tools.nexus import COMMANDS
+
+    found = [(command.usage(), command.words.split()) for command in COMMANDS]
+    for name in ("discover", "manifest", "run", "stats", "verify"):
+        module = __import__(f"nexus.tools.plumbing.{name}", fromlist=["main"])
+        found.append((module.main.__doc__, []))
+    return found
+
+
+def argvs(doc, words):
+    """Every argv made of a usage line's words and arguments (as "x") and up to two of the flags the
+    usage names, and a few that no usage allows."""
+    import itertools
+
+    from nexus.cli.command import _tokens
+
+    flags = sorted(set(re.findall(r"--[a-z][a-z-]*", doc)) - {"--help"}) + ["--nope"]
+    usage = doc.partition("Usage:")[2].split("\n\n")[0].strip().splitlines()
+    for line in usage:
+        depth, base = 0, []
+        for token in _tokens(line):
+            depth += {"[": 1, "(": 1, "]": -1, ")": -1}.get(token, 0)
+            if depth == 0 and token not in "[]()|..." and not token.startswith("-"):
+                base.append("x" if token.isupper() else token)
+        for n in range(3):
+            for chosen in itertools.combinations(flags, n):
+                yield [*base, *chosen] if not words else base[:len(words)] + [*base[len(words):], *chosen]
+
+
+def test_quick_parse_agrees_with_docopt_on_every_form_it_answers():
+    from docopt import DocoptExit, docopt
+
+    from nexus.cli.command import quick_parse
+
+    answered = 0
+    for doc, words in usages():
+        for argv in argvs(doc, words):
+            quick = quick_parse(doc, argv)
+            if quick is None:
+                continue
+            answered += 1
+            try:
+                expected = dict(docopt(doc, argv=argv, default_help=False))
+            except (DocoptExit, SystemExit):
+                expected = "a usage error"
+            assert quick == expected, (argv, doc.partition("Usage:")[2][:200])
+    assert answered > 100
+    for argv in (["skills", "list"], ["skills", "list", "--json"], ["status"], ["status", "--json"],
+                 ["skills", "list", "--ready", "--json"], ["skills", "verify", "--all"], ["skill", "show", "gog"]):
+        doc = next(doc for doc, words in usages() if argv[:len(words)] == words)
+        assert quick_parse(doc, argv) is not None, argv
+
+
+def test_listing_and_status_import_no_docopt(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NEXUS_HOME": str(tmp_path)}
+    for argv in (["skills", "list", "--json"], ["status"]):
+        probe = (f"import sys; from nexus.tools.nexus import main; main({argv!r}); "
+                 "print('docopt' in sys.modules, file=sys.stderr)")
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+        assert done.stderr.strip().splitlines()[-1] == "False", argv
+
+
 def test_the_gateway_imports_nothing_heavy(tmp_path):
     import subprocess
     import sys

@@ -83,6 +83,71 @@ def test_body_rules_stay_in_the_body():
     assert "name: not-frontmatter" in skill.body and skill.body.count("---") == 2
 
 
+# Lines that may or may not take the simple reading of frontmatter; each must read the same either way.
+TRICKY_LINES = [
+    "description: plain words", "description: a  b", "description: x #c", "description: x#c", 'description: "q"',
+    "description: 'q'", "description:", "description: ~", "yes: 1", "Yes: 1", "y: 1", "1: 1", "description: x:",
+    "description: -x", "description: - x", "description: @x", "description: %x", "description: x,y",
+    "description: [x]", "description: x]", "description: x}", "description: x\u0085y", "description: x\u2028y",
+    "description: é ünïcode 🔧", "description: \ufeffx", "description: !x", "description: x !y", "description: ?x",
+    "description: x ?", "description: :x", "description: x|y", "description: |x", "description: &x",
+    "description: *x", "description: x'y", 'description: x"y', 'description: "a\\"b"', "description: 'a''b'",
+    "description: a\tb", "description:\tx", "description: x\t", "description: x ", "description: ...",
+    "description: --- x", "description: 1.10", "description: off", "description: null", "m-x_y: 1", "_m: 1",
+    "M: 1", "m.x: 1", "key:x", "key :x", " description: x", "# a comment", "", "description: x: y",
+    'metadata: {"nexus": {"tool": "t", "requires": {"bins": ["t"]}, "always": true, "n": 3, "x": null}}',
+    'metadata: {"nexus": {"n": 1e5}}', 'metadata: {"nexus": {"n": 1.5}}', 'metadata: {"nexus": {"e": "\\u00e9"}}',
+    'metadata: {"nexus": {"e": "🔧"}}', 'metadata: {"nexus": {}},', 'metadata: {"nexus": {"a": "b",}}',
+    'metadata: {"a": true, "a": false}', 'metadata: {"nexus": {"x": "y"}} #c', 'metadata: {"nexus": {"x": "y"}}  ',
+    'metadata: {"nexus": {"x": "a: b #c"}}', "metadata: {'nexus': {}}", 'metadata: {"nexus": NaN}',
+    'metadata: {"nexus": {"x": "\t"}}', 'metadata: [1, 2]', "metadata: '{\"nexus\": {}}'",
+]
+
+
+def read_both_ways(path, monkeypatch):
+    """A SKILL.md read as nexus reads it, and read by YAML alone, each as plain data."""
+    from nexus.skill import entry, lint, skillmd
+
+    def plain(skill):
+        data = {k: v for k, v in vars(skill).items() if k != "problems"}
+        data["problems"] = [p.as_dict(path) for p in skill.problems]
+        data["lint"] = [p.as_dict(path) for p in lint.check(skill, os.path.dirname(path), strict=True)]
+        if skill.ok and skill.name:
+            data["entry"] = entry.build(skill, "nexus-workspace", os.path.dirname(path), 1, 2)
+        return data
+
+    simple = plain(skillmd.read(path))
+    with monkeypatch.context() as patched:
+        patched.setattr(skillmd, "simple_frontmatter", lambda text: None)
+        return simple, plain(skillmd.read(path))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_simple_reading_of_frontmatter_gives_what_yaml_gives(variant, monkeypatch):
+    fast, slow = read_both_ways(str(CORPUS / variant / "SKILL.md"), monkeypatch)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("line", TRICKY_LINES)
+def test_tricky_lines_read_the_same_both_ways(line, tmp_path, monkeypatch):
+    for text in (f"---\nname: tricky\n{line}\ndescription: d\n---\nbody\n",
+                 f"---\nname: tricky\ndescription: d\n{line}\n---\nbody\n"):
+        path = write_raw(tmp_path, "tricky", text)
+        fast, slow = read_both_ways(str(path), monkeypatch)
+        assert fast == slow, text
+
+
+def test_most_skills_take_the_simple_reading():
+    from nexus.skill import skillmd
+
+    parts = {v: (CORPUS / v / "SKILL.md").read_text(errors="replace").replace("\r\n", "\n").split("---\n")
+             for v in VARIANTS if (CORPUS / v / "SKILL.md").is_file()}
+    simple = [v for v, p in parts.items() if len(p) > 2 and skillmd.simple_frontmatter(p[1].rstrip("\n"))]
+    assert len(simple) >= 50, simple
+    taken = [line for line in TRICKY_LINES if skillmd.simple_frontmatter(f"name: x\n{line}")]
+    assert len(taken) >= 20 and "description: x #c" not in taken and "yes: 1" not in taken
+
+
 def check(script_runner, *args):
     return script_runner.run(["nexus", "skills", "check", *args])
 

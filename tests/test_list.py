@@ -1,6 +1,8 @@
 """nexus skills list and path: the status of every skill, by the static checks (nothing runs)."""
 
+import io
 import json
+import os
 import sys
 
 import pytest
@@ -126,3 +128,85 @@ def test_skills_path_order(script_runner, tmp_path, nexus_home):
     assert paths[0] == str(tmp_path / "x")
     assert paths[1].endswith("nexus/skills")  # bundled, inside the package
     assert paths[2:] == [str(tmp_path / "managed"), str(nexus_home / "skills")]
+
+
+def statuses(script_runner):
+    return {name: record["status"] for name, record in listed(script_runner, "--all").items()}
+
+
+def test_cached_statuses_follow_every_change_they_depend_on(script_runner, zoo, nexus_home, bindir, tmp_path,
+                                                            monkeypatch):
+    first = statuses(script_runner)
+    assert statuses(script_runner) == first  # the second listing reads the cache
+    assert (nexus_home / "state/nexus/skills/status-cache.json").exists()
+
+    make_tool(bindir, "missing-bin")  # a binary installed
+    assert statuses(script_runner)["no-tool"] == "ready"
+    (bindir / "missing-bin").unlink()
+    assert statuses(script_runner)["no-tool"] == "not-installed"
+
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    make_tool(other, "nope2")
+    monkeypatch.setenv("PATH", f"{other}:{bindir}:{os.path.dirname(sys.executable)}:/usr/bin:/bin")  # PATH itself
+    assert statuses(script_runner)["no-any-bin"] == "ready"
+    monkeypatch.setenv("ZOO_TOKEN", "t")  # an env var that matters
+    assert statuses(script_runner)["needs-env"] == "ready"
+    monkeypatch.setenv("ZOO_TOKEN", "")  # set but empty counts as unset
+    assert statuses(script_runner)["needs-env"] == "needs-setup"
+
+    write_config(nexus_home, "[skills.entries.has-tool]\nenabled = false\n")  # the config
+    now = statuses(script_runner)
+    assert now["has-tool"] == "disabled" and now["turned-off"] == "ready" and now["needs-config"] == "needs-setup"
+
+    state = nexus_home / "state/nexus/skills/has-tool/state.json"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    write_config(nexus_home, "")
+    state.write_text(json.dumps({"version": 1, "configured": False, "lastVerifyOk": False}))  # a failed verify
+    assert statuses(script_runner)["has-tool"] == "needs-setup"
+    state.write_text(json.dumps({"version": 1, "configured": True, "lastVerifyOk": True}))
+    assert statuses(script_runner)["has-tool"] == "ready"
+
+    # Each status as nexus-verify --static computes it, with no cache at all.
+    discovered = script_runner.run(["nexus-discover", "--valid"]).stdout
+    static = script_runner.run(["nexus-verify", "--static"], stdin=io.StringIO(discovered)).stdout
+    uncached = {r["name"]: {k: r[k] for k in ("status", "missing", "verified")} for r in map(json.loads, static.splitlines())}
+    cached = {name: {k: r[k] for k in ("status", "missing", "verified")} for name, r in listed(script_runner, "--all").items()
+              if r["status"] != "invalid"}
+    assert cached == uncached
+
+
+def test_status_reads_no_state_its_count_does_not_need(script_runner, workspace, nexus_home):
+    write_skill(workspace, "absent", meta={"tool": "not-on-path-anywhere"})
+    state = nexus_home / "state/nexus/skills/absent/state.json"
+    state.parent.mkdir(parents=True)
+    state.write_text("{corrupt")
+    status = script_runner.run(["nexus", "status"])
+    assert status.returncode == 0 and "state.json" not in status.stderr  # not installed: its state is not read
+    assert "state.json" in script_runner.run(["nexus", "skills", "list", "--json"]).stderr  # list shows verified
+
+
+EVALUATED = ["status", "missing", "disabledReason", "verified", "verifiesAgain", "degraded", "degradedReason",
+             "drifted", "driftedReason", "reason"]
+
+
+def test_list_json_is_the_entries_with_their_status(script_runner, zoo):
+    merged = listed(script_runner, "--all")
+    entries = {r["name"]: r for r in map(json.loads, script_runner.run(["nexus-manifest", "read"]).stdout.splitlines())}
+    for name, entry in entries.items():
+        assert list(merged[name])[:len(entry)] == list(entry) and all(merged[name][k] == v for k, v in entry.items())
+        added = list(merged[name])[len(entry):]  # in the order evaluate() gives them, each at most once
+        assert [key for key in EVALUATED if key in added] == added
+        assert {"status", "missing", "verified", "degraded", "drifted"} <= set(added)
+
+
+def test_an_entry_with_status_keys_of_its_own_gets_the_computed_ones(script_runner, workspace):
+    write_skill(workspace, "odd")
+    entries = [json.loads(line) for line in script_runner.run(["nexus-discover"]).stdout.splitlines()]
+    odd_entry = next(entry for entry in entries if entry["name"] == "odd")
+    odd_entry.update(status="bogus", verified="bogus")  # as a script might pipe them in
+    piped = "".join(json.dumps(entry) + "\n" for entry in entries)
+    assert script_runner.run(["nexus-manifest", "write"], stdin=io.StringIO(piped)).returncode == 0
+    odd = listed(script_runner)["odd"]
+    assert (odd["status"], odd["verified"]) == ("ready", True)
+    assert list(odd) == [*odd_entry, "missing", "degraded", "drifted"]  # each key where the entry had it

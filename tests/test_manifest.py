@@ -30,7 +30,7 @@ def test_pipeline_round_trips(script_runner, workspace, nexus_home):
     read = script_runner.run(["nexus-manifest", "read"])
     assert by_name(jsonl(read.stdout))["alpha"] == by_name(jsonl(discovered.stdout))["alpha"]
     manifest = json.loads(manifest_path(nexus_home).read_text())
-    assert manifest["version"] == 1 and manifest["generatedAt"].endswith("Z")
+    assert manifest["version"] == 2 and manifest["generatedAt"].endswith("Z")
     assert script_runner.run(["nexus-manifest", "check"]).returncode == 0
 
 
@@ -141,3 +141,78 @@ def test_the_pipeline_and_refresh_write_the_same_manifest(script_runner, workspa
     write_skill(workspace, "empty")  # a SKILL.md in the watched folder is seen at once after the pipeline too
     listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
     assert "empty" in {r["name"] for r in listed}
+
+
+def test_a_skill_is_run_from_its_own_line_of_the_manifest(script_runner, workspace, nexus_home):
+    write_skill(workspace, "alpha", body="Alpha's prompt.\n")
+    write_skill(workspace, "beta")
+    script_runner.run(["nexus", "skills", "refresh"])
+    path = manifest_path(nexus_home)
+    lines = path.read_bytes().split(b"\n")
+    beta = next(i for i, line in enumerate(lines) if line.startswith(b'"beta":'))
+    lines[beta] = b'"beta":{this is not read},'
+    path.write_bytes(b"\n".join(lines))
+    before = path.read_bytes()
+    ran = script_runner.run(["nexus", "skill", "run", "alpha"])
+    assert ran.returncode == 0 and "Alpha's prompt." in ran.stdout, ran.stderr
+    assert path.read_bytes() == before  # neither parsed nor rewritten: only the head and alpha's line were read
+
+
+def write_warned(workspace):
+    """A skill that loads with a warning, so that stderr tells whether it was read again."""
+    return write_skill(workspace, "warned", folder="warned-folder")
+
+
+def test_a_stale_manifest_is_refreshed_only_where_things_changed(script_runner, workspace, nexus_home, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    alpha = write_skill(workspace, "alpha")
+    write_warned(workspace)
+    write_raw(workspace, "broken", "no frontmatter\n")
+    (workspace / "empty").mkdir()
+    first = script_runner.run(["nexus", "skills", "list", "--json"])
+    assert "warned-folder" in first.stderr and "broken" in first.stderr
+
+    touch_later(alpha / "SKILL.md")
+    write_skill(workspace, "gamma")
+    write_skill(workspace, "empty")
+    listed = script_runner.run(["nexus", "skills", "list", "--json"])
+    assert listed.returncode == 0 and listed.stderr == ""  # neither warned nor broken was read again
+    assert {"alpha", "gamma", "empty", "warned", "broken"} <= {r["name"] for r in json.loads(listed.stdout)}
+    incremental = manifest_path(nexus_home).read_bytes()
+    assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+    assert manifest_path(nexus_home).read_bytes() == incremental  # what a full scan writes, byte for byte
+
+    (workspace / "gamma" / "SKILL.md").unlink()
+    (workspace / "gamma").rmdir()
+    listed = json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+    assert "gamma" not in {r["name"] for r in listed}
+
+
+def test_another_nexus_or_other_sources_read_everything_again(script_runner, workspace, nexus_home, tmp_path):
+    write_skill(workspace, "alpha")
+    write_warned(workspace)
+    script_runner.run(["nexus", "skills", "refresh"])
+    path = manifest_path(nexus_home)
+    path.write_bytes(path.read_bytes().replace(b'"nexusVersion":"', b'"nexusVersion":"0.0.0-other', 1))
+    assert "warned-folder" in script_runner.run(["nexus", "skills", "list"]).stderr
+    assert "warned-folder" not in script_runner.run(["nexus", "skills", "list"]).stderr
+    write_config(nexus_home, f'[skills.load]\nextraDirs = ["{tmp_path / "extra"}"]\n')
+    assert "warned-folder" in script_runner.run(["nexus", "skills", "list"]).stderr
+
+
+def test_a_large_manifest_is_read_where_needed(script_runner, workspace, nexus_home, monkeypatch):
+    from nexus.catalog import manifest
+
+    for n in range(40):
+        write_skill(workspace, f"skill-{n:02d}", body="Lines of a long prompt.\n" * 20)
+    assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+    monkeypatch.setattr(manifest, "SMALL", 1024)  # every manifest counts as large
+    monkeypatch.setattr(manifest._File, "CHUNK", 64)
+    large = manifest.load()
+    assert isinstance(large.data, manifest._File)
+    whole = manifest_path(nexus_home).read_bytes()
+    for n in range(40):
+        line = next(line for line in whole.split(b"\n") if line.startswith(f'"skill-{n:02d}":'.encode()))
+        assert large.find_line(f"skill-{n:02d}") == line.rstrip(b",").partition(b":")[2]
+    assert large.find_line("skill-40") is None and large.find_line("aaa") is None and large.find_line("zzz") is None
+    assert large.head["version"] == 2 and large.names()[:2] == ["disk-report", "filesystem"]

@@ -68,6 +68,36 @@ def test_verify_timeout(script_runner, workspace, bindir):
     assert "timed out after 0.5 s" in jsonl(result.stdout)[0]["error"]
 
 
+def test_verify_all_runs_jobs_at_once_and_keeps_each_timeout(script_runner, workspace, bindir, tmp_path):
+    make_tool(bindir, "meet")
+    met = tmp_path / "met"
+    met.mkdir()
+    # Each verify waits (10 s at most) until all three have started: they pass only when run at once.
+    barrier = (f"touch {met}/$$; i=0; while [ $(ls {met} | wc -l) -lt 3 ] && [ $i -lt 100 ]; do sleep 0.1; "
+               f"i=$((i+1)); done; [ $(ls {met} | wc -l) -ge 3 ]")
+    for name in ("c-meet", "a-meet", "b-meet"):
+        write_skill(workspace, name, meta={"tool": "meet", "verify": barrier})
+    result = script_runner.run(["nexus", "skills", "verify", "--all", "--jobs", "3", "--json"])
+    outcomes = json.loads(result.stdout)
+    assert [o["skill"] for o in outcomes if o["skill"].endswith("-meet")] == ["a-meet", "b-meet", "c-meet"]
+    assert all(o["ok"] for o in outcomes if o["skill"].endswith("-meet")), outcomes
+
+    for name in ("c-meet", "a-meet", "b-meet"):
+        write_skill(workspace, name, meta={"tool": "meet", "verify": "true"})
+    write_skill(workspace, "d-hang", meta={"tool": "meet", "verify": "sleep 20 & sleep 20"})
+    result = script_runner.run(["nexus", "skills", "verify", "--all", "--jobs", "4", "--timeout", "1", "--json"])
+    ok = {o["skill"]: (o["ok"], o["error"]) for o in json.loads(result.stdout) if not o.get("skipped")}
+    assert ok["a-meet"] == ok["b-meet"] == ok["c-meet"] == (True, None)
+    assert ok["d-hang"] == (False, "verify command timed out after 1 s") and result.returncode == 1
+
+
+@pytest.mark.parametrize("jobs", ["0", "x", "257", "-1"])
+def test_jobs_must_be_a_sane_number(script_runner, jobs):
+    for argv in (["nexus", "skills", "verify", "--all", "--jobs", jobs], ["nexus-verify", "--all", "--jobs", jobs]):
+        result = script_runner.run(argv)
+        assert result.returncode == 2 and "--jobs" in result.stderr
+
+
 def test_static_checks_run_nothing(script_runner, gog, marker, workspace):
     write_skill(workspace, "needs-key", meta={"requires": {"env": ["NOPE_KEY"]}})
     entries = script_runner.run(["nexus-discover"]).stdout

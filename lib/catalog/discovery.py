@@ -8,12 +8,15 @@ from ..skill import entry as entrylib, skillmd
 
 
 class Scan:
-    """The result of scanning sources: winning entries, shadowed ones, invalid skills and diagnostics."""
+    """The result of scanning sources: winning entries, shadowed ones, invalid skills, the folders
+    without a SKILL.md, and diagnostics. Entries and invalid skills kept from a previous manifest
+    are its Records, as they were."""
 
     def __init__(self):
         self.entries = {}
         self.shadowed = []
         self.invalid = []
+        self.folders = []  # {"dir", "dirMtimeNs"} of each folder without a SKILL.md
         self.diagnostics = []  # one formatted line each, for stderr
         self.readable_sources = 0
 
@@ -22,8 +25,13 @@ class Scan:
         return [*self.entries.values(), *(self.shadowed if shadowed else []), *self.invalid]
 
 
-def scan(source_list):
+def scan(source_list, known=None):
+    """Read every skill folder of the sources; with `known` ({dir: a previous manifest's Record, or
+    the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was."""
+    from .manifest import Record  # only a refresh passes Records
+
     result = Scan()
+    known = dict(known or {})
     for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
 
         def report(path, problem, source=source):
@@ -36,7 +44,17 @@ def scan(source_list):
             continue
         result.readable_sources += 1
         for skill_dir in skill_dirs:
-            _load(skill_dir, source, result)
+            before = known.pop(skill_dir, None)  # popped: a folder listed in two sources is read again
+            if isinstance(before, Record) and before.unchanged():
+                before.source = source
+                if before.invalid:
+                    result.invalid.append(before)
+                else:
+                    _add(result, before, before.name, source, before.stamp[2])
+            elif isinstance(before, int) and paths.mtime(skill_dir) == before:
+                result.folders.append({"dir": skill_dir, "dirMtimeNs": before})
+            else:
+                _load(skill_dir, source, result)
     result.entries = dict(sorted(result.entries.items()))
     return result
 
@@ -88,16 +106,19 @@ def child_dirs(folder, report):
 
 def _load(skill_dir, source, result):
     path = os.path.join(skill_dir, "SKILL.md")
-    try:
-        os.lstat(path)
-    except FileNotFoundError:
-        return  # a folder without SKILL.md is not a skill (yet); the manifest watches it
-    except OSError as e:
-        problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
-        _invalid(result, source, skill_dir, problem, paths.mtime(skill_dir))  # its mtime: fixed, it is seen again
-        return
-    dir_mtime, file_mtime = paths.mtime(skill_dir), paths.mtime(path)  # before reading: a change during the read is seen next time
-    skill = skillmd.read(path, os.path.basename(skill_dir))
+    dir_mtime = paths.mtime(skill_dir)  # before looking: a SKILL.md written meanwhile is seen next time
+    skill = skillmd.read(path, os.path.basename(skill_dir))  # its mtime is taken before it is read, too
+    if skill.mtime_ns is None:  # it could not be opened: is there none?
+        try:
+            os.lstat(path)
+        except FileNotFoundError:  # not a skill (yet): the manifest watches the folder
+            result.folders.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
+            return
+        except OSError as e:
+            problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
+            _invalid(result, source, skill_dir, problem, dir_mtime)  # its mtime: fixed, it is seen again
+            return
+    file_mtime = skill.mtime_ns
     for problem in skill.problems:
         if problem.severity != "error":
             result.diagnostics.append(problem.format(path))
@@ -114,14 +135,22 @@ def _load(skill_dir, source, result):
     for warning in warnings:
         problem = skillmd.Problem("warning", f"metadata.{skill.meta_key}.{warning}", skill.lines.get("metadata"))
         result.diagnostics.append(problem.format(path))
-    winner = result.entries.get(skill.name)
+    _add(result, entry, skill.name, source, path)
+
+
+def _add(result, entry, name, source, path):
+    """The first skill of a name wins; another of that name in the same source is reported, in a lower one shadowed."""
+    winner = result.entries.get(name)
     if winner is None:
-        result.entries[skill.name] = entry
-    elif winner["source"] == source:
-        result.diagnostics.append(
-            f"{path}: warning: skill '{skill.name}' is also defined in {winner['filePath']}; using that one")
+        result.entries[name] = entry
+        return
+    winner_source, winner_path = ((winner["source"], winner["filePath"]) if isinstance(winner, dict)
+                                  else (winner.source, winner.stamp[2]))
+    if winner_source == source:
+        result.diagnostics.append(f"{path}: warning: skill '{name}' is also defined in {winner_path}; using that one")
     else:
-        entry["shadowedBy"] = winner["source"]
+        entry = entry if isinstance(entry, dict) else entry.entry()
+        entry["shadowedBy"] = winner_source
         result.shadowed.append(entry)
 
 

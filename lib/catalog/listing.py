@@ -1,8 +1,40 @@
-"""Every skill with its status, or one skill's entry: the manifest kept fresh, read with state and config."""
+"""Every skill with its status, or one skill's entry: the manifest kept fresh, read with state and config.
 
-from .. import config as configlib
+Statuses are kept in status-cache.json, each skill's with exactly what it was computed from: its
+entry (the CRC of its line in the manifest), the config (its CRC too: the file may hold keys, which
+must not be copied), the platform, the day, which of the binaries and env
+vars it names are there (looked up again each time), and for a tool or script skill the stamp
+(inode, size, mtime) of its state.json. A listing computes again only what changed (every skill
+after a config change, one skill after its SKILL.md or its state.json did), and reads a state.json
+only then, and only where it matters (`nexus status` needs none of a skill that is not installed).
+`nexus skills list --json` splices each status into the manifest's own line of the entry, which is
+never parsed.
+
+A catalogue where some skill requires a capability or another skill is settled as a whole
+(capabilities.resolve): every record is parsed, since one skill's status then depends on others'.
+"""
+
+import os
+import sys
+import time
+import zlib
+
+from .. import config as configlib, fastjson, fileio, paths
+from ..errors import BadInput
+from ..skill.entry import binaries, env_names, required
 from ..state import skill_state
 from . import capabilities, manifest as manifestlib, status
+
+STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
+               "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
+RACY_NS = 2 * 10**9  # a state.json this recent may change again within the tick of its mtime: never trusted
+# A row of the cache, one per skill: what it was computed from, then what was computed.
+FIELDS = KEY, BINS, ENV, FOUND, PRESENT, STAMP, BASE, MISSING, REASON, STATUS, ADDED = range(11)
+NO_STATE = 0  # the stamp of a prompt skill, whose state never matters
+# The keys evaluate() adds; ADDED holds the JSON text of those after disabledReason.
+EVALUATED = (b'"status":', b'"missing":', b'"disabledReason":', b'"verified":', b'"verifiesAgain":', b'"degraded":',
+             b'"degradedReason":', b'"drifted":', b'"driftedReason":', b'"reason":')
+DEPENDS = (b'"capabilities":', b'"skills":')  # in a line that requires other skills (schema.DEPENDS_KEYS)
 
 
 def current_manifest(config, warn):
@@ -14,41 +46,191 @@ def entry(config, name, warn):
     return manifestlib.entry(configlib.sources(config), name, warn)
 
 
+class Listing:
+    """The records of a fresh manifest, skills by name and then the broken ones, with their statuses."""
+
+    def __init__(self, manifest, rows):
+        self.manifest, self.rows = manifest, rows
+        # One skill's status depends on others' only when some skill requires something.
+        self.settled = capabilities.resolve(self._records()) if any(map(manifest.in_skills, DEPENDS)) else None
+
+    def briefs(self):
+        """{'name', 'status'} of every record, with the health flags and their reasons where one is set:
+        what `nexus status` counts, read without parsing an entry."""
+        if self.settled is not None:
+            return self.settled
+        found = []
+        for name, row in zip(self.manifest.names(), self.rows):
+            brief = {"name": name, "status": row[STATUS]}
+            if '"degraded":true' in row[ADDED] or '"drifted":true' in row[ADDED]:
+                brief.update(fastjson.loads(row[ADDED]))
+            found.append(brief)
+        return found + [{"status": "invalid"}] * len(self.manifest.lines()[1])
+
+    def texts(self, keep=lambda status: True):
+        """The JSON text of each record kept by keep(status): the entry merged with what evaluate() adds."""
+        if self.settled is not None:
+            return [fastjson.dumps(r).encode() for r in self.settled if keep(r["status"])]
+        return [text for text, status_ in self._texts() if keep(status_)]
+
+    def _texts(self):
+        skill_lines, invalid_lines = self.manifest.lines()[:2]
+        # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
+        clash = any(map(self.manifest.in_skills, EVALUATED))
+        for line, row in zip(skill_lines, self.rows):
+            text = line.rstrip(b",").partition(b":")[2]
+            extra = f'"status":"{row[STATUS]}","missing":{row[MISSING]},'
+            if row[REASON]:
+                extra += '"disabledReason":' + fastjson.dumps(row[REASON]) + ","
+            extra += row[ADDED][1:-1]
+            if clash and any(key in text for key in EVALUATED):
+                merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
+                yield fastjson.dumps(merged).encode(), row[STATUS]
+            else:
+                yield text[:-1] + b"," + extra.encode() + b"}", row[STATUS]
+        for line in invalid_lines:
+            yield line.rstrip(b","), "invalid"
+
+    def _records(self):
+        return [fastjson.loads(text) for text, _ in self._texts()]
+
+    def json(self, keep=lambda status: True):
+        """The JSON array of the records kept, as bytes."""
+        return b"[" + b",".join(self.texts(keep)) + b"]"
+
+    def records(self, keep=lambda status: True):
+        if self.settled is not None:
+            return [r for r in self.settled if keep(r["status"])]
+        return [fastjson.loads(text) for text, status_ in self._texts() if keep(status_)]
+
+
+def listed(config, warn, states=True):
+    """The Listing of every skill. With states=False only the statuses are sure (as `nexus status`
+    needs them): `verified` may be stale where the status does not depend on the state."""
+    manifest = current_manifest(config, warn)
+    return Listing(manifest, _rows(manifest, config, warn, states))
+
+
+def _rows(manifest, config, warn, states):
+    """A row per skill of the manifest: the cached one where nothing it depends on changed, else
+    computed again; the cache is written when a row was."""
+    cache = _read_cache()
+    day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
+    inputs = {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day}
+    cached = cache["skills"] if cache and all(cache.get(k) == v for k, v in inputs.items()) else {}
+    checker, now, root = status.Checker(config), time.time_ns(), paths.skills_state()
+    rows, names, changed = [], [], not cached
+    for line in manifest.lines()[0]:
+        name, key = line[1:line.index(b'"', 1)].decode(), zlib.crc32(line)
+        row, skill = cached.get(name), None
+        if row is None or row[KEY] != key or _present(checker, row[BINS], row[ENV]) != [row[FOUND], row[PRESENT]]:
+            skill = _entry(line)
+            row, changed = _computed(checker, skill, key), True
+        if row[STAMP] != NO_STATE and (states or row[BASE] == "ready"):  # its state matters here
+            path = f"{root}/{paths.checked_name(name)}/state.json"  # paths.state_file, its root found once
+            if row[STAMP] is None or row[STAMP] != _stamp(path):
+                skill = skill or _entry(line)
+                row[STAMP] = _stamp(path, now)
+                state = skill_state.of(skill, warn)  # read after its stamp: a change meanwhile is seen next time
+                row[STATUS], row[ADDED] = _with_state(checker, skill, row[BASE], state)
+                changed = True
+        rows.append(row)
+        names.append(name)
+    if changed:
+        _write_cache(inputs, dict(zip(names, rows)))
+    return rows
+
+
+def _entry(line):
+    """The entry of a skill's line in the manifest."""
+    return fastjson.loads(line.rstrip(b",").partition(b":")[2])
+
+
+def _present(checker, bins, env):
+    """[the binaries found, the env vars set] among those named."""
+    return [[b for b in bins if checker.has_binary(b)], [n for n in env if checker.environ.get(n)]]
+
+
+def _computed(checker, skill, key):
+    """A new row: what the skill's status depends on, and its status as far as its state does not
+    matter (the state is read where it does)."""
+    bins, env = sorted({*binaries(skill), *required(skill, "anyBins")}), env_names(skill)
+    prompt = skill.get("type") == "prompt"
+    base, missing, reason = checker.without_state(skill)
+    return [key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
+            fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {})]
+
+
+def _with_state(checker, skill, base, state):
+    """[status, the JSON text of what else the state adds] (status.Checker.with_state)."""
+    found, added = checker.with_state(skill, base, state)
+    return [found, fastjson.dumps(added)]
+
+
+def _stamp(path, now=None):
+    """[inode, size, mtime] of a state.json ([] when there is none); with `now`, None when it is too
+    recent to be trusted later (it may change again within its mtime's tick)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    if now is not None and info.st_mtime_ns > now - RACY_NS:
+        return None
+    return [info.st_ino, info.st_size, info.st_mtime_ns]
+
+
+def _read_cache():
+    """The cache, when it has the shape this nexus writes; None otherwise (it is only slower)."""
+    try:
+        cache = fileio.read_json(paths.status_cache())
+        missing, skills = cache["missing"], cache["skills"]
+        for row in skills.values():
+            row[MISSING] = missing[row[MISSING]]  # each different `missing` is written once
+            if len(row) != len(FIELDS):
+                return None
+        return cache
+    except (BadInput, TypeError, KeyError, IndexError, AttributeError):
+        return None
+
+
+def _write_cache(inputs, skills):
+    texts = {}
+    rows = {name: [*row[:MISSING], texts.setdefault(row[MISSING], len(texts)), *row[MISSING + 1:]]
+            for name, row in skills.items()}
+    try:
+        fileio.write_json(paths.status_cache(), {**inputs, "missing": list(texts), "skills": rows})
+    except OSError:
+        pass  # a cache that cannot be written is only slower
+
+
 def evaluate_all(manifest, config, warn):
-    """Manifest entries merged with {'status', 'verified', 'missing'}, then the invalid skills; the
-    requirements of each (capabilities, other skills) settled over the whole catalogue."""
-    checker = status.Checker(config)
-    records = []
-    for skill in manifest["skills"].values():
-        records.append({**skill, **checker.evaluate(skill, skill_state.of(skill, warn))})
-    records.extend(manifest.get("invalid", []))
-    return capabilities.resolve(records)
+    """Every record of `manifest` (fresh) with its status."""
+    return Listing(manifest, _rows(manifest, config, warn, True)).records()
 
 
 def records(config, warn):
     """Every skill with its status, for the commands that show them all."""
-    return evaluate_all(current_manifest(config, warn), config, warn)
+    return listed(config, warn).records()
 
 
 def ready(config, warn):
     """The ready skills, `priority: high` first, then by name: what agents are shown."""
-    found = [r for r in records(config, warn) if r["status"] == "ready"]
+    found = listed(config, warn).records(lambda status: status == "ready")
     return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))
-
-
-STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
-               "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
 
 
 def summary(found):
     """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many of the ready ones
-    are degraded, and of all how many have drifted."""
+    are degraded or have drifted."""
     counts = dict.fromkeys(STATUS_KEYS.values(), 0)
     counts.update(degraded=0, drifted=0)
     for record in found:
         counts[STATUS_KEYS[record["status"]]] += 1
-        counts["degraded"] += bool(record.get("degraded")) and record["status"] == "ready"
-        counts["drifted"] += bool(record.get("drifted"))
+        if record["status"] == "ready":
+            counts["degraded"] += bool(record.get("degraded"))
+            counts["drifted"] += bool(record.get("drifted"))
     return counts
 
 

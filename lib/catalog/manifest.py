@@ -1,4 +1,19 @@
-"""manifest.json: the cache of discovered skills, rebuilt only when a source or skill folder changed.
+"""manifest.json: the cache of discovered skills, rebuilt only where a source or skill folder changed.
+
+One JSON document, laid out one record per line, so that a reader takes what it needs without
+parsing the rest (`nexus skill run` reads the first line and one skill's, `nexus skills list` the
+lines as they are):
+
+    {"version":2,"nexusVersion":"…","generatedAt":"…","sources":[…],   the head: checked first
+    "skills":{
+    "alpha":{…},                                                         one per line, by name, so a
+    "beta":{…}                                                           skill is found by bisection
+    },
+    "invalid":[
+    {…}                                                                  broken skills, as scanned
+    ],
+    "folders":[…],                                                       folders watched for a SKILL.md
+    "stamps":[[dir,dirMtimeNs,filePath,fileMtimeNs],…]}                 each record's, in their order
 
 Architecture invariant: one builder, build(), makes every manifest, whether from a scan
 (`nexus skills refresh`, or any command that finds the manifest stale) or from records on stdin
@@ -7,35 +22,76 @@ Architecture invariant: one builder, build(), makes every manifest, whether from
 
 import os
 
-from .. import __version__, fileio, paths, schema
-from ..errors import BadInput, NexusError
+from .. import __version__, fastjson, fileio, paths, schema
+from ..errors import NexusError
 from ..state import skill_state
 
+SMALL = 1024 * 1024  # a manifest up to this size is read whole; a larger one is read where needed (_File)
 
-def build(records, source_list, stamps=None):
-    """The manifest of discovered records: skills, and broken ones ("status": "invalid"); shadowed ones
-    (with "shadowedBy") are left out. `stamps` of the sources, when taken before the records were read."""
+
+class Record:
+    """One record as the manifest keeps it: a skill's entry, or a broken skill, as its JSON text,
+    with its stamp [dir, dirMtimeNs, filePath, fileMtimeNs] (the mtimes it was read at)."""
+
+    __slots__ = ("name", "source", "invalid", "text", "stamp")
+
+    def __init__(self, name, source, invalid, text, stamp):
+        self.name, self.source, self.invalid, self.text, self.stamp = name, source, invalid, text, stamp
+
+    @classmethod
+    def of(cls, entry):
+        return cls(entry.get("name"), entry.get("source"), entry.get("status") == "invalid",
+                   fastjson.dumps(entry).encode(), stamp(entry))
+
+    def entry(self):
+        return fastjson.loads(self.text)
+
+    def unchanged(self):
+        return unchanged(self.stamp)
+
+
+def stamp(entry):
+    """Where an entry was read, and when: [dir, dirMtimeNs, filePath, fileMtimeNs]."""
+    return [entry.get("dir"), entry.get("dirMtimeNs"), entry.get("filePath"), entry.get("fileMtimeNs")]
+
+
+def unchanged(stamp):
+    """True when a record's folder and SKILL.md still have the mtimes it was read at."""
+    folder, folder_mtime, file_path, file_mtime = stamp
+    return (isinstance(folder, str) and paths.mtime(folder) == folder_mtime
+            and (file_path is None or paths.mtime(file_path) == file_mtime))
+
+
+def build(records, source_list, stamps=None, folders=None):
+    """The manifest of discovered records (entries, broken ones with "status": "invalid", or Records
+    kept from a previous manifest); shadowed ones (with "shadowedBy") are left out. `stamps` of the
+    sources when taken before the records were read; `folders` without a SKILL.md, when the caller
+    has just listed them."""
     skills, invalid, dirs = {}, [], set()
     for record in records:
-        if record.get("shadowedBy"):
-            dirs.add(record.get("dir"))
-        elif record.get("status") == "invalid":
+        if not isinstance(record, Record):
+            if record.get("shadowedBy"):
+                dirs.add(record.get("dir"))
+                continue
+            record = Record.of(record)
+        dirs.add(record.stamp[0])
+        if record.invalid:
             invalid.append(record)
-            dirs.add(record.get("dir"))
         else:
-            skills[record["name"]] = record
-            dirs.add(record.get("dir"))
-    from . import discovery
+            skills[record.name] = record
+    if folders is None:
+        from . import discovery
 
-    return {
-        "version": schema.MANIFEST_VERSION,
-        "nexusVersion": __version__,
-        "generatedAt": generated_at(),
-        "sources": paths.source_stamps(source_list) if stamps is None else stamps,
-        "skills": dict(sorted(skills.items())),
-        "invalid": invalid,
-        "folders": discovery.folders_without_skill(source_list, dirs),
-    }
+        folders = discovery.folders_without_skill(source_list, dirs)
+    head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
+            "sources": paths.source_stamps(source_list) if stamps is None else stamps}
+    records = [skills[name] for name in sorted(skills)] + invalid
+    skill_lines = [f'"{r.name}":'.encode() + r.text for r in records[:len(skills)]]
+    lines = [fastjson.dumps(head)[:-1].encode() + b",", b'"skills":{', b",\n".join(skill_lines), b"},",
+             b'"invalid":[', b",\n".join(r.text for r in invalid), b"],",
+             b'"folders":' + fastjson.dumps(folders).encode() + b",",
+             b'"stamps":' + fastjson.dumps([r.stamp for r in records]).encode() + b"}"]
+    return Manifest(b"\n".join(line for line in lines if line) + b"\n")
 
 
 def generated_at():
@@ -44,61 +100,196 @@ def generated_at():
     return schema.now_iso(int(epoch) if epoch and epoch.isdigit() else None)
 
 
-def write(manifest):
-    """Replace manifest.json, and give each new tool or script skill its initial state."""
+class _File:
+    """A large manifest's bytes, read where asked with pread: what bisection needs (find, rfind,
+    slices, as bytes have them). Not mapped: the kernel maps a mapped file's pages in large runs,
+    and a skill run would carry megabytes of a manifest it reads a few kilobytes of."""
+
+    CHUNK = 4096
+
+    def __init__(self, fd):
+        self.fd, self.size = fd, os.fstat(fd).st_size
+
+    def __del__(self):
+        os.close(self.fd)
+
+    def __len__(self):
+        return self.size
+
+    def __bytes__(self):
+        return self[:]
+
+    def __getitem__(self, part):
+        start, stop, _ = part.indices(self.size)
+        return os.pread(self.fd, max(0, stop - start), start)
+
+    def find(self, sub, start=0, end=None):
+        end = self.size if end is None else min(end, self.size)
+        while start < end:
+            at = self[start:min(start + self.CHUNK + len(sub) - 1, end)].find(sub)
+            if at >= 0:
+                return start + at
+            start += self.CHUNK
+        return -1
+
+    def rfind(self, sub, start=0, end=None):
+        end = self.size if end is None else min(end, self.size)
+        while end > start:
+            low = max(start, end - self.CHUNK - len(sub) + 1)
+            at = self[low:end].rfind(sub)
+            if at >= 0:
+                return low + at
+            end -= self.CHUNK
+        return -1
+
+
+class Manifest:
+    """A manifest as written, read only as far as asked: its head, one skill, its lines, or all of it."""
+
+    def __init__(self, data):
+        self.data = data  # bytes, or a _File
+        self.head = self._head()
+        self._lines = self._records = None
+
+    def _head(self):
+        end = self.data.find(b"\n")
+        try:
+            head = fastjson.loads(self.data[:end - 1] + b"}") if end > 0 and self.data[end - 1:end] == b"," else None
+        except ValueError:
+            head = None
+        return head if isinstance(head, dict) else {}
+
+    def current(self, source_list):
+        """True when it was written by this nexus, in this layout, from these sources as they are now."""
+        return (self.head.get("version") == schema.MANIFEST_VERSION and self.head.get("nexusVersion") == __version__
+                and self.head.get("sources") == paths.source_stamps(source_list))
+
+    def find_line(self, name):
+        """The JSON text of skill `name`, found by bisecting the lines of the skills, or None."""
+        data, key = self.data, name.encode()
+        lo = data.find(b"\n") + 1
+        lo = data.find(b"\n", lo) + 1  # past the head and `"skills":{`
+        hi = len(data)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            start = data.rfind(b"\n", 0, mid) + 1
+            end = data.find(b"\n", mid)
+            end = len(data) if end < 0 else end
+            quote = data.find(b'"', start + 1, end)
+            # A skill's line is "NAME":{…}; any other line lies past the skills, so it sorts last.
+            skill = data[start:start + 1] == b'"' and quote > start and data[quote + 1:quote + 3] == b":{"
+            found = data[start + 1:quote] if skill else None
+            if found is not None and found < key:
+                lo = end + 1
+            elif found == key:
+                return data[quote + 2:end - (data[end - 1:end] == b",")]
+            else:
+                hi = start
+        return None
+
+    def in_skills(self, text):
+        """True when `text` (bytes) occurs in the lines of the skills."""
+        start = self.data.find(b"\n", self.data.find(b"\n") + 1) + 1
+        return self.data.find(text, start, self.data.find(b'\n},\n"invalid":[', start)) >= 0
+
+    def lines(self):
+        """(skill lines, invalid lines, folders line, stamps line), each as written."""
+        if self._lines is None:
+            self.data = bytes(self.data)  # read whole, once
+            lines = self.data.split(b"\n")
+            skills_end = lines.index(b"},", 1)
+            invalid_end = lines.index(b"],", skills_end + 2)
+            self._lines = (lines[2:skills_end], lines[skills_end + 2:invalid_end], lines[invalid_end + 1],
+                           lines[invalid_end + 2])
+        return self._lines
+
+    def stamps(self):
+        """The stamp of every record, in their order."""
+        return fastjson.loads(self.lines()[3][len(b'"stamps":'):-1])
+
+    def records(self):
+        """Every record, skills by name and then the broken ones, each with its stamp."""
+        if self._records is None:
+            skill_lines, invalid_lines = self.lines()[:2]
+            stamps, found = self.stamps(), []
+            for line, stamp in zip(skill_lines, stamps):
+                name, _, text = line.rstrip(b",").partition(b":")
+                found.append(Record(name[1:-1].decode(), None, False, text, stamp))
+            for line, stamp in zip(invalid_lines, stamps[len(skill_lines):]):
+                text = line.rstrip(b",")
+                found.append(Record(fastjson.loads(text).get("name"), None, True, text, stamp))
+            self._records = found
+        return self._records
+
+    def folders(self):
+        """The folders watched for a SKILL.md: [{"dir", "dirMtimeNs"}]."""
+        return fastjson.loads(self.lines()[2][len(b'"folders":'):-1])
+
+    def names(self):
+        """The names of the skills, without reading their entries."""
+        return [line[1:line.index(b'"', 1)].decode() for line in self.lines()[0]]
+
+    def skills(self):
+        """{name: entry} of every skill."""
+        return {r.name: r.entry() for r in self.records() if not r.invalid}
+
+    def invalid(self):
+        return [r.entry() for r in self.records() if r.invalid]
+
+    def is_fresh(self, source_list):
+        """True when no source, skill folder or watched folder changed since it was written."""
+        try:
+            return (self.current(source_list) and all(map(unchanged, self.stamps()))
+                    and all(paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in self.folders()))
+        except (ValueError, KeyError, TypeError, IndexError):
+            return False
+
+
+def write(manifest, entries=()):
+    """Replace manifest.json, and give each new tool or script skill among `entries` its initial state."""
     path = paths.manifest_file()
     fileio.private_dirs(os.path.dirname(path), paths.home())
-    fileio.write_json(path, manifest)
-    skill_state.populate(manifest["skills"].values())
+    fileio.write_atomic(path, manifest.data)
+    skill_state.populate(entries)
 
 
 def load():
-    """The manifest, or None when it is missing or unreadable (a stale cache, not an error)."""
+    """The manifest, or None when there is none or it cannot be read (a stale cache, not an error)."""
     try:
-        manifest = fileio.read_json(paths.manifest_file())
-    except BadInput:
+        fd = os.open(paths.manifest_file(), os.O_RDONLY)
+    except OSError:
         return None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("skills"), dict):
-        return None
-    return manifest
-
-
-def _unchanged(record):
-    return (paths.mtime(record["dir"]) == record.get("dirMtimeNs")
-            and ("filePath" not in record or paths.mtime(record["filePath"]) == record.get("fileMtimeNs")))
-
-
-def is_fresh(manifest, source_list, name=None):
-    """True when no source or skill folder changed since the manifest was written.
-
-    With `name`, only the sources and that one skill are checked: enough to run it. A name the
-    manifest does not know gets the full check, since its SKILL.md may have just been written.
-    """
+    data = _File(fd)  # closes fd when it goes
     try:
-        if (manifest is None or manifest.get("version") != schema.MANIFEST_VERSION
-                or manifest.get("nexusVersion") != __version__
-                or manifest.get("sources") != paths.source_stamps(source_list)):
-            return False
-        records = list(manifest["skills"].values()) + manifest.get("invalid", [])
-        named = [r for r in records if r["name"] == name]
-        if not named:
-            records += manifest.get("folders", [])
-        return all(_unchanged(r) for r in named or records)
-    except (KeyError, TypeError, AttributeError):
-        return False
+        return Manifest(data if len(data) > SMALL else data[:])
+    except OSError:
+        return None
 
 
-def refresh(source_list, must_write=True):
-    """Scan the sources and write a new manifest; returns (manifest, scan). Without `must_write`, a
-    manifest that cannot be written (a read-only or full disk) is still returned, and scan.diagnostics
-    says why it was not written."""
+def cached_skills():
+    """{name: entry} of the manifest as it is, fresh or not; {} when there is none or it cannot be read
+    (for completion, which must not scan)."""
+    found = load()
+    try:
+        return found.skills() if found is not None else {}
+    except (ValueError, KeyError, TypeError, IndexError):
+        return {}
+
+
+def refresh(source_list, previous=None, must_write=True):
+    """Scan the sources and write a new manifest; returns (manifest, scan). With the `previous`
+    manifest, a skill folder whose folder and SKILL.md mtimes are unchanged is taken from it as it
+    was, and only what changed, appeared or vanished is read; a manifest of another nexus version or
+    other sources is no help, and everything is read. Without `must_write`, a manifest that cannot be
+    written (a read-only or full disk) is still returned, and scan.diagnostics says why it was not written."""
     stamps = paths.source_stamps(source_list)  # taken first, so a change during the scan makes it stale
     from . import discovery
 
-    scan = discovery.scan(source_list)
-    manifest = build(scan.records(), source_list, stamps)
+    known = _known(previous, source_list) if previous is not None else None
+    scan = discovery.scan(source_list, known)
+    manifest = build(scan.records(), source_list, stamps, scan.folders)
     try:
-        write(manifest)
+        write(manifest, [e for e in scan.entries.values() if not isinstance(e, Record)])
     except OSError as e:
         if must_write:
             raise
@@ -106,12 +297,25 @@ def refresh(source_list, must_write=True):
     return manifest, scan
 
 
-def current(source_list, on_diagnostic=None, name=None):
-    """A fresh manifest: the cached one when nothing changed (for `name` alone, when given), else a new scan."""
+def _known(previous, source_list):
+    """{dir: Record, or the mtime of a folder without a SKILL.md} of a previous manifest, when it can be reused."""
+    if (previous.head.get("version") != schema.MANIFEST_VERSION or previous.head.get("nexusVersion") != __version__
+            or [(s["source"], s["path"]) for s in previous.head.get("sources", [])] != [tuple(s) for s in source_list]):
+        return None
+    try:
+        known = {f["dir"]: f["dirMtimeNs"] for f in previous.folders()}
+        known.update((r.stamp[0], r) for r in previous.records() if isinstance(r.stamp[0], str))
+        return known
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def current(source_list, on_diagnostic=None):
+    """A fresh manifest: the cached one when nothing changed, else one refreshed where things changed."""
     manifest = load()
-    if is_fresh(manifest, source_list, name):
+    if manifest is not None and manifest.is_fresh(source_list):
         return manifest
-    manifest, scan = refresh(source_list, must_write=False)
+    manifest, scan = refresh(source_list, manifest, must_write=False)
     if on_diagnostic:
         for line in scan.diagnostics:
             on_diagnostic(line)
@@ -119,22 +323,45 @@ def current(source_list, on_diagnostic=None, name=None):
 
 
 def entry(source_list, name, warn=None):
-    """The entry of one skill, from a manifest kept fresh for it alone; NexusError when there is none."""
-    return find(current(source_list, on_diagnostic=warn, name=paths.checked_name(name)), name)
+    """The entry of one skill, from a manifest kept fresh for it alone; UsageError for a name no skill
+    can have, NexusError when there is none.
+
+    Only the sources and that one skill are checked: enough to run it. A name the manifest does not
+    know gets the full check, since its SKILL.md may have just been written.
+    """
+    name = paths.checked_name(name)
+    manifest = load()
+    if manifest is not None and manifest.current(source_list):
+        found = _entry(manifest, name)
+        if found is not None:
+            return found
+    manifest = current(source_list, on_diagnostic=warn)
+    return _entry(manifest, name) or find(manifest, name)
+
+
+def _entry(manifest, name):
+    """The entry of skill `name` when the manifest has it and it is unchanged since, else None."""
+    text = manifest.find_line(name)
+    try:
+        found = fastjson.loads(text) if text is not None else None
+        return found if isinstance(found, dict) and unchanged(stamp(found)) else None
+    except (ValueError, TypeError):
+        return None
 
 
 def find(manifest, name):
     """The entry of skill `name`; UsageError for a name no skill can have, NexusError with suggestions when
     there is none."""
-    entry = manifest["skills"].get(paths.checked_name(name))
-    if entry is not None:
-        return entry
-    for broken in manifest.get("invalid", []):
+    name = paths.checked_name(name)
+    text = manifest.find_line(name)
+    if text is not None:
+        return fastjson.loads(text)
+    for broken in manifest.invalid():
         if broken["name"] == name:
             where = f"{broken['filePath']}:{broken['line']}" if broken.get("line") else broken["filePath"]
             raise NexusError(f"Skill '{name}' is invalid: {where}: {broken['error']}")
     import difflib
 
-    close = difflib.get_close_matches(name, list(manifest["skills"]), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(name, manifest.names(), n=3, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise NexusError(f"Skill '{name}' not found.{hint}\nRun 'nexus skills list' to see available skills.")

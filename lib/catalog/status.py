@@ -83,11 +83,9 @@ class Checker:
         missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
         return missing
 
-    def evaluate(self, entry, state=None):
-        """{'status', 'missing', 'verified'} for a manifest entry and its SkillState."""
-        state = state or {}
+    def without_state(self, entry):
+        """(status, missing, disabled reason) of an entry as far as its state does not matter."""
         missing = self.missing(entry)
-        verified = is_verified(entry, state)
         reason = self.disabled_reason(entry)
         if reason:
             status = "disabled"
@@ -95,22 +93,36 @@ class Checker:
             status = "unsupported"
         elif missing["bins"] or missing["anyBins"]:
             status = "not-installed"
-        elif missing["env"] or missing["config"] or state.get("lastVerifyOk") is False:
+        elif missing["env"] or missing["config"]:
             status = "needs-setup"
         else:
             status = "ready"
-        result = {"status": status, "missing": missing, "verified": verified}
+        return status, missing, reason
+
+    def evaluate(self, entry, state=None):
+        """{'status', 'missing', 'disabledReason', 'verified', ...} for a manifest entry and its SkillState:
+        the status, then what the state adds to it."""
+        base, missing, reason = self.without_state(entry)
+        status, added = self.with_state(entry, base, state or {})
+        return {"status": status, "missing": missing, **({"disabledReason": reason} if reason else {}), **added}
+
+    def with_state(self, entry, base, state):
+        """(status, {'verified', 'verifiesAgain', 'degraded', 'drifted', their reasons, 'reason'}): what a
+        skill's state makes of `base`, its status as far as its state does not matter. A skill that would
+        be ready needs setup after all when its last verification failed; health flags are judged only
+        for a skill that is installed and configured (a skill that is not has no health to lose)."""
+        verified = is_verified(entry, state)
+        added = {"verified": verified}
         if not verified and entry.get("type") != "prompt" and state.get("configuredAt"):
-            result["verifiesAgain"] = True  # it was verified once; a failure since means the next run verifies
-        if reason:
-            result["disabledReason"] = reason
-        for flag, why in (("degraded", health.degraded(state)), ("drifted", health.drifted(state))):
-            result[flag] = bool(why)  # flags on the status, never a status of their own
+            added["verifiesAgain"] = True  # it was verified once; a failure since means the next run verifies
+        for flag, judge in (("degraded", health.degraded), ("drifted", health.drifted)):
+            why = judge(state) if base == "ready" else None
+            added[flag] = bool(why)  # flags on the status, never a status of their own
             if why:
-                result[flag + "Reason"] = why
-        if status == "unsupported":
-            result["reason"] = f"needs {', '.join(entry.get('os') or [])} (this is {self.platform})"
-        return result
+                added[flag + "Reason"] = why
+        if base == "unsupported":
+            added["reason"] = f"needs {', '.join(entry.get('os') or [])} (this is {self.platform})"
+        return ("needs-setup" if base == "ready" and state.get("lastVerifyOk") is False else base), added
 
 
 def is_verified(entry, state):

@@ -89,14 +89,18 @@ class Context:
 
 def parse(doc, argv, words=()):
     """docopt-ng on `doc` (argv begins with the command's `words`); UsageError saying what does not fit,
-    then the usage, or Help."""
+    then the usage, or Help. The common forms, a usage line's words with some of its flags, are answered
+    without importing docopt."""
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    if "-h" in options or "--help" in options:
+        raise Help()
+    args = quick_parse(doc, argv)
+    if args is not None:
+        return args
     import contextlib
 
     from docopt import DocoptExit, docopt
 
-    options = argv[:argv.index("--")] if "--" in argv else argv
-    if "-h" in options or "--help" in options:
-        raise Help()
     try:
         with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
             return docopt(doc, argv=argv, default_help=False)
@@ -134,6 +138,118 @@ def misfit(doc, argv):
     if len(given) < len(required):
         return f"missing {required[len(given)]}"
     return f"unexpected {given[-1]!r}" if given else "these options do not go together"
+
+
+def quick_parse(doc, argv):
+    """docopt's answer when argv is one usage line's words and required arguments with some of its
+    flags (no option values, no optional arguments), read from the usage text alone; None for anything
+    else, which docopt reads. tests/test_architecture.py holds it to docopt's answer for every such
+    argv of every command, so that the usage text stays the one source."""
+    options = _options(doc)
+    if options is None or any(a.startswith("-") and (not a.startswith("--") or "=" in a) for a in argv):
+        return None
+    args = {key: default for key, default, _ in options.values()}
+    lines = [_tokens(line) for line in doc.partition("Usage:")[2].split("\n\n")[0].strip().splitlines()]
+    for tokens in lines:
+        for i, token in enumerate(tokens):
+            repeated = tokens[i + 1:i + 2] == ["..."]
+            if token in ("[options]", "--") or (token == "]" or token.startswith("-")) and repeated:
+                return None  # docopt's shortcuts, and repeated options
+            if token.startswith("-") and token not in options:
+                return None  # an option the Options section does not describe
+            if i and tokens[i - 1] in options and options[tokens[i - 1]][2]:
+                continue  # an option's value
+            if _is_argument(token):
+                args[token] = [] if repeated else None
+            elif not token.startswith("-") and token not in MARKS:
+                args[token] = False
+    for tokens in lines:
+        found = _fit(tokens, argv, options)
+        if found is not None:
+            return {**args, **found}
+    return None
+
+
+MARKS = ("[", "]", "(", ")", "|", "...")
+
+
+def _options(doc):
+    """{flag: (key, default, takes a value)} of the Options section (-h and --help both have the key
+    --help); None when a line is beyond this reading."""
+    found, lines = {}, doc.partition("Options:")[2].split("\n\n")[0].splitlines()
+    for n, line in enumerate(lines):
+        names, _, description = line.strip().partition("  ")
+        if not names.startswith("-"):
+            continue
+        for more in lines[n + 1:]:  # the description goes on until the next option
+            if more.strip().startswith("-"):
+                break
+            description += "\n" + more
+        words = names.replace(",", " ").replace("=", " ").split()
+        flags = [w for w in words if w.startswith("-")]
+        longs = [f for f in flags if f.startswith("--")]
+        if len(longs) != 1 or len(words) - len(flags) > 1:
+            return None
+        value = len(words) > len(flags)
+        default = None
+        for text in description.splitlines():
+            if "[default: " in text and "]" in text.partition("[default: ")[2]:
+                default = text.partition("[default: ")[2].rpartition("]")[0]
+                break
+        for flag in flags:
+            found[flag] = (longs[0], default if value else False, value)
+    return found
+
+
+def _tokens(line):
+    for mark in "[]()|":
+        line = line.replace(mark, f" {mark} ")
+    return line.replace("...", " ... ").split()[1:]  # without the program's name
+
+
+def _is_argument(token):
+    return token.isupper() or token.startswith("<") and token.endswith(">")
+
+
+def _fit(tokens, argv, options):
+    """{key: value} when argv is this line's words and required arguments with some of its flags,
+    one at most of each optional group; None otherwise."""
+    positional, required, groups, i = [], [], [], 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "[":
+            end = tokens.index("]", i)
+            inner = tokens[i + 1:end]
+            if len(inner) == 2 and inner[0].startswith("-") and options[inner[0]][2] and _is_argument(inner[1]):
+                pass  # an option and its value, not given
+            elif len(inner) in (1, 2) and _is_argument(inner[0]) and inner[1:] in ([], ["..."]):
+                pass  # an optional argument, not given
+            elif all(t.startswith("--") and not options[t][2] for t in inner[::2]) and set(inner[1::2]) <= {"|"}:
+                groups.append(inner[::2])
+            else:
+                return None
+            i = end + 1
+            continue
+        if token in MARKS or token.startswith("-") and (not token.startswith("--") or options[token][2]):
+            return None
+        (required if token.startswith("--") else positional).append(token)
+        i += 1
+    words = [a for a in argv if not a.startswith("-")]
+    flags = [a for a in argv if a.startswith("-")]
+    if len(words) != len(positional) or len(set(flags)) != len(flags) or not set(required) <= set(flags):
+        return None
+    found = {}
+    for name, word in zip(positional, words):
+        if not _is_argument(name) and name != word:
+            return None
+        found[name] = word if _is_argument(name) else True
+    for flag in flags:
+        if flag not in required and sum(flag in group for group in groups) != 1:
+            return None
+        found[flag] = True
+    if any(sum(flag in group for flag in flags) > 1 for group in groups):
+        return None
+    return found
 
 
 class Help(Exception):

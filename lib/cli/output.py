@@ -19,6 +19,14 @@ KINDS = {  # a command's output kind, in the command table
 }
 
 
+class Encoded:
+    """A document that is JSON text already (bytes), written as it is with --json: for a command whose
+    data is mostly JSON it read, so that it is neither parsed nor encoded again."""
+
+    def __init__(self, data):
+        self.data = data
+
+
 def emit(output, result, function, ctx):
     """Write `result`, what function(ctx) returned, as `output` (a kind of nexus.cli.command)."""
     out = sys.stdout
@@ -28,6 +36,13 @@ def emit(output, result, function, ctx):
         write_jsonl(result or (), out)
     elif output == TEXT:
         out.write(result or "")
+    elif ctx.json and isinstance(result, Encoded):
+        buffer = getattr(out, "buffer", None)
+        if buffer is None:
+            out.write(result.data.decode() + "\n")
+        else:
+            out.flush()
+            buffer.write(result.data + b"\n")
     elif ctx.json:
         out.write(dumps(result if isinstance(result, (dict, list)) else list(result)) + "\n")
     else:

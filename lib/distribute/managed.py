@@ -147,7 +147,7 @@ def require_added(lock, names):
 
 def why_not_added(name):
     """Why `nexus skills remove|update NAME` leaves a skill alone: where it comes from, and what to do."""
-    found = manifest.current(configlib.sources(configlib.load()))["skills"].get(name)
+    found = manifest.current(configlib.sources(configlib.load())).skills().get(name)
     if found is None and not os.path.lexists(skill_path(name)):
         return f"no skill named {name} was added (see `nexus skills list`)"
     source = found.get("source") if found else "nexus-managed"

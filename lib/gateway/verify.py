@@ -9,10 +9,12 @@ Architecture invariant: only `nexus-verify` (and the porcelain's verify commands
 """
 
 import hashlib
+import os
 import time
 
 from .. import schema
 from ..catalog import status
+from ..errors import UsageError
 from ..state import health, skill_state
 from . import plan, process
 
@@ -102,7 +104,60 @@ def select(records, stale_hours=None):
     return entries, skipped
 
 
-def verify_all(entries, config, timeout=VERIFY_TIMEOUT):
-    """The outcome of each entry, as it comes."""
-    for entry in entries:
-        yield verify(entry, config, timeout)
+MAX_JOBS = 256
+
+
+def parse_jobs(text):
+    """The --jobs value: a whole number from 1 to MAX_JOBS; None (not given) is one per CPU."""
+    if text is None:
+        return os.cpu_count() or 1
+    if not text.isdigit() or not 0 < int(text) <= MAX_JOBS:
+        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {text!r}")
+    return int(text)
+
+
+def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):
+    """The outcome of each entry, in their order, with up to `jobs` verify commands running at once.
+
+    Each runs in a thread of a small pool, waiting on its own command as verify() does (no polling),
+    with its own timeout and process group. When the caller stops reading, the commands not started
+    yet are dropped and the running ones waited for, so that each outcome is recorded.
+    """
+    entries = list(entries)
+    if jobs <= 1 or len(entries) <= 1:
+        yield from (verify(entry, config, timeout) for entry in entries)
+        return
+    import threading  # not concurrent.futures: it brings logging and re, which cost more than this does
+
+    todo, outcomes, changed = list(enumerate(entries))[::-1], {}, threading.Condition()
+
+    def work():
+        while True:
+            with changed:
+                if not todo:
+                    return
+                n, entry = todo.pop()
+            try:
+                outcome = verify(entry, config, timeout)
+            except BaseException as e:  # noqa: BLE001 - raised again where it is read
+                outcome = e
+            with changed:
+                outcomes[n] = outcome
+                changed.notify()
+
+    pool = [threading.Thread(target=work, name="verify", daemon=True) for _ in range(min(jobs, len(entries)))]
+    for thread in pool:
+        thread.start()
+    try:
+        for n in range(len(entries)):
+            with changed:
+                changed.wait_for(lambda: n in outcomes)
+                outcome = outcomes.pop(n)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            yield outcome
+    finally:
+        with changed:
+            todo.clear()
+        for thread in pool:
+            thread.join()

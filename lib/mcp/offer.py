@@ -44,23 +44,25 @@ BUILTIN_TOOLS = (
 
 
 class Catalog:
-    """The skills as the server sees them: the manifest kept in memory, checked for freshness (a few
-    stat calls) on every use and rescanned when a source or skill changed, as every command does."""
+    """The skills as the server sees them. A tool call finds its skill as `nexus skill run` does (its
+    line of the manifest, and the stat calls that say it is fresh); listings keep the manifest in
+    memory, checked for freshness on every use and refreshed when a source or skill changed."""
 
     def __init__(self, warn):
         self.warn, self.manifest = warn, None
         self.lock = threading.Lock()  # one rescan at a time: threads share our pid, so our temp file names
 
-    def current(self, config, name=None):
+    def current(self, config):
         with self.lock:
             sources = configlib.sources(config)
-            if not manifest.is_fresh(self.manifest, sources, name):
-                self.manifest = manifest.current(sources, on_diagnostic=self.warn, name=name)
+            if self.manifest is None or not self.manifest.is_fresh(sources):
+                self.manifest = manifest.current(sources, on_diagnostic=self.warn)
             return self.manifest
 
     def entry(self, config, name):
         """A skill's manifest entry; NexusError when there is none."""
-        return manifest.find(self.current(config, name), name)
+        with self.lock:  # the one-skill lookup, as `nexus skill run` does it; a rescan at a time
+            return manifest.entry(configlib.sources(config), name, self.warn)
 
     def records(self, config):
         """Every skill with its status, as `nexus skills list --json` has them."""

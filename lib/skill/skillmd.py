@@ -41,6 +41,7 @@ class SkillFile:
         self.lines = {}  # frontmatter key -> line number
         self.body = ""
         self.sha256 = None
+        self.mtime_ns = None  # of the file opened, taken before it was read
         self.meta = {}  # the product object of metadata (nexus, or openclaw / clawdbot)
         self.meta_key = None
         self.name = None
@@ -95,34 +96,44 @@ def _read_bytes(skill):
         reason = "symlink loop" if e.errno == errno.ELOOP else f"cannot read: {e.strerror}"
         skill.error(reason, code="unreadable")
         return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        skill.error("not a regular file", code="unreadable")
-        return None
-    with os.fdopen(fd, "rb") as f:
+    try:
+        info = os.fstat(fd)
+        skill.mtime_ns = info.st_mtime_ns
+        if not stat.S_ISREG(info.st_mode):
+            skill.error("not a regular file", code="unreadable")
+            return None
         size = info.st_size
+        if size <= MAX_BYTES:
+            data = os.read(fd, size + 1)  # one byte more than its size: all of it, unless it grew meanwhile
+            while size < len(data) <= MAX_BYTES and (chunk := os.read(fd, 65536)):
+                data += chunk
+            size = max(size, len(data))
         if size > MAX_BYTES:
             skill.error(f"too large: {size} bytes (the limit is {MAX_BYTES // 1024} KB)", code="too-large")
             return None
-        try:
-            return f.read()
-        except OSError as e:
-            skill.error(f"cannot read: {e.strerror}", code="unreadable")
-            return None
+        return data
+    except OSError as e:
+        skill.error(f"cannot read: {e.strerror}", code="unreadable")
+        return None
+    finally:
+        os.close(fd)
 
 
 def _split(skill, text):
     if not text.strip():
         skill.error("empty file", code="frontmatter")
         return None
-    lines = text.split("\n")
-    if lines[0].rstrip() != "---":
+    start = text.find("\n")
+    if text[:start if start >= 0 else len(text)].rstrip() != "---":
         skill.error("no frontmatter: the file must start with a '---' line", 1, "frontmatter")
         return None
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() == "---":
-            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]).lstrip("\n")
+    end = start
+    while start >= 0 and (end := text.find("\n---", end)) >= 0:  # the next line that starts with ---
+        line_end = text.find("\n", end + 1)
+        line_end = len(text) if line_end < 0 else line_end
+        if text[end + 1:line_end].rstrip() == "---":
+            return text[start + 1:end], text[line_end + 1:].lstrip("\n")
+        end = line_end
     skill.error("unterminated frontmatter: no closing '---' line", 1, "frontmatter")
     return None
 
@@ -154,6 +165,14 @@ def _loader_class():
 
 def _parse_frontmatter(skill, text):
     """Read the frontmatter mapping; a plain top-level value with an unquoted ': ' is read as if quoted."""
+    simple = simple_frontmatter(text)
+    if simple:
+        for key, value, line in simple:
+            if key in skill.frontmatter:
+                skill.warn(f"duplicate key '{key}': the last one wins", line, "duplicate-key")
+            skill.lines[key], skill.frontmatter[key] = line, value
+        skill.parsed = True
+        return
     import yaml
 
     for repairs in range(MAX_REPAIRS + 1):  # each repair quotes one more line
@@ -172,6 +191,64 @@ def _parse_frontmatter(skill, text):
             text, key = repaired
             skill.warn(f"the value of '{key}' has an unquoted ': ', which other loaders reject; "
                        "it was read as text: quote the value", mark.line + 2, "colon")
+
+
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_YAML_WORDS = frozenset(("yes", "no", "true", "false", "on", "off", "null"))  # keys YAML reads as not text
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")  # a plain scalar starting with one means something else
+
+
+def simple_frontmatter(text):
+    """[(key, value, line)] when every line of the frontmatter is blank, a comment, or `key: value`
+    that YAML reads just as it stands: a plain or simply quoted value (kept as text, as YAML's are
+    here), or a JSON mapping on one line. None for anything else, which YAML reads instead: most
+    skills need no YAML machinery, and tests/test_check.py holds both readings to the same result."""
+    found = []
+    for number, line in enumerate(text.split("\n"), 2):
+        if not line.isprintable():  # tabs, and what YAML takes for a line break
+            return None
+        if not line or line[0] == "#":
+            continue
+        key, colon, rest = line.partition(":")
+        if (not colon or rest[:1] not in ("", " ") or not key or key[0] in "-0123456789"
+                or not _KEY_CHARS.issuperset(key) or key.lower() in _YAML_WORDS):
+            return None
+        value = _simple_value(rest.strip(" "))
+        if value is None:
+            return None
+        found.append((key, value, number))
+    return found or None
+
+
+def _simple_value(text):
+    if not text:
+        return ""
+    first, inner = text[0], text[1:-1]
+    if first == "{":  # JSON, where YAML's flow mapping reads it the same: no escapes, no floats
+        try:
+            value = fastjson.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) and "\\" not in text and not _has_float(value) else None
+    if first in "\"'":
+        return inner if len(text) > 1 and text[-1] == first and first not in inner and "\\" not in inner else None
+    if first in _INDICATORS or ": " in text or text[-1] == ":" or " #" in text:
+        return None
+    return text
+
+
+def _has_float(value):
+    """YAML 1.1 reads JSON's 1e5 as text: a float is left to YAML."""
+    todo = [value]
+    while todo:
+        value = todo.pop()
+        if type(value) is float:
+            return True
+        if type(value) is dict:
+            todo.extend(value.values())
+        elif type(value) is list:
+            todo.extend(value)
+    return False
 
 
 def _has_alias(text):

@@ -166,8 +166,9 @@ def verified(state, ts, ok, fingerprint=None, error=None):
 
 def populate(entries):
     """Create the state of tool and script skills that have none yet, so that a refresh sets them up."""
+    root = paths.skills_state()  # once: a refresh passes thousands of entries
     for entry in entries:
         if entry.get("type") in ("tool", "script") and paths.is_valid_name(entry.get("name")):
-            if not os.path.exists(paths.state_file(entry["name"])):
+            if not os.path.exists(os.path.join(root, entry["name"], "state.json")):
                 with Update(entry["name"], entry):
                     pass

@@ -107,24 +107,3 @@ def logged_skills():
     except FileNotFoundError:
         return []
     return [n for n in names if paths.is_valid_name(n) and os.path.isfile(os.path.join(paths.skills_state(), n, "usage.log"))]
-
-
-def read(path, on_bad_line=None):
-    """Entries of a log, streamed; a line that is not a JSON object is skipped and reported."""
-    with open(path, encoding="utf-8", errors="replace", newline="\n") as f:
-        yield from entries(f, path, on_bad_line)
-
-
-def entries(lines, label, on_bad_line=None):
-    """Entries of a stream of JSON Lines; on_bad_line(label, number) hears of each line that is no object."""
-    for number, line in enumerate(lines, 1):
-        try:
-            entry = fastjson.loads(line)
-        except ValueError:  # a corrupt line, or a blank one
-            if not line.strip():
-                continue
-            entry = None
-        if isinstance(entry, dict):
-            yield entry
-        elif on_bad_line:
-            on_bad_line(label, number)

@@ -1,32 +1,67 @@
-"""The gateway's own cost (issue 3): `nexus skill run T -- ARGS` against `T ARGS`, side by side."""
+"""The gateway: what `nexus skill run` adds to running its tool, at every catalogue size, alone and under load."""
 
-import json
-import shutil
+import os
+import time
 
-from common import bench_env, python_start_ms as measure_start, time_command
+from common import TOOL, Case, Row, bench_env, make_catalogue, median, paired, peak_mb, rounds, PYTHON_PASS
+
+GATEWAY = ["nexus", "skill", "run", TOOL, "--", "hello", "world"]
+WORKERS, RUNS_EACH = 8, 200
 
 
-def run(workdir, python_start_ms):
-    env = bench_env(workdir)
-    skills = workdir / "nexus" / "skills" / "echo-tool"
-    skills.mkdir(parents=True)
-    meta = {"nexus": {"tool": "echo-tool", "verify": "echo-tool ok"}}
-    (skills / "SKILL.md").write_text(f"---\nname: echo-tool\ndescription: Echo.\nmetadata: {json.dumps(meta)}\n---\nEcho.\n")
-    bindir = workdir / "bin"
-    bindir.mkdir()
-    tool = bindir / "echo-tool"
-    tool.symlink_to(shutil.which("true"))
-    env["PATH"] = f"{bindir}:{env['PATH']}"
-    gateway_argv = ["nexus", "skill", "run", "echo-tool", "--", "hello", "world"]
-    time_command(gateway_argv, env=env, runs=1)  # first run: manifest and verification
-    rows = []
-    for _ in range(5):  # interleaved rounds, so all three see the same machine; the median round counts
-        start = measure_start()
-        direct = time_command([str(tool), "hello", "world"], env=env, runs=30)
-        gateway = time_command(gateway_argv, env=env, runs=30)
-        rows.append(((gateway - direct) / start, start, direct, gateway))
-    ratio, start, direct, gateway = sorted(rows)[len(rows) // 2]
-    yield ("bare interpreter start, this round", f"{start:.1f} ms", "", True)
-    yield ("direct: echo-tool hello world", f"{direct:.1f} ms", "", True)
-    yield ("gateway: nexus skill run echo-tool -- hello world", f"{gateway:.1f} ms", "", True)
-    yield ("gateway overhead / bare interpreter start", f"{ratio:.2f}x", "<= 2.00x", ratio <= 2.0)
+def overhead(root, env, label, count=31):
+    """The gateway's time over the tool's own, as a multiple of python -c pass in the same rounds."""
+    direct = Case("direct", [str(root / "bin" / TOOL), "hello", "world"], env)
+    gateway = Case("gateway", GATEWAY, env)
+    times = rounds([direct, gateway], 2)  # the first runs build the manifest and verify
+    times = rounds([direct, gateway], count)
+    ratio = paired(times, "gateway", minus="direct")
+    figure = median(times["gateway"]) - median(times["direct"])
+    return Row(f"skill run overhead over the tool, {label}", f"{figure:.1f} ms", ratio, "<= 1.5x", ratio <= 1.5)
+
+
+def rows(bench):
+    root, env = bench.catalogue(2)  # and the six bundled skills: 8
+    yield overhead(root, env, "8 skills")
+    for count in (1000, 10000):
+        root, env = bench.catalogue(count)
+        yield overhead(root, env, f"{count:,} tool skills with state")
+
+    root, env = bench.catalogue(50000, tool_every=10)
+    rounds([Case("gateway", GATEWAY, env)], 2)
+    peak = max(peak_mb(GATEWAY, env) for _ in range(5))
+    base = max(peak_mb(PYTHON_PASS, env) for _ in range(5))
+    yield Row("peak RSS of one skill run, 50,000 skills", f"{peak:.1f} MB", peak / base, "<= 20 MB", peak <= 20)
+
+    yield throughput(bench)
+
+
+def batch(argv, env):
+    """Wall seconds for WORKERS shell loops that each run argv RUNS_EACH times."""
+    loop = f'i=0; while [ $i -lt {RUNS_EACH} ]; do "$@" </dev/null >/dev/null 2>&1; i=$((i+1)); done'
+    started = time.perf_counter()
+    pids = [os.posix_spawnp("sh", ["sh", "-c", loop, "sh", *argv], env) for _ in range(WORKERS)]
+    for pid in pids:
+        os.waitpid(pid, 0)
+    return time.perf_counter() - started
+
+
+def throughput(bench):
+    """WORKERS x RUNS_EACH gateway runs of one skill against as many `python -c pass`, runs per second."""
+    root = bench.scratch("throughput")
+    make_catalogue(root, 8)
+    env = bench_env(root)
+    (root / "nexus" / "nexus.toml").write_text("[skills.log]\nmaxEntries = 1000000\nmaxBytes = 1000000000\n")
+    rounds([Case("gateway", GATEWAY, env)], 2)
+    log = root / "nexus" / "state" / "nexus" / "skills" / TOOL / "usage.log"
+    before = len(log.read_bytes().splitlines())
+    python, gateway = [], []
+    for _ in range(2):  # alternated, so both meet the machine in the same moods
+        python.append(batch(PYTHON_PASS, env))
+        gateway.append(batch(GATEWAY, env))
+    logged = len(log.read_bytes().splitlines()) - before
+    ratio = sum(python) / sum(gateway)  # runs per second, gateway over python
+    runs = WORKERS * RUNS_EACH
+    ok = ratio >= 0.8 and logged == 2 * runs
+    return Row(f"{WORKERS} workers x {RUNS_EACH} skill run, runs/s (log lines == runs: {logged == 2 * runs})",
+               f"{runs / median(gateway):.0f}/s", ratio, ">= 0.8x", ok)

@@ -52,7 +52,8 @@ def write(ctx):
                 raise BadInput(f"stdin:{number}: skill '{name}' appears twice")
             seen.add(name)
         records.append(record)
-    manifestlib.write(manifestlib.build(records, configlib.sources(ctx.config)))
+    entries = [r for r in records if r.get("status") != "invalid" and not r.get("shadowedBy")]
+    manifestlib.write(manifestlib.build(records, configlib.sources(ctx.config)), entries)
 
 
 def read(ctx):
@@ -69,7 +70,8 @@ def read(ctx):
 
 
 def check(ctx):
-    ctx.status = 0 if manifestlib.is_fresh(manifestlib.load(), configlib.sources(ctx.config)) else 1
+    manifest = manifestlib.load()
+    ctx.status = 0 if manifest is not None and manifest.is_fresh(configlib.sources(ctx.config)) else 1
 
 
 def manifest(ctx):

@@ -12,8 +12,8 @@ With --static, reads manifest entries (JSON Lines, as nexus-discover prints them
 prints each with its status, verified and missing: the requirement checks alone, nothing runs.
 
 Usage:
-  nexus-verify [--timeout SECONDS] NAME...
-  nexus-verify --all [--stale HOURS] [--timeout SECONDS]
+  nexus-verify [--timeout SECONDS] [--jobs N] NAME...
+  nexus-verify --all [--stale HOURS] [--timeout SECONDS] [--jobs N]
   nexus-verify --static
   nexus-verify (-h | --help)
 
@@ -22,6 +22,8 @@ Options:
                      failed); the others are printed with "skipped": true and the reason.
   --stale HOURS      With --all, only skills never verified, or last verified over HOURS ago.
   --timeout SECONDS  How long one verify command may run [default: 30].
+  --jobs N           How many verify commands run at once (default: one per CPU); the
+                     outcomes are printed in the order of the skills all the same.
   --static           Requirement checks only, for the entries on stdin.
   -h --help          Show this help.
 
@@ -51,21 +53,24 @@ def verify_skills(ctx):
         return static(ctx)
     timeout = number(args["--timeout"], "--timeout")
     stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
+    jobs = verify.parse_jobs(args["--jobs"])
     if args["--all"]:
         entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
-        return outcomes(ctx, [*skipped, *verify.verify_all(entries, ctx.config, timeout)])
+        return outcomes(ctx, [*skipped, *verify.verify_all(entries, ctx.config, timeout, jobs)])
     manifest = listing.current_manifest(ctx.config, ctx.warn)
-    return outcomes(ctx, (verified(manifest, name, ctx.config, timeout) for name in args["NAME"]))
+    found = [lookup(manifest, name) for name in args["NAME"]]
+    checked = verify.verify_all([f for f in found if "skill" not in f], ctx.config, timeout, jobs)
+    return outcomes(ctx, (f if "skill" in f else next(checked) for f in found))
 
 
-def verified(manifest, name, config, timeout):
-    """The outcome of verifying one NAME, or of looking for it: every name gets its answer."""
+def lookup(manifest, name):
+    """The entry of NAME, or when there is none the outcome that says so (it has "skill", an entry has
+    not): every name gets its answer, in the order given."""
     try:
-        entry = manifestlib.find(manifest, name)
+        return manifestlib.find(manifest, name)
     except NexusError as e:
         return {"skill": name, "ok": False, "configured": False, "exit": None, "error": str(e).splitlines()[0],
                 "ms": 0}
-    return verify.verify(entry, config, timeout)
 
 
 def outcomes(ctx, found):

@@ -116,4 +116,7 @@ def skill_names(ctx):
     never parses YAML.
     """
     cached = manifestlib.load()
-    return "".join(name + "\n" for name in sorted(cached["skills"])) if cached else ""
+    try:
+        return "".join(name + "\n" for name in cached.names()) if cached else ""
+    except ValueError:  # not a manifest this nexus wrote
+        return ""

@@ -88,7 +88,7 @@ def _config(ctx, findings):
         if name not in bundled:
             warn(("skills", "allowBundled"), f"'{name}' is not a bundled skill")
     manifest = listing.current_manifest(config, lambda message: None)  # the skills' own problems are findings
-    skills = {configlib.skill_key(entry): entry for entry in manifest["skills"].values()}
+    skills = {configlib.skill_key(entry): entry for entry in manifest.skills().values()}
     for key, table in configlib.get(config, "skills.entries", {}).items():
         if key not in skills:
             warn(("skills", "entries", key), "no skill has this name or skillKey")
@@ -152,7 +152,7 @@ def check(ctx):
         config = _config(ctx, findings)
         for _, folder in configlib.sources(config):
             findings.folder(folder)
-    findings.requirements(listing.current_manifest(config, lambda line: None)["skills"])
+    findings.requirements(listing.current_manifest(config, lambda line: None).skills())
     found = [problem.as_dict(path) for path, problem in findings.found]
     errors = sum(f["severity"] == "error" for f in found)
     if not ctx.json:

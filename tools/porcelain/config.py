@@ -81,8 +81,7 @@ def _writable(ctx, parts):
 
 def _required_config():
     """The config paths that skills name in requires.config: keys `nexus config set` writes without --force."""
-    cached = manifestlib.load() or {"skills": {}}
-    return sorted({p for entry in cached["skills"].values() for p in entrylib.required(entry, "config")})
+    return sorted({p for entry in manifestlib.cached_skills().values() for p in entrylib.required(entry, "config")})
 
 
 def render_change(report, out):
@@ -488,8 +487,7 @@ def key_names(ctx):
     Every config key for shell completion: the keys nexus knows, those of each skill in the cached
     manifest, and the keys the config file sets.
     """
-    cached = manifestlib.load() or {"skills": {}}
-    skills = sorted({configlib.skill_key(entry) for entry in cached["skills"].values()})
+    skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()})
     try:
         config = configlib.load()
     except NexusError:

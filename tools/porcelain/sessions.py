@@ -123,7 +123,7 @@ def crystallize(ctx):
     path = crystal.folder(name)
     picked = crystal.chosen_calls(args["ID"], numbers)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
-    files = crystal.plan(name, args["ID"], picked, named, manifest["skills"])
+    files = crystal.plan(name, args["ID"], picked, named, manifest.skills())
     made = {"name": name, "path": path, "calls": files["calls"], "requires": files["requires"], "env": files["env"],
             "skillMd": files["skillMd"], "script": files["script"].decode("utf-8", "surrogateescape"),
             "dryRun": bool(args["--dry-run"])}

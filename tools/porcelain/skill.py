@@ -7,7 +7,6 @@ import sys
 from nexus import config as configlib
 from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import number, renders
-from nexus.distribute import install as installer
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
@@ -218,13 +217,14 @@ def render_outcomes(outcomes, out):
 @renders(render_outcomes)
 def verify_all(ctx):
     """Usage:
-      nexus skills verify --all [--stale HOURS] [--json] [--timeout SECONDS]
+      nexus skills verify --all [--stale HOURS] [--jobs N] [--json] [--timeout SECONDS]
       nexus skills verify (-h | --help)
 
     Options:
       --all              Every tool and script skill in the manifest.
       --stale HOURS      Only skills never verified, or last verified over HOURS ago.
-      --json             An array of outcomes, one per skill.
+      --jobs N           How many verify commands run at once (default: one per CPU).
+      --json             An array of outcomes, one per skill, in the order of their names.
       --timeout SECONDS  How long one verify command may run [default: 30].
       -h --help          Show this help.
 
@@ -238,9 +238,10 @@ def verify_all(ctx):
     args = ctx.args
     timeout = number(args["--timeout"], "--timeout")
     stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
+    jobs = verify.parse_jobs(args["--jobs"])
     entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
     yield from skipped
-    for outcome in verify.verify_all(entries, ctx.config, timeout):
+    for outcome in verify.verify_all(entries, ctx.config, timeout, jobs):
         ctx.status = ctx.status or (0 if outcome["ok"] else 1)
         yield outcome
 
@@ -276,6 +277,8 @@ def install(ctx):
     Exit status:
       0  installed and verified;  1  refused, the install failed, or verification failed;  2  usage error
     """
+    from nexus.distribute import install as installer  # here: it brings urllib, which verify --all need not pay for
+
     args, config = ctx.args, ctx.config
     entry = listing.entry(config, args["NAME"], ctx.warn)
     dirs = statuslib.search_dirs(config)

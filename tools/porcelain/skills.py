@@ -5,8 +5,7 @@ import os
 from nexus import config as configlib, paths
 from nexus.catalog import capabilities, listing, manifest as manifestlib
 from nexus.cli.command import renders
-from nexus.gateway import plan
-from nexus.style import Style, one_line, plural, table, truncate, widths
+from nexus.cli.output import Encoded
 
 GROUPS = [  # status, emoji, heading
     ("ready", "✅", "READY (configured, working)"),
@@ -27,6 +26,9 @@ def _kind(record):
 
 
 def _detail(record):
+    from nexus.gateway import plan
+    from nexus.style import one_line
+
     if record["status"] == "ready":
         unverified = "verifies again on its next run" if record.get("verifiesAgain") else "not verified yet"
         marks = [m for m, on in ((unverified, not record.get("verified")), ("degraded", record.get("degraded")),
@@ -38,6 +40,8 @@ def _detail(record):
 def _rows(records, columns=None, aligned=()):
     """name, detail, description: the description last, so that on a terminal (`columns` wide, the
     others `aligned`) it takes what the line has left, and in a pipe it is never cut."""
+    from nexus.style import one_line, truncate
+
     rows = [[r["name"], one_line(r.get("reason") or _detail(r)), one_line(r.get("description", ""))] for r in records]
     if columns:
         room = max(columns - 3 - sum(w + 2 for w in aligned), 20)
@@ -48,6 +52,9 @@ def _rows(records, columns=None, aligned=()):
 def render_list(records, out):
     if isinstance(records, dict):  # --summary
         return render_summary(records, out)
+    # Imported here: `status` and --json, which agents call all the time, never pay for them.
+    from nexus.style import Style, one_line, plural, table, widths
+
     if records and all("unlock" in r for r in records):  # --locked
         return render_locked(records, out)
     style = Style(out)
@@ -70,6 +77,8 @@ def render_list(records, out):
 
 def render_locked(records, out):
     """The locked skills grouped by what unlocks them: one line for one step, however many it unlocks."""
+    from nexus.style import Style, table
+
     style = Style(out)
     steps = {}
     for record in records:
@@ -80,12 +89,12 @@ def render_locked(records, out):
     out.write("\n".join(lines) + "\n")
 
 
-def _selected(record, args):
+def _selected(status, args):
     if args["--ready"]:
-        return record["status"] == "ready"
+        return status == "ready"
     if args["--locked"]:
-        return record["status"] in ("needs-setup", "not-installed")
-    return args["--all"] or record["status"] != "unsupported"
+        return status in ("needs-setup", "not-installed")
+    return args["--all"] or status != "unsupported"
 
 
 @renders(render_list)
@@ -106,14 +115,17 @@ def list_skills(ctx):
 
     The manifest is rebuilt first when a skill or source folder changed since it was written.
     """
-    records = listing.records(ctx.config, ctx.warn)
     if ctx.args["--summary"]:
-        return listing.summary(records)
-    chosen = [r for r in records if _selected(r, ctx.args)]
-    if ctx.args["--locked"]:
-        connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
-        for record in chosen:
-            record["unlock"] = capabilities.unlock(record, connected)
+        return status(ctx)
+    found = listing.listed(ctx.config, ctx.warn)
+    keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
+    if not ctx.args["--locked"]:
+        return Encoded(found.json(keep)) if ctx.json else found.records(keep)
+    records = found.records()
+    connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
+    chosen = [r for r in records if keep(r["status"])]
+    for record in chosen:
+        record["unlock"] = capabilities.unlock(record, connected)
     return chosen
 
 
@@ -152,12 +164,12 @@ def status(ctx):
     Exit status:
       0  success (--check: all is well);  1  --check found a skill degraded or drifted;  2  usage error
     """
-    records = listing.records(ctx.config, ctx.warn)
-    found = listing.summary(records)
-    if ctx.args["--check"]:
-        found["unhealthy"] = listing.unhealthy(records)
-        ctx.status = 1 if found["unhealthy"] else 0
-    return found
+    found = listing.listed(ctx.config, ctx.warn, states=False).briefs()
+    counts = listing.summary(found)
+    if ctx.args.get("--check"):  # `skills list --summary` has no --check
+        counts["unhealthy"] = listing.unhealthy(found)
+        ctx.status = 1 if counts["unhealthy"] else 0
+    return counts
 
 
 def render_refresh(summary, out):
@@ -177,10 +189,10 @@ def refresh(ctx):
 
     Broken skills are reported on stderr and recorded, so `nexus skills list` shows them.
     """
-    manifest, scan = manifestlib.refresh(configlib.sources(ctx.config))
+    _, scan = manifestlib.refresh(configlib.sources(ctx.config))
     for line in scan.diagnostics:
         ctx.warn(line)
-    return {"skills": len(manifest["skills"]), "invalid": len(scan.invalid),
+    return {"skills": len(scan.entries), "invalid": len(scan.invalid),
             "shadowed": len(scan.shadowed), "manifest": paths.manifest_file()}
 
 

@@ -31,10 +31,7 @@ RACY_NS = 2 * 10**9  # a state.json this recent may change again within the tick
 # A row of the cache, one per skill: what it was computed from, then what was computed.
 FIELDS = KEY, BINS, ENV, FOUND, PRESENT, STAMP, BASE, MISSING, REASON, STATUS, ADDED = range(11)
 NO_STATE = 0  # the stamp of a prompt skill, whose state never matters
-# The keys evaluate() adds; ADDED holds the JSON text of those after disabledReason.
-EVALUATED = (b'"status":', b'"missing":', b'"disabledReason":', b'"verified":', b'"verifiesAgain":', b'"degraded":',
-             b'"degradedReason":', b'"drifted":', b'"driftedReason":', b'"reason":')
-DEPENDS = (b'"capabilities":', b'"skills":')  # in a line that requires other skills (schema.DEPENDS_KEYS)
+EVALUATED = manifestlib.EVALUATED  # the keys evaluate() adds; ADDED holds the JSON text of those after disabledReason
 
 
 def current_manifest(config, warn):
@@ -52,7 +49,7 @@ class Listing:
     def __init__(self, manifest, rows):
         self.manifest, self.rows = manifest, rows
         # One skill's status depends on others' only when some skill requires something.
-        self.settled = capabilities.resolve(self._records()) if any(map(manifest.in_skills, DEPENDS)) else None
+        self.settled = capabilities.resolve(self._records()) if manifest.head.get("requirements", True) else None
 
     def briefs(self):
         """{'name', 'status'} of every record, with the health flags and their reasons where one is set:
@@ -76,7 +73,7 @@ class Listing:
     def _texts(self):
         skill_lines, invalid_lines = self.manifest.lines()[:2]
         # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
-        clash = any(map(self.manifest.in_skills, EVALUATED))
+        clash = self.manifest.head.get("evaluatedKeys", True)
         for line, row in zip(skill_lines, self.rows):
             text = line.rstrip(b",").partition(b":")[2]
             extra = f'"status":"{row[STATUS]}","missing":{row[MISSING]},'

@@ -62,6 +62,14 @@ def unchanged(stamp):
             and (file_path is None or paths.mtime(file_path) == file_mtime))
 
 
+# What a listing adds to an entry (status.Checker.evaluate), and what the line of a skill that requires
+# another holds (schema.DEPENDS_KEYS): build() notes in the head whether any skill's line has one, so
+# that a listing never searches the lines for them.
+EVALUATED = (b'"status":', b'"missing":', b'"disabledReason":', b'"verified":', b'"verifiesAgain":', b'"degraded":',
+             b'"degradedReason":', b'"drifted":', b'"driftedReason":', b'"reason":')
+DEPENDS = (b'"capabilities":', b'"skills":')
+
+
 def build(records, source_list, stamps=None, folders=None):
     """The manifest of discovered records (entries, broken ones with "status": "invalid", or Records
     kept from a previous manifest); shadowed ones (with "shadowedBy") are left out. `stamps` of the
@@ -83,11 +91,13 @@ def build(records, source_list, stamps=None, folders=None):
         from . import discovery
 
         folders = discovery.folders_without_skill(source_list, dirs)
-    head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
-            "sources": paths.source_stamps(source_list) if stamps is None else stamps}
     records = [skills[name] for name in sorted(skills)] + invalid
-    skill_lines = [f'"{r.name}":'.encode() + r.text for r in records[:len(skills)]]
-    lines = [fastjson.dumps(head)[:-1].encode() + b",", b'"skills":{', b",\n".join(skill_lines), b"},",
+    skill_lines = b",\n".join(f'"{r.name}":'.encode() + r.text for r in records[:len(skills)])
+    head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
+            "sources": paths.source_stamps(source_list) if stamps is None else stamps,
+            "evaluatedKeys": any(key in skill_lines for key in EVALUATED),
+            "requirements": any(key in skill_lines for key in DEPENDS)}
+    lines = [fastjson.dumps(head)[:-1].encode() + b",", b'"skills":{', skill_lines, b"},",
              b'"invalid":[', b",\n".join(r.text for r in invalid), b"],",
              b'"folders":' + fastjson.dumps(folders).encode() + b",",
              b'"stamps":' + fastjson.dumps([r.stamp for r in records]).encode() + b"}"]
@@ -186,11 +196,6 @@ class Manifest:
             else:
                 hi = start
         return None
-
-    def in_skills(self, text):
-        """True when `text` (bytes) occurs in the lines of the skills."""
-        start = self.data.find(b"\n", self.data.find(b"\n") + 1) + 1
-        return self.data.find(text, start, self.data.find(b'\n},\n"invalid":[', start)) >= 0
 
     def lines(self):
         """(skill lines, invalid lines, folders line, stamps line), each as written."""

@@ -92,12 +92,13 @@ GOG_COMMANDS = [  # args, calls in the window: distinct counts, so the ranking i
     (["calendar", "events", "today"], 8),
     (["drive", "files", "list", "--all"], 5),
     (["gmail", "send", "-t", "me@example.com"], 3),
+    (["--limit", "3", "--token=***", "--json"], 4),  # options alone: shown by their names, never their values
     ([], 2),
     (["tasks", "list", "done", "extra"], 1),
 ]
 EXPECTED_COMMANDS = [{"command": "gmail messages list", "calls": 12}, {"command": "calendar events today", "calls": 8},
-                     {"command": "drive files list", "calls": 5}, {"command": "gmail send", "calls": 3},
-                     {"command": "", "calls": 2}]
+                     {"command": "drive files list", "calls": 5}, {"command": "--limit --token --json", "calls": 4},
+                     {"command": "gmail send", "calls": 3}]
 ERRORS = ["rate limit exceeded", "token expired", "network unreachable"]
 
 
@@ -246,7 +247,8 @@ def test_human_output_all_skills(script_runner, usage):
     failures = expected["recentFailures"]
     shown = [line for line in out.splitlines() if line.startswith("  - ") and "occurrence" in line]
     assert len(shown) == len(failures)
-    assert shown[0] == '  - {skill}: "{error}" ({count} occurrences)'.format(**failures[0])
+    top = failures[0]
+    assert shown[0] == f'  - {top["skill"]}: "{top["error"]}" ({top["count"]} occurrence{"s" * (top["count"] != 1)})'
     assert out.isascii() and "\033" not in out  # not a terminal: plain ASCII
     assert script_runner.run(["nexus-stats"]).stdout == out  # the plumbing prints the same layout
 
@@ -359,6 +361,10 @@ def test_corrupt_lines_are_skipped_and_counted(script_runner, workspace, nexus_h
     {"ts": "NOW", "skill": ["tmux"], "type": "tool", "ms": 1},
     {"ts": "NOW", "skill": "../etc", "type": "tool", "ms": 1},
     {"ts": 12345, "skill": "tmux", "type": "tool", "ms": 1},
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": 1e308},  # out of any sane range: no call wrote it
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": 366 * 86400 * 1000 + 1},
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": 1, "exit": 10**9},
+    {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": 1, "exit": -256},
 ])
 def test_entries_missing_fields_are_skipped(script_runner, workspace, nexus_home, broken):
     write_skill(workspace, "tmux")
@@ -543,3 +549,31 @@ def test_rotate_while_runs_append_loses_nothing_beyond_the_limit(script_runner, 
     # The log holds the newest entries without a gap: rotation dropped only what the limit prunes.
     assert 36 <= len(seqs) <= 40
     assert seqs == list(range(total - len(seqs) + 1, total + 1))
+
+
+@pytest.mark.once
+def test_large_logs_shared_between_processes_give_the_figures_of_one_stream(script_runner, workspace, nexus_home,
+                                                                            tmp_path):
+    """Over 16 MB of logs are counted by a process per CPU and merged (stats.feed_logs); `--stdin` reads
+    the same lines in one process: the two reports must be the same, warnings included."""
+    rng, logs = random.Random(7), []
+    for n, name in enumerate(("alpha", "beta", "gamma")):
+        write_skill(workspace, name, meta={"tool": "sh"})
+        lines = [json.dumps({"ts": ago(minutes=rng.uniform(1, 40 * DAY_MINUTES)), "skill": name, "type": "tool",
+                             "ms": rng.randint(1, 9000), "args": ["x" * 120, str(i)], "exit": rng.choice([0, 0, 0, 1]),
+                             "session": f"s{i % 97}", **({"error": f"e{i % 5}"} if i % 4 == 0 else {})})
+                 for i in range(30_000 + n * 5_000)]
+        lines[n * 7] = "{torn"
+        logs.append(write_log(nexus_home, name, lines))
+    assert sum(path.stat().st_size for path in logs) > 16 * 1024 * 1024
+    combined = tmp_path / "all.log"
+    combined.write_bytes(b"".join(path.read_bytes() for path in logs))
+    shared = script_runner.run(["nexus-stats", "--json"])
+    with combined.open() as stdin:
+        streamed = script_runner.run(["nexus-stats", "--stdin", "--json"], stdin=stdin)
+    assert shared.returncode == streamed.returncode == 0
+    reports = [json.loads(result.stdout) for result in (shared, streamed)]
+    for report in reports:
+        report.pop("since")
+    assert reports[0] == reports[1] and reports[0]["skippedLines"] == 3
+    assert shared.stderr.count("skipped 1 line") == 3 and streamed.stderr.count("skipped 3 lines") == 1

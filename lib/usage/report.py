@@ -53,9 +53,9 @@ def collect(config, days, warn=None):
     today = aggregator.now.astimezone().date()
     dates = [(today - datetime.timedelta(days=n)).isoformat() for n in range(min(days, 366) - 1, -1, -1)]
     calls = {date: {} for date in dates}
-    for (date, skill), count in aggregator.per_day.items():
-        calls.setdefault(date, {})[skill] = count
-    failures = [{"date": date, "skill": skill, "error": message, "count": count}
+    for (date, skill), count in sorted(aggregator.per_day.items()):
+        calls.setdefault(date.isoformat(), {})[skill] = count
+    failures = [{"date": date.isoformat(), "skill": skill, "error": message, "count": count}
                 for (date, skill, message), count in sorted(aggregator.failed_per_day.items())]
     return {"days": days, "generatedAt": schema.now_iso(), "stats": figures,
             "daily": [{"date": date, "calls": calls[date]} for date in sorted(calls)],
@@ -148,7 +148,7 @@ def _daily(daily, skills):
     legend = " ".join(f'<span><i class="swatch" style="background:{colour[n]}"></i>{_e(n)}</span>' for n in top)
     legend += ' <span><i class="swatch" style="background:var(--c8)"></i>other</span>' if len(skills) > PALETTE else ""
     rows = [[_e(d["date"]), f"{sum(d['calls'].values()):,}",
-             _e(", ".join(f"{k} {v}" for k, v in sorted(d["calls"].items(), key=lambda kv: -kv[1])))] for d in daily]
+             _e(", ".join(f"{k} {v}" for k, v in sorted(d["calls"].items(), key=lambda kv: (-kv[1], kv[0]))))] for d in daily]
     return _section(title, _svg(title, width, height, body) + f"<p>{legend}</p>",
                     _table(title, ["Day", "Calls", "By skill"], rows, numeric=(1,)), shown=len(rows) <= 7)
 

@@ -54,20 +54,38 @@ class Summary:
     def __init__(self):
         self.found = {}
 
-    def add(self, entry):
-        session = entry.get("session") if isinstance(entry.get("session"), str) else NO_SESSION
+    def add(self, entry, failure=None):
+        """Count one entry; `failure` when the caller knows already whether it failed."""
+        session, ts = entry.get("session"), entry["ts"]
+        if type(session) is not str:
+            session = NO_SESSION
         item = self.found.get(session)
         if item is None:
-            item = self.found[session] = {"id": session, "first": entry["ts"], "last": entry["ts"], "calls": 0,
-                                          "skills": set(), "failures": 0}
+            item = self.found[session] = {"id": session, "first": ts, "last": ts, "calls": 0, "skills": set(),
+                                          "failures": 0}
         item["calls"] += 1
-        item["first"], item["last"] = min(item["first"], entry["ts"]), max(item["last"], entry["ts"])
+        if ts < item["first"]:
+            item["first"] = ts
+        if ts > item["last"]:
+            item["last"] = ts
         item["skills"].add(entry["skill"])
-        item["failures"] += failed(entry)
+        item["failures"] += failed(entry) if failure is None else failure
+
+    def merge(self, found):
+        """Add the sessions another Summary found (its `found`)."""
+        for session, other in found.items():
+            item = self.found.get(session)
+            if item is None:
+                self.found[session] = other
+                continue
+            item["calls"] += other["calls"]
+            item["failures"] += other["failures"]
+            item["first"], item["last"] = min(item["first"], other["first"]), max(item["last"], other["last"])
+            item["skills"] |= other["skills"]
 
     def result(self):
         """The sessions, the one with the latest call first."""
-        ordered = sorted(self.found.values(), key=lambda s: s["last"], reverse=True)
+        ordered = sorted(self.found.values(), key=lambda s: (s["last"], s["id"]), reverse=True)
         return [{**s, "skills": sorted(s["skills"])} for s in ordered]
 
 

@@ -7,6 +7,7 @@ import heapq
 import itertools
 import math
 import os
+import sys
 
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
@@ -19,6 +20,10 @@ MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
 COMMAND_WORDS = 3
+# Past these, a value was not written by a call (`"ms": 1e308`, NaN, an exit of 10**9): the line is skipped
+# and counted as invalid, as a line of the wrong shape is.
+MAX_MS = 366 * 86400 * 1000  # a call of over a year
+MAX_EXIT = 255
 TOP_COMMANDS = 5
 TOP_ERRORS = 5
 CATEGORIES = ("userData", "credentials", "prompts", "other")
@@ -27,6 +32,7 @@ CORRUPT = "not a JSON object"
 INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
+TYPES = frozenset(schema.TYPES)
 
 
 def parse_days(text):
@@ -51,13 +57,16 @@ def iso(moment):
 
 
 def command(args):
-    """The leading words of a call's args, up to the first option: 'gmail messages list'."""
+    """The leading words of a call's args, up to the first option: 'gmail messages list'; for a call of
+    options alone, the options it gave, without their values: '--limit --json'."""
     words = []
     for arg in args[:COMMAND_WORDS]:
         if not isinstance(arg, str) or arg.startswith("-"):
             break
         words.append(arg)
-    return " ".join(words)
+    if words or not args:
+        return " ".join(words)
+    return " ".join(a.partition("=")[0] for a in args if isinstance(a, str) and a.startswith("-"))[:200]
 
 
 def category(meta):
@@ -82,16 +91,23 @@ class Durations:
     LOG_GAMMA = math.log(GAMMA)
 
     __slots__ = ("buckets", "count")
+    _bucket_of = {}  # duration -> bucket, for the durations seen: whole milliseconds repeat
 
     def __init__(self):
-        self.buckets, self.count = collections.Counter(), 0
+        self.buckets, self.count = {}, 0
 
     def add(self, ms):
-        self.buckets[math.ceil(math.log(ms) / self.LOG_GAMMA) if ms >= 1 else None] += 1
+        bucket = self._bucket_of.get(ms)
+        if bucket is None:
+            bucket = math.ceil(math.log(ms) / self.LOG_GAMMA) if ms >= 1 else -math.inf
+            if len(self._bucket_of) < 100_000:
+                self._bucket_of[ms] = bucket
+        self.buckets[bucket] = self.buckets.get(bucket, 0) + 1
         self.count += 1
 
     def merge(self, other):
-        self.buckets.update(other.buckets)
+        for bucket, count in other.buckets.items():
+            self.buckets[bucket] = self.buckets.get(bucket, 0) + count
         self.count += other.count
 
     def quantile(self, q):
@@ -99,10 +115,10 @@ class Durations:
         if not self.count:
             return None
         rank, seen = q * (self.count - 1), 0
-        for key in sorted(self.buckets, key=lambda k: -math.inf if k is None else k):
+        for key in sorted(self.buckets):  # -inf holds the calls under a millisecond
             seen += self.buckets[key]
             if seen > rank:
-                return 0 if key is None else round(2 * self.GAMMA ** key / (self.GAMMA + 1))
+                return 0 if key == -math.inf else round(2 * self.GAMMA ** key / (self.GAMMA + 1))
         return None
 
 
@@ -132,8 +148,10 @@ class Figures:
         self.successes += other.successes
         self.ms += other.ms
         self.durations.merge(other.durations)
+        if other.last_ok is not None and (self.last_ok is None or other.last_ok > self.last_ok):
+            self.last_ok = other.last_ok
         if other.last is not None and (self.last is None or other.last > self.last):
-            self.last = other.last
+            self.last, self.type, self.tool = other.last, other.type, other.tool
 
     def as_json(self):
         return {
@@ -160,8 +178,9 @@ class Aggregator:
         self.days, self.name, self.session = days, name, session
         # With `series` (for the usage report): calls and failures per local day and skill, and sessions.
         self.series = series
-        self.per_day = collections.Counter()  # (date, skill) -> calls
-        self.failed_per_day = collections.Counter()  # (date, skill, message) -> calls
+        self.per_day = collections.Counter()  # (local date, skill) -> calls
+        self.failed_per_day = collections.Counter()  # (local date, skill, message) -> calls
+        self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
             from .sessions import Summary
@@ -200,15 +219,15 @@ class Aggregator:
     def add(self, entry):
         """Count one usage entry."""
         get = entry.get
-        name, type_, ms, code = get("skill"), get("type"), get("ms"), get("exit", 0)
+        name, type_, ms, code, text = get("skill"), get("type"), get("ms"), get("exit", 0), get("ts")
         try:
-            ts = from_iso(get("ts"))  # parse_iso, inline: once per line
+            ts = from_iso(text)  # parse_iso, inline: once per line
             if ts.tzinfo is None:
                 ts = ts.replace(tzinfo=datetime.timezone.utc)
         except (TypeError, ValueError):
             ts = None
-        if (ts is None or type(name) is not str or type_ not in schema.TYPES or type(code) is not int
-                or type(ms) not in (int, float) or not 0 <= ms < math.inf):  # json reads NaN and Infinity
+        if (ts is None or type(name) is not str or type_ not in TYPES or type(code) is not int
+                or type(ms) not in (int, float) or not 0 <= ms <= MAX_MS or not -MAX_EXIT <= code <= MAX_EXIT):
             self.skipped[INVALID] += 1
             return
         if ts > self.future:
@@ -227,26 +246,67 @@ class Aggregator:
         if not ok:
             self._failed(name, ts, entry)
         if self.series:
-            day = ts.astimezone().date().isoformat()
+            day = self.local_date(text, ts)
             self.per_day[day, name] += 1
             if not ok:
                 self.failed_per_day[day, name, message_of(entry)] += 1
-            self.sessions.add(entry)
+            self.sessions.add(entry, not ok)
         if self.name:
-            self.daily[ts.astimezone().date()] += 1
+            self.daily[self.local_date(text, ts)] += 1
             if isinstance(get("args"), list):
                 self.commands[command(entry["args"])] += 1
+
+    def local_date(self, text, ts):
+        """The local date of a call: its time `ts`, parsed from `text`. Converting a time to the local
+        zone costs more than the rest of a line, so a canonical UTC time's date is remembered per
+        minute (every zone's offset is a whole number of minutes), for the window's minutes at most."""
+        if text[-1:] != "Z":
+            return ts.astimezone().date()
+        day = self._dates.get(text[:16])
+        if day is None:
+            if len(self._dates) > 100_000:
+                self._dates.clear()
+            day = self._dates[text[:16]] = ts.astimezone().date()
+        return day
 
     def _failed(self, name, ts, entry):
         message = message_of(entry)
         if ts >= self.recent:
             self.failures[name, message] += 1
         if self.name:
-            item = (ts, next(self._order), message, entry.get("exit"))
-            if len(self.errors) < TOP_ERRORS:
-                heapq.heappush(self.errors, item)
+            self._keep_error(ts, message, entry.get("exit"))
+
+    def _keep_error(self, ts, message, code):
+        item = (ts, next(self._order), message, code)
+        if len(self.errors) < TOP_ERRORS:
+            heapq.heappush(self.errors, item)
+        else:
+            heapq.heappushpop(self.errors, item)
+
+    COUNTERS = ("failures", "skipped", "daily", "commands", "per_day", "failed_per_day")
+
+    def share(self):
+        """What this aggregator gathered, as plain data that pickles, for another's merge()."""
+        return {"skills": self.skills, "errors": self.errors, "sessions": self.sessions and self.sessions.found,
+                **{key: getattr(self, key) for key in self.COUNTERS}}
+
+    def merge(self, share):
+        """Add what another aggregator of the same window gathered (its share())."""
+        for name, figures in share["skills"].items():
+            if name in self.skills:
+                self.skills[name].merge(figures)
             else:
-                heapq.heappushpop(self.errors, item)
+                self.skills[name] = figures
+        for key in self.COUNTERS:
+            getattr(self, key).update(share[key])
+        for ts, _, message, code in share["errors"]:
+            self._keep_error(ts, message, code)
+        if self.sessions is not None:
+            self.sessions.merge(share["sessions"])
+
+    def like(self):
+        """A new aggregator of the same window and filters."""
+        return Aggregator(self.days, self.name, self.now, self.session, self.series)
 
     def report(self, manifest_skills):
         """Every figure as plain data: the document `nexus skill stats --json` prints."""
@@ -311,9 +371,80 @@ def collect(config, days, name=None, stream=None, warn=None, session=None, aggre
     if stream is not None:
         feed(aggregator, "stdin", stream, warn)
         return aggregator.report(skills)
-    for skill in [name] if name else usage_log.logged_skills():
-        feed_log(aggregator, paths.usage_log(skill), warn)
+    feed_logs(aggregator, [paths.usage_log(skill) for skill in ([name] if name else usage_log.logged_skills())], warn)
     return aggregator.report(skills)
+
+
+SHARE_BYTES = 16 * 1024 * 1024  # logs under this are read in one process: a second costs more than it saves
+
+
+def feed_logs(aggregator, logs, warn):
+    """Add every line of some usage logs. Large logs are shared out between a process per CPU: each
+    forked child counts its share and sends what it gathered back through a pipe; the parent counts
+    its own, then merges. A child that fails leaves its share to the parent, which reads it then."""
+    sizes = [(_size(path), path) for path in logs]
+    total = sum(size for size, _ in sizes)
+    workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
+    threading = sys.modules.get("threading")
+    if workers <= 1 or (threading is not None and threading.active_count() > 1):  # fork only a lone thread
+        for path in logs:
+            feed_log(aggregator, path, warn)
+        return
+    shares = [[] for _ in range(workers)]
+    for n, (_, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
+        shares[n % workers].append(path)
+    children = [_fork_share(aggregator.like(), share) for share in shares[1:]]
+    for path in shares[0]:
+        feed_log(aggregator, path, warn)
+    for (pid, pipe), share in zip(children, shares[1:]):
+        _merge_child(aggregator, pid, pipe, share, warn)
+
+
+def _size(path):
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _fork_share(aggregator, share):
+    """(pid, read end of its pipe) of a child that counts the logs of `share` into `aggregator` and
+    writes (its share(), its warnings) pickled to the pipe."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
+        try:
+            import pickle
+
+            os.close(read)
+            warnings = []
+            for path in share:
+                feed_log(aggregator, path, warnings.append)
+            with os.fdopen(write, "wb") as out:
+                pickle.dump((aggregator.share(), warnings), out, pickle.HIGHEST_PROTOCOL)
+        finally:
+            os._exit(0)
+    os.close(write)
+    return pid, read
+
+
+def _merge_child(aggregator, pid, pipe, share, warn):
+    import pickle
+
+    try:
+        with os.fdopen(pipe, "rb") as found:
+            gathered, warnings = pickle.load(found)
+    except Exception:  # noqa: BLE001 - whatever the child left unsaid, its share is read again here
+        gathered = None
+    finally:
+        os.waitpid(pid, 0)
+    if gathered is None:  # the child failed: its share is read here
+        for path in share:
+            feed_log(aggregator, path, warn)
+        return
+    aggregator.merge(gathered)
+    for line in warnings:
+        warn(line)
 
 
 def feed_log(aggregator, path, warn):

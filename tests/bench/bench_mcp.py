@@ -2,7 +2,7 @@
 
 The client is a few lines of JSON-RPC over the server's pipes, newline-delimited as the stdio
 transport defines, so the figures are the server's own: from writing a request to reading its
-answer. Self-contained: it needs only the nexus-mcp console script (with the mcp extra) on PATH.
+answer. It builds its own skills (its tool, true-tool, must be on the server's PATH).
 """
 
 import json
@@ -11,6 +11,8 @@ import shutil
 import statistics
 import subprocess
 import time
+
+from common import Row
 
 CALLS, LISTS = 200, 30
 CALL_TARGET_MS, LIST_TARGET_MS = 5.0, 50.0
@@ -81,7 +83,8 @@ def spawn_ms(program):
     return (time.perf_counter() - started) * 1000
 
 
-def run(workdir, python_start_ms):
+def rows(bench):
+    workdir = bench.scratch("mcp")
     env = environment(workdir)
     tool_skills(workdir / "nexus" / "skills", 1)
     client = Client(env)
@@ -96,11 +99,11 @@ def run(workdir, python_start_ms):
         client.close()
     ok = all(result["structuredContent"]["exit"] == 0 for _, result in calls)
     call_ms = statistics.median(ms for ms, _ in calls)
-    yield ("nexus-mcp start to initialized (once a session)", f"{client.start_ms:.0f} ms", "(for reference)", True)
-    yield (f"  starting /bin/true and waiting for it, median of {CALLS}", f"{statistics.median(spawns):.2f} ms",
-           "(for reference)", True)
-    yield (f"tools/call of a tool wrapping /bin/true, median of {CALLS}", f"{call_ms:.2f} ms",
-           f"<= {CALL_TARGET_MS:g} ms", ok and call_ms <= CALL_TARGET_MS)
+    yield Row("nexus-mcp: start to initialized (once a session)", f"{client.start_ms:.0f} ms", None, "(reference)", True)
+    yield Row(f"  starting /bin/true and waiting for it, median of {CALLS}", f"{statistics.median(spawns):.2f} ms",
+              None, "(reference)", True)
+    yield Row(f"nexus-mcp: tools/call of a tool wrapping /bin/true, median of {CALLS}", f"{call_ms:.2f} ms", None,
+              f"<= {CALL_TARGET_MS:g} ms", ok and call_ms <= CALL_TARGET_MS)
 
     shutil.rmtree(workdir / "nexus" / "skills")
     tool_skills(workdir / "nexus" / "skills", 1000)
@@ -114,8 +117,9 @@ def run(workdir, python_start_ms):
         ok = all(sum(t["name"].startswith("tool-") for t in result["tools"]) == 1000 for _, result in lists)
         list_ms = statistics.median(ms for ms, _ in lists)
         if watch == "2":
-            yield ("tools/list, 1,000 tool skills, the first (scan, checks)", f"{first_ms:.0f} ms", "(for reference)", True)
-            yield (f"tools/list, 1,000 tool skills, median of {LISTS}", f"{list_ms:.1f} ms", f"<= {LIST_TARGET_MS:g} ms",
-                   ok and list_ms <= LIST_TARGET_MS)
+            yield Row("nexus-mcp: tools/list, 1,000 tool skills, the first", f"{first_ms:.0f} ms", None, "(reference)",
+                      True)
+            yield Row(f"nexus-mcp: tools/list, 1,000 tool skills, median of {LISTS}", f"{list_ms:.1f} ms", None,
+                      f"<= {LIST_TARGET_MS:g} ms", ok and list_ms <= LIST_TARGET_MS)
         else:
-            yield ("  the same with --watch 0, each list a fresh look", f"{list_ms:.1f} ms", "(for reference)", ok)
+            yield Row("  the same with --watch 0, each list a fresh look", f"{list_ms:.1f} ms", None, "(reference)", ok)

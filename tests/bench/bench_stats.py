@@ -1,9 +1,10 @@
-"""Usage statistics: `nexus skill stats --json` over 500,000 log lines, beside mawk counting the same."""
+"""The usage logs read back: `nexus skill stats --json` over 500,000 log lines beside mawk counting the
+same, and `nexus sessions` and `nexus report` over the same lines."""
 
 import datetime
 import json
 
-from common import Case, Row, bench_env, make_catalogue, median, paired, rounds
+from common import Case, Row, bench_env, make_catalogue, median, paired, peak_mb, rounds
 
 SKILLS, ENTRIES = 50, 10_000
 
@@ -20,20 +21,22 @@ END { for (s in calls) printf "%s %d %.4f %.0f\n", s, calls[s], ok[s] / calls[s]
 """
 
 
-def write_logs(state_dir, names, now):
-    """ENTRIES lines per skill as the gateway writes them (schema.usage_entry's keys, compact), oldest
-    first, one every 4 minutes back from now; every 10th fails."""
+def write_logs(state_dir, names, now, entries=ENTRIES):
+    """`entries` lines per skill as the gateway writes them (schema.usage_entry's keys, compact), oldest
+    first, one every 4 minutes back from now, the calls of every 50 in a row in one session across the
+    skills; every 10th fails."""
     from nexus import fastjson, schema
 
-    stamps = [(now - datetime.timedelta(minutes=4 * (ENTRIES - i))).isoformat(timespec="milliseconds")
-              .replace("+00:00", "Z") for i in range(ENTRIES)]
+    stamps = [(now - datetime.timedelta(minutes=4 * (entries - i))).isoformat(timespec="milliseconds")
+              .replace("+00:00", "Z") for i in range(entries)]
     for name in names:
         lines = []
         for i, ts in enumerate(stamps):
             failed = i % 10 == 0
             args = ["calendar", "events", "today"] if failed else ["gmail", "messages", "list", "--limit", "5"]
             entry = schema.usage_entry(ts, name, "tool", 100 + i % 900, args=args, exit=1 if failed else 0,
-                                       error="rate limit exceeded" if failed else None, tool="gog")
+                                       error="rate limit exceeded" if failed else None, tool="gog",
+                                       session=f"20261130-000000-{i // 50:08x}")
             lines.append(fastjson.dumps(entry) + "\n")
         (state_dir / name / "usage.log").write_text("".join(lines))
 
@@ -71,3 +74,17 @@ def rows(bench):
               f"{median(times['stats']) / 1000:.2f} s", ratio, "<= 1.5x mawk", ratio <= 1.5)
     yield Row("  mawk counting the same (for reference)", f"{median(times['mawk']) / 1000:.2f} s",
               paired(times, "mawk"), "", True)
+
+    sessions = Case("sessions", ["nexus", "sessions", "--json"], env)
+    report = Case("report", ["nexus", "report", "-o", str(root / "report.html")], env)
+    times = rounds([sessions, report], 5)
+    for case, what in ((sessions, "sessions --json"), (report, "report -o FILE")):
+        seconds = median(times[case.label]) / 1000
+        yield Row(f"{what}, {SKILLS * ENTRIES:,} lines", f"{seconds:.2f} s", paired(times, case.label), "< 3 s",
+                  seconds < 3)
+    small = bench.scratch("stats-small")  # a tenth of the lines: memory that stays constant stays the same
+    write_logs(small / "nexus" / "state" / "nexus" / "skills", make_catalogue(small, SKILLS),
+               datetime.datetime.now(datetime.timezone.utc), ENTRIES // 10)
+    big_mb, small_mb = peak_mb(sessions.argv, env), peak_mb(sessions.argv, bench_env(small))
+    yield Row(f"  sessions --json peak memory, {SKILLS * ENTRIES:,} lines against a tenth of them",
+              f"{big_mb:.1f} MB", big_mb / small_mb, "<= 1.25x", big_mb / small_mb <= 1.25)

@@ -137,6 +137,55 @@ def test_tricky_lines_read_the_same_both_ways(line, tmp_path, monkeypatch):
         assert fast == slow, text
 
 
+TAB_LINES = ["description:\tx", "metadata:\t{\"nexus\": {}}", "description: a\tb", "description: a \tb",
+             "description: x\t# c", "description: x\t", "description:\t\"q\"", "m:\n  k:\tv", "m:\n\tk: v",
+             "m:\n  - \tx", "m: [a,\tb]", "m: {a:\tb}", "m:\t|\n  x", "m: &a\tv", "\tm: v", "m: >\n\tx",
+             "m:\n  a\tb\n  c", "description: |\n  a:\tb"]
+
+
+def read_with_and_without_c(path, monkeypatch):
+    """A SKILL.md read as nexus reads it with PyYAML's C loader, and as it would without it: what was read
+    and each problem's severity and kind (the two loaders word a YAML error each its own way)."""
+    import yaml
+    from nexus.skill import skillmd
+
+    def plain(skill):
+        return {**{k: v for k, v in vars(skill).items() if k != "problems"},
+                "problems": [(p.severity, p.code) + (() if p.code == "yaml" else (p.line, p.message))
+                             for p in skill.problems]}
+
+    with monkeypatch.context() as patched:
+        patched.setattr(skillmd, "simple_frontmatter", lambda text: None)  # both through YAML
+        with_c = plain(skillmd.read(path))
+        patched.delattr(yaml, "CSafeLoader", raising=False)
+        return with_c, plain(skillmd.read(path))
+
+
+@pytest.mark.skipif(not hasattr(__import__("yaml"), "CSafeLoader"), reason="PyYAML has no C extension here")
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_verdict_does_not_depend_on_pyyamls_c_extension(variant, monkeypatch):
+    with_c, without = read_with_and_without_c(str(CORPUS / variant / "SKILL.md"), monkeypatch)
+    assert with_c == without
+
+
+@pytest.mark.skipif(not hasattr(__import__("yaml"), "CSafeLoader"), reason="PyYAML has no C extension here")
+@pytest.mark.parametrize("line", TAB_LINES + TRICKY_LINES)
+def test_tabs_and_tricky_lines_read_the_same_with_either_loader(line, tmp_path, monkeypatch):
+    path = write_raw(tmp_path, "tabbed", f"---\nname: tabbed\ndescription: d\n{line}\n---\nbody\n")
+    with_c, without = read_with_and_without_c(str(path), monkeypatch)
+    assert with_c == without, line
+
+
+def test_a_tab_after_a_colon_is_read_as_other_loaders_read_it(script_runner, tmp_path):
+    """libyaml, OpenClaw's YAML and the YAML 1.2 spec accept a tab between `key:` and its value; nexus does
+    too, with or without PyYAML's C extension. A tab as indentation stays an error."""
+    write_raw(tmp_path, "tabbed", "---\nname: tabbed\ndescription:\tTabbed in\nmetadata:\t{\"nexus\": {}}\n---\nb\n")
+    write_raw(tmp_path, "indented", "---\nname: indented\ndescription: d\nmetadata:\n\tnexus: {}\n---\nb\n")
+    entries = {e["name"]: e for e in jsonl(script_runner.run(["nexus-discover", "--invalid", str(tmp_path)]).stdout)}
+    assert entries["tabbed"].get("status") != "invalid" and entries["tabbed"]["description"] == "Tabbed in"
+    assert entries["indented"]["status"] == "invalid" and "tabs" in entries["indented"]["error"]
+
+
 def test_most_skills_take_the_simple_reading():
     from nexus.skill import skillmd
 

@@ -119,7 +119,6 @@ BROKEN = {
     "not-mapping": ("---\n- a\n- b\n---\nbody\n", "frontmatter is not a mapping"),
     "bad-yaml": ("---\nname: bad-yaml\ndescription: [unclosed\n---\nbody\n", "invalid YAML"),
     "colon": ("---\nname: colon\ndescription: Use it\n  when: now\n---\nbody\n", "must be quoted"),
-    "bad-metadata": ("---\nname: bad-metadata\ndescription: d\nmetadata: '{not json'\n---\nb\n", "metadata is neither a mapping nor valid JSON"),
     "bad-name": ("---\nname: Bad_Name\ndescription: d\n---\nbody\n", "invalid name 'Bad_Name'"),
     "no-description": ("---\nname: no-description\n---\nbody\n", "no description"),
     "empty": ("", "empty file"),
@@ -137,6 +136,19 @@ def test_broken_skill_is_reported_and_skipped(script_runner, workspace, folder):
     assert folder not in skills and "healthy" in skills
     lines = [line for line in result.stderr.splitlines() if line.startswith(str(path))]
     assert len(lines) == 1 and reason in lines[0], result.stderr
+
+
+@pytest.mark.parametrize("metadata, reason", [
+    ("'{not json'", "metadata is neither a mapping nor valid JSON"), ("[1, 2]", "metadata must be a mapping"),
+    ('{"nexus": "tool"}', "metadata.nexus must be a mapping")])
+def test_metadata_nexus_cannot_read_is_dropped_with_a_warning_and_the_skill_loads(script_runner, workspace,
+                                                                                  metadata, reason):
+    path = write_raw(workspace, "odd-meta", f"---\nname: odd-meta\ndescription: d\nmetadata: {metadata}\n---\nb\n")
+    result, skills = discover(script_runner)
+    assert result.returncode == 0 and skills["odd-meta"]["type"] == "prompt"
+    assert f"{path}:4: warning: {reason}: it is ignored" in result.stderr
+    check = script_runner.run(["nexus", "skills", "check", str(path)])
+    assert check.returncode == 1 and f"{path}:4: error: {reason}" in check.stdout + check.stderr
 
 
 def test_broken_yaml_names_the_line(script_runner, workspace):

@@ -123,3 +123,23 @@ def test_make_install_and_uninstall_with_destdir(tmp_path):
     result = subprocess.run([*make, "uninstall"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert [p for p in stage.rglob("*") if not p.is_dir()] == []
+
+
+def test_readme_man_page_and_help_give_the_same_exit_statuses(script_runner):
+    helped = script_runner.run(["nexus", "--help"]).stdout.partition("Exit status:\n")[2].partition("\n\n")[0]
+    statuses = [re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in helped.splitlines()]
+    assert [code for code, _ in statuses] == ["0", "1", "2", "N"]
+    readme = (ROOT / "README.md").read_text()
+    man = page_text("nexus").partition(".SH EXIT STATUS")[2].partition(".SH")[0]
+    for code, meaning in statuses:
+        assert f"| {code} | {meaning} |" in readme
+        assert f".TP\n{code}\n{meaning}\n" in man
+
+
+def test_no_sentence_is_set_as_a_term():
+    """A definition's term is a name (an option, a variable, a status), never a sentence that a usage
+    doc wrapped onto a line of its own."""
+    for page in PAGES:
+        terms = re.findall(r"^\.TP\n(.*)$", page_text(page.stem), re.M)
+        long = [term for term in terms if len(term.split()) > 6 or term.rstrip().endswith((",", "."))]
+        assert not long, (page.name, long)

@@ -254,3 +254,29 @@ def test_the_prompt_budget_keeps_the_most_useful_and_says_what_it_cut(script_run
     assert "left out" in cut.stdout and "nexus skills list --ready" in cut.stdout and "cut" in cut.stderr
     few = script_runner.run(["nexus", "skills", "prompt", "--format", "markdown", "--max-skills", "2"]).stdout
     assert few.count("- **") == 2 and re.search(r"\d+ ready skills left out \(tool-07, ", few)
+
+
+def test_a_lowercase_skill_md_loads_and_check_warns_the_same_for_file_and_folder(script_runner, workspace):
+    folder = workspace / "lower"
+    folder.mkdir()
+    (folder / "skill.md").write_text("---\nname: lower\ndescription: Written as skill.md\n---\nbody\n")
+    listed = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert listed["lower"]["status"] == "ready" and listed["lower"]["filePath"] == str(folder / "skill.md")
+    verdicts = []
+    for target in (folder / "skill.md", folder, workspace):
+        result = script_runner.run(["nexus", "skills", "check", "--json", str(target)])
+        found = [f for f in json.loads(result.stdout) if f["path"] == str(folder / "skill.md")]
+        verdicts.append((result.returncode, [(f["severity"], f["code"]) for f in found]))
+    assert verdicts == [(0, [("warning", "filename")])] * 3
+
+
+@pytest.mark.parametrize("style, length, verdict", [("|", 1025, "error"), ("|-", 1024, None), (">", 1025, "error")])
+def test_a_block_description_is_measured_as_yaml_gives_it(script_runner, workspace, style, length, verdict):
+    """A `|` or `>` value ends with its line break, as YAML (and the reference validator) reads it: 1,024
+    characters on the line make a 1,025-character description."""
+    path = write_raw(workspace, "block", f"---\nname: block\ndescription: {style}\n  {'x' * 1024}\n---\nbody\n")
+    listed = script_runner.run(["nexus", "skills", "list", "--json"])
+    assert len(by_name(json.loads(listed.stdout))["block"]["description"].strip()) == 1024  # it loads either way
+    assert (f"{path}:3: warning: description is {length} characters" in listed.stderr) == bool(verdict)
+    check = json.loads(script_runner.run(["nexus", "skills", "check", "--json", str(path)]).stdout)
+    assert [f["severity"] for f in check if f["code"] == "description"] == ([verdict] if verdict else [])

@@ -104,9 +104,10 @@ Environment:
 
 EXIT_STATUS = """\
 Exit status:
-  0  success; `skill run` passes the tool's own exit code through
-  1  the gateway refused: not found, not installed, not configured
+  0  success
+  1  the gateway refused: not found, disabled, not installed, not configured, verification failed
   2  usage error or unreadable input
+  N  skill run: the tool's own exit status (128+N when it was killed by signal N, 124 after --timeout)
 """
 
 

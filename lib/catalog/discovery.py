@@ -37,7 +37,7 @@ def scan(source_list, known=None):
         def report(path, problem, source=source):
             result.diagnostics.append(problem.format(path))
             if problem.code == "symlink":  # a skill folder link that leads nowhere is a broken skill too
-                result.invalid.append(_invalid_record(source, path, problem, None, None))
+                result.invalid.append(_invalid_record(source, os.path.join(path, "SKILL.md"), problem, None, None))
 
         skill_dirs = child_dirs(folder, report)
         if skill_dirs is None:
@@ -68,7 +68,7 @@ def folders_without_skill(source_list, known_dirs):
             if skill_dir in known_dirs:
                 continue
             dir_mtime = paths.mtime(skill_dir)  # before looking: a SKILL.md written meanwhile is seen next time
-            if not os.path.lexists(os.path.join(skill_dir, "SKILL.md")):
+            if not any(os.path.lexists(os.path.join(skill_dir, name)) for name in skillmd.FILE_NAMES):
                 found.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
     return found
 
@@ -111,12 +111,15 @@ def _load(skill_dir, source, result):
     if skill.mtime_ns is None:  # it could not be opened: is there none?
         try:
             os.lstat(path)
-        except FileNotFoundError:  # not a skill (yet): the manifest watches the folder
-            result.folders.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
-            return
+        except FileNotFoundError:
+            path = skillmd.file_in(skill_dir)
+            if not os.path.lexists(path):  # not a skill (yet): the manifest watches the folder
+                result.folders.append({"dir": skill_dir, "dirMtimeNs": dir_mtime})
+                return
+            skill = skillmd.read(path, os.path.basename(skill_dir))  # a lowercase skill.md
         except OSError as e:
             problem = skillmd.Problem("error", f"cannot read folder: {e.strerror}")
-            _invalid(result, source, skill_dir, problem, dir_mtime)  # its mtime: fixed, it is seen again
+            _invalid(result, source, path, problem, dir_mtime)  # its mtime: fixed, it is seen again
             return
     file_mtime = skill.mtime_ns
     for problem in skill.problems:
@@ -124,12 +127,12 @@ def _load(skill_dir, source, result):
             result.diagnostics.append(problem.format(path))
     if not skill.ok:
         error = next(p for p in skill.problems if p.severity == "error")
-        _invalid(result, source, skill_dir, error, dir_mtime, file_mtime)
+        _invalid(result, source, path, error, dir_mtime, file_mtime)
         return
     entry, warnings = entrylib.build(skill, source, skill_dir, dir_mtime, file_mtime)
     unsafe = entrylib.unsafe(entry)
     if unsafe:  # never listed as ready, advertised to agents or run
-        _invalid(result, source, skill_dir, skillmd.Problem("error", unsafe, skill.lines.get("metadata"), "execution"),
+        _invalid(result, source, path, skillmd.Problem("error", unsafe, skill.lines.get("metadata"), "execution"),
                  dir_mtime, file_mtime)
         return
     for warning in warnings:
@@ -154,12 +157,13 @@ def _add(result, entry, name, source, path):
         result.shadowed.append(entry)
 
 
-def _invalid(result, source, skill_dir, problem, dir_mtime=None, file_mtime=None):
-    result.diagnostics.append(problem.format(os.path.join(skill_dir, "SKILL.md")))
-    result.invalid.append(_invalid_record(source, skill_dir, problem, dir_mtime, file_mtime))
+def _invalid(result, source, path, problem, dir_mtime=None, file_mtime=None):
+    result.diagnostics.append(problem.format(path))
+    result.invalid.append(_invalid_record(source, path, problem, dir_mtime, file_mtime))
 
 
-def _invalid_record(source, skill_dir, problem, dir_mtime, file_mtime):
-    return {"name": os.path.basename(skill_dir), "status": "invalid", "source": source,
-            "filePath": os.path.join(skill_dir, "SKILL.md"), "dir": skill_dir, "line": problem.line,
-            "error": problem.message, "dirMtimeNs": dir_mtime, "fileMtimeNs": file_mtime}
+def _invalid_record(source, path, problem, dir_mtime, file_mtime):
+    skill_dir = os.path.dirname(path)
+    return {"name": os.path.basename(skill_dir), "status": "invalid", "source": source, "filePath": path,
+            "dir": skill_dir, "line": problem.line, "error": problem.message, "dirMtimeNs": dir_mtime,
+            "fileMtimeNs": file_mtime}

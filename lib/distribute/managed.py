@@ -12,6 +12,7 @@ from .. import config as configlib, fileio, paths
 from ..catalog import manifest
 from ..errors import BadInput, NexusError
 from ..schema import now_iso
+from ..skill import skillmd
 from ..skill.skillmd import Problem
 from . import sources
 
@@ -261,7 +262,7 @@ def _nothing_added(names):
 
 def _update_one(entry, name, source, force, report):
     folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
-    if not sources.inside(folder, source.root) or not os.path.isfile(os.path.join(folder, "SKILL.md")):
+    if not sources.inside(folder, source.root) or not os.path.isfile(skillmd.file_in(folder)):
         report["removedUpstream"].append(name)
         return
     candidate = sources.Candidate(source, folder)

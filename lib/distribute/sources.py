@@ -44,7 +44,7 @@ class Candidate:
             self.error = str(e)
             return
         folder_name = source.root_name if self.path == "." else os.path.basename(folder)
-        skill = skillmd.read(os.path.join(folder, "SKILL.md"), folder_name)
+        skill = skillmd.read(skillmd.file_in(folder), folder_name)
         if skill.ok:
             self.name, self.description = skill.name, skill.frontmatter["description"].strip()
         else:
@@ -125,7 +125,7 @@ def _walk(source, folder, depth, found, seen, on_problem):
     if real in seen:
         return  # a loop of symlinks
     seen.add(real)
-    if os.path.isfile(os.path.join(folder, "SKILL.md")) or os.path.islink(os.path.join(folder, "SKILL.md")):
+    if os.path.lexists(skillmd.file_in(folder)):
         found.append(Candidate(source, folder))
         return
     if depth >= MAX_DEPTH:

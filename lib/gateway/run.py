@@ -50,8 +50,9 @@ not an option).
 
 Environment:
   NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
-  The tool also gets NEXUS_CALLER_CWD (the caller's folder), the skill's configured env and apiKey,
-  and skills.binPath before PATH.
+  NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
+                    folder). The tool also gets the skill's configured env and apiKey, and
+                    skills.binPath before PATH.
 
 Exit status:
   N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout

@@ -18,13 +18,16 @@ AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metad
 META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.
-LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon"})
+LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon", "description", "compatibility", "metadata"})
 
 
 def check(skill, skill_dir, strict=False):
     """Every Problem of `skill` (a skillmd.SkillFile read from `skill_dir`), by line."""
     problems = [Problem("error", p.message, p.line, p.code) if p.code in LENIENT_IN_LOAD else p
                 for p in skill.problems]
+    if os.path.basename(skill.path) == "skill.md":
+        problems.append(_warning("the file is named skill.md: some loaders look for SKILL.md alone; rename it",
+                                 None, "filename"))
     if skill.parsed:
         rules = [_spec_fields, _metadata_shape, _product, _execution]
         if strict:
@@ -45,14 +48,6 @@ def _warning(message, line, code):
 def _spec_fields(skill, _skill_dir):
     """The Agent Skills limits skillmd does not already enforce for loading."""
     fm, lines = skill.frontmatter, skill.lines
-    description = fm.get("description")
-    if isinstance(description, str) and len(description) > 1024:
-        yield _error(f"description is {len(description)} characters; the limit is 1024",
-                     lines["description"], "description")
-    if "compatibility" in fm:
-        value = fm["compatibility"]
-        if not isinstance(value, str) or not 0 < len(value) <= 500:
-            yield _error("compatibility must be text of 1-500 characters", lines["compatibility"], "compatibility")
     if "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
         yield _error("allowed-tools must be one string of space-separated tools, not a list or mapping",
                      lines["allowed-tools"], "allowed-tools")

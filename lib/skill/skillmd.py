@@ -5,6 +5,7 @@ each with a line number, so loading (lenient) and checking (strict) share one re
 """
 
 import errno
+import functools
 import os
 import stat
 
@@ -13,8 +14,21 @@ from ..errors import NexusError
 from ..paths import is_valid_name, name_problem
 
 MAX_BYTES = 256 * 1024
+MAX_DESCRIPTION, MAX_COMPATIBILITY = 1024, 500  # characters, as YAML gives the value (the Agent Skills limits)
 MAX_REPAIRS = 20  # unquoted ': ' values read as text; past this, the file is reported, not re-parsed again
 PRODUCT_KEYS = ("nexus", "openclaw", "clawdbot")
+
+
+FILE_NAMES = ("SKILL.md", "skill.md")  # the second read as the reference validator reads it; check warns
+
+
+def file_in(skill_dir):
+    """The skill file of a folder: its SKILL.md, else a lowercase skill.md, else the SKILL.md it lacks."""
+    for name in FILE_NAMES:
+        path = os.path.join(skill_dir, name)
+        if os.path.lexists(path):
+            return path
+    return os.path.join(skill_dir, FILE_NAMES[0])
 
 
 class Problem:
@@ -132,7 +146,8 @@ def _split(skill, text):
         line_end = text.find("\n", end + 1)
         line_end = len(text) if line_end < 0 else line_end
         if text[end + 1:line_end].rstrip() == "---":
-            return text[start + 1:end], text[line_end + 1:].lstrip("\n")
+            # The frontmatter keeps its last line break: a `|` value ends with it, as other loaders read it.
+            return text[start + 1:end + 1], text[line_end + 1:].lstrip("\n")
         end = line_end
     skill.error("unterminated frontmatter: no closing '---' line", 1, "frontmatter")
     return None
@@ -157,10 +172,57 @@ def prompt(entry):
         raise NexusError(f"cannot read '{entry['filePath']}': {e}") from None
 
 
-def _loader_class():
+def _loader_class(text):
+    """PyYAML's C loader when it is installed, else its Python one; for a text with a tab, always the
+    Python one taught to read a tab between tokens as the C one does (_tab_loader): libyaml accepts
+    `key:<tab>value`, which PyYAML's own scanner refuses, and a verdict must not depend on which is
+    installed."""
     import yaml
 
+    if "\t" in text:
+        return _tab_loader()
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def _tab_loader():
+    import yaml
+
+    class TabLoader(yaml.SafeLoader):
+        """SafeLoader, with a tab within a line read as a space is, as libyaml reads it: between tokens
+        (not as indentation, nor right after a block's '-', '?' or ':'), and inside a plain value."""
+
+        BREAKS = "\0\r\n\x85\u2028\u2029"
+
+        def scan_to_next_token(self):
+            if self.index == 0 and self.peek() == "\ufeff":
+                self.forward()
+            while True:
+                while self.peek() == " " or self.peek() == "\t" and self._tab_separates():
+                    self.forward()
+                if self.peek() == "#":
+                    while self.peek() not in self.BREAKS:
+                        self.forward()
+                if not self.scan_line_break():
+                    return
+                if not self.flow_level:
+                    self.allow_simple_key = True
+
+        def _tab_separates(self):
+            before = self.buffer[self.pointer - self.column:self.pointer].strip(" ")
+            return bool(self.flow_level or before and before not in ("-", "?", ":"))
+
+        def scan_plain_spaces(self, indent, start_mark):
+            length = 0
+            while self.peek(length) in " \t":
+                length += 1
+            if "\t" in self.prefix(length) and self.peek(length) not in self.BREAKS + "#":
+                run = self.prefix(length)  # blanks inside the value: kept as they are
+                self.forward(length)
+                return [run]
+            return super().scan_plain_spaces(indent, start_mark)
+
+    return TabLoader
 
 
 def _parse_frontmatter(skill, text):
@@ -258,7 +320,7 @@ def _has_alias(text):
     import yaml
 
     try:
-        return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_loader_class()))
+        return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_loader_class(text)))
     except yaml.YAMLError:
         return False  # the parse that follows reports it
 
@@ -290,7 +352,7 @@ def _read_mapping(skill, text):
     if _has_alias(text):
         skill.error("YAML aliases (*name) are not allowed in frontmatter", None, "yaml")
         return
-    loader = _loader_class()(text)
+    loader = _loader_class(text)(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -341,18 +403,20 @@ def _read_metadata(skill):
     line = skill.lines.get("metadata")
     if raw is None or raw == "":
         return
+    # Metadata nexus cannot read is dropped with a warning (an error for `nexus skills check`): the skill
+    # still loads, as a prompt skill unless its frontmatter says more.
     if isinstance(raw, str):
         raw = _parse_metadata_text(raw)
         if raw is None:
-            skill.error("metadata is neither a mapping nor valid JSON", line, "metadata")
+            skill.warn("metadata is neither a mapping nor valid JSON: it is ignored", line, "metadata")
             return
     if not isinstance(raw, dict):
-        skill.error("metadata must be a mapping", line, "metadata")
+        skill.warn("metadata must be a mapping: it is ignored", line, "metadata")
         return
     for key in PRODUCT_KEYS:
         if key in raw:
             if not isinstance(raw[key], dict):
-                skill.error(f"metadata.{key} must be a mapping", line, "metadata")
+                skill.warn(f"metadata.{key} must be a mapping: it is ignored", line, "metadata")
                 return
             skill.meta, skill.meta_key = raw[key], key
             return
@@ -369,7 +433,7 @@ def _parse_metadata_text(text):
     if _has_alias(text):
         return None
     try:
-        return _jsonable(yaml.load(text, Loader=_loader_class()))
+        return _jsonable(yaml.load(text, Loader=_loader_class(text)))
     except yaml.YAMLError:
         return None
 
@@ -395,3 +459,11 @@ def _check_identity(skill, folder_name):
         skill.error("description must be text, not a list or mapping", skill.lines["description"], "description")
     elif not description or not description.strip():
         skill.error("no description", skill.lines.get("description"), "description")
+    elif len(description) > MAX_DESCRIPTION:
+        skill.warn(f"description is {len(description)} characters; the limit is {MAX_DESCRIPTION}",
+                   skill.lines["description"], "description")
+    if "compatibility" in skill.frontmatter:
+        value = skill.frontmatter["compatibility"]
+        if not isinstance(value, str) or not 0 < len(value) <= MAX_COMPATIBILITY:
+            skill.warn(f"compatibility must be text of 1-{MAX_COMPATIBILITY} characters", skill.lines["compatibility"],
+                       "compatibility")

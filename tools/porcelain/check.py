@@ -42,7 +42,7 @@ class Findings:
         if skill_dirs is None:
             return None
         for skill_dir in skill_dirs:
-            path = os.path.join(skill_dir, "SKILL.md")
+            path = skillmd.file_in(skill_dir)
             if os.path.lexists(path) or not os.access(skill_dir, os.R_OK | os.X_OK):  # reading says why not
                 self.skill(path, skill_dir)
         return self.skills - before
@@ -59,8 +59,8 @@ class Findings:
     def path(self, path):
         if not os.path.isdir(path):
             self.skill(path, os.path.dirname(os.path.abspath(path)))
-        elif os.path.lexists(os.path.join(path, "SKILL.md")):
-            self.skill(os.path.join(path, "SKILL.md"), path)
+        elif os.path.lexists(skillmd.file_in(path)):
+            self.skill(skillmd.file_in(path), path)
         elif self.folder(path) == 0:
             self.report(path, skillmd.Problem("error", "no SKILL.md here or in its sub-folders", code="no-skill"))
 

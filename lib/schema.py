@@ -65,6 +65,11 @@ def execution_of(entry):
     return {key: value for key, value in found.items() if isinstance(value, str) and value}
 
 
+def is_env_name(name):
+    """A portable environment variable name: ASCII letters, digits and _, not starting with a digit."""
+    return isinstance(name, str) and name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
+
+
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):
     """One UsageLogEntry, with only the keys that apply."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}

@@ -23,7 +23,7 @@ from .. import config as configlib, fastjson, fileio, paths
 from ..errors import BadInput
 from ..skill.entry import binaries, env_names, required
 from ..state import skill_state
-from . import capabilities, manifest as manifestlib, status
+from . import manifest as manifestlib, status
 
 STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
                "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
@@ -49,7 +49,11 @@ class Listing:
     def __init__(self, manifest, rows):
         self.manifest, self.rows = manifest, rows
         # One skill's status depends on others' only when some skill requires something.
-        self.settled = capabilities.resolve(self._records()) if manifest.head.get("requirements", True) else None
+        self.settled = None
+        if manifest.head.get("requirements", True):  # most catalogues need neither the module nor the work
+            from . import capabilities
+
+            self.settled = capabilities.resolve(self._records())
 
     def briefs(self):
         """{'name', 'status'} of every record, with the health flags and their reasons where one is set:
@@ -178,26 +182,32 @@ def _stamp(path, now=None):
     return [info.st_ino, info.st_size, info.st_mtime_ns]
 
 
+TEXTS = (MISSING, ADDED)  # JSON texts that many rows share: the cache writes each different one once
+
+
 def _read_cache():
     """The cache, when it has the shape this nexus writes; None otherwise (it is only slower)."""
     try:
         cache = fileio.read_json(paths.status_cache())
-        missing, skills = cache["missing"], cache["skills"]
+        texts, skills = cache["texts"], cache["skills"]
         for row in skills.values():
-            row[MISSING] = missing[row[MISSING]]  # each different `missing` is written once
             if len(row) != len(FIELDS):
                 return None
+            for field in TEXTS:
+                row[field] = texts[row[field]]
         return cache
     except (BadInput, TypeError, KeyError, IndexError, AttributeError):
         return None
 
 
 def _write_cache(inputs, skills):
-    texts = {}
-    rows = {name: [*row[:MISSING], texts.setdefault(row[MISSING], len(texts)), *row[MISSING + 1:]]
-            for name, row in skills.items()}
+    texts, rows = {}, {}
+    for name, row in skills.items():
+        row = rows[name] = list(row)
+        for field in TEXTS:
+            row[field] = texts.setdefault(row[field], len(texts))
     try:
-        fileio.write_json(paths.status_cache(), {**inputs, "missing": list(texts), "skills": rows})
+        fileio.write_json(paths.status_cache(), {**inputs, "texts": list(texts), "skills": rows})
     except OSError:
         pass  # a cache that cannot be written is only slower
 

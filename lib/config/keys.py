@@ -11,6 +11,7 @@ user and to the skills whose `requires.config` names them.
 import os
 
 from ..errors import BadInput
+from ..schema import is_env_name
 
 RULES = (
     "The `skills` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
@@ -42,11 +43,6 @@ class Type:
         if self.item and isinstance(value, list):
             return next(x for x in value if not self.item(x))
         return value
-
-
-def is_env_name(name):
-    """A portable environment variable name: ASCII letters, digits and _, not starting with a digit."""
-    return isinstance(name, str) and name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
 
 
 def _text(value):

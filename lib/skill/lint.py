@@ -98,12 +98,8 @@ def _expect_string_list(value, where, line, code):
 
 def _env_names(names, where, line, code):
     for name in names:
-        if isinstance(name, str) and not _is_env_name(name):
+        if isinstance(name, str) and not schema.is_env_name(name):
             yield _error(f"{where}: {name!r} is not an environment variable name", line, code)
-
-
-def _is_env_name(name):
-    return name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
 
 
 def _os(value, where, line):

@@ -66,7 +66,7 @@ def command(args):
         words.append(arg)
     if words or not args:
         return " ".join(words)
-    return " ".join(a.partition("=")[0] for a in args if isinstance(a, str) and a.startswith("-"))[:200]
+    return " ".join(a.partition("=")[0] for a in args if isinstance(a, str) and a.startswith("-"))
 
 
 def category(meta):
@@ -167,7 +167,7 @@ class Figures:
 def message_of(entry):
     """What a failed call's log says went wrong: its error, else its exit status."""
     error = entry.get("error")
-    return error[:200] if isinstance(error, str) and error else f"exit {entry.get('exit')}"
+    return error[:schema.ERROR_CHARS] if isinstance(error, str) and error else f"exit {entry.get('exit')}"
 
 
 class Aggregator:

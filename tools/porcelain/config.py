@@ -14,6 +14,7 @@ from nexus.catalog import listing, manifest as manifestlib, status as statuslib
 from nexus.cli.command import parses, renders
 from nexus.config import edit, keys
 from nexus.errors import BadInput, NexusError
+from nexus.schema import is_env_name
 from nexus.gateway import plan
 from nexus.skill import entry as entrylib
 
@@ -396,11 +397,11 @@ def set_env(ctx):
     wanted = {}
     for item in ctx.args["VAR=VALUE"]:
         var, equals, value = item.partition("=")
-        if not equals or not keys.is_env_name(var):
+        if not equals or not is_env_name(var):
             raise BadInput(f"'{var}' is not VAR=VALUE with VAR an environment variable name (letters, digits and _)")
         wanted[var] = value
     for var in ctx.args["--unset"]:
-        if not keys.is_env_name(var):
+        if not is_env_name(var):
             raise BadInput(f"--unset '{var}': not an environment variable name (letters, digits and _)")
         wanted[var] = edit.UNSET
 

@@ -3,7 +3,7 @@
 import os
 
 from nexus import config as configlib, paths
-from nexus.catalog import capabilities, listing, manifest as manifestlib
+from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.cli.output import Encoded
 
@@ -122,6 +122,8 @@ def list_skills(ctx):
     if not ctx.args["--locked"]:
         return Encoded(found.json(keep)) if ctx.json else found.records(keep)
     records = found.records()
+    from nexus.catalog import capabilities
+
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
     chosen = [r for r in records if keep(r["status"])]
     for record in chosen:

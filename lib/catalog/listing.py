@@ -2,9 +2,9 @@
 
 Statuses are kept in status-cache.json, each skill's with exactly what it was computed from: its
 entry (the CRC of its line in the manifest), the config (its CRC too: the file may hold keys, which
-must not be copied), the platform, the day, which of the binaries and env
-vars it names are there (looked up again each time), and for a tool or script skill the stamp
-(inode, size, mtime) of its state.json. A listing computes again only what changed (every skill
+must not be copied), the platform, the day, which of the binaries and env vars it names are there
+(looked up again each time), and for a tool or script skill the stamp (inode, size, mtime) of its
+state.json. A listing computes again only what changed (every skill
 after a config change, one skill after its SKILL.md or its state.json did), and reads a state.json
 only then, and only where it matters (`nexus status` needs none of a skill that is not installed).
 `nexus skills list --json` splices each status into the manifest's own line of the entry, which is

@@ -5,6 +5,7 @@ one with looser permissions is tightened when nexus writes it. An error names th
 """
 
 import fcntl
+import _thread
 import os
 
 from . import fastjson
@@ -73,7 +74,7 @@ def write_atomic(path, data, mode=0o600):
     The rename is atomic against a crash or kill of this process; we do not fsync, so a
     power loss may lose the last update but never leaves a torn file on a journalling FS.
     """
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"  # threads of one process (nexus-mcp's) too
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "wb") as f:

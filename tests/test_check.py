@@ -140,7 +140,8 @@ def test_tricky_lines_read_the_same_both_ways(line, tmp_path, monkeypatch):
 TAB_LINES = ["description:\tx", "metadata:\t{\"nexus\": {}}", "description: a\tb", "description: a \tb",
              "description: x\t# c", "description: x\t", "description:\t\"q\"", "m:\n  k:\tv", "m:\n\tk: v",
              "m:\n  - \tx", "m: [a,\tb]", "m: {a:\tb}", "m:\t|\n  x", "m: &a\tv", "\tm: v", "m: >\n\tx",
-             "m:\n  a\tb\n  c", "description: |\n  a:\tb"]
+             "m:\n  a\tb\n  c", "description: |\n  a:\tb", "description: Reads the weather\t\n  for a city.",
+             "m: b \t\n  c", "m:\n  - a\t\n    b", "m: b\t\n\n  c", "m: v\t\nn: w"]
 
 
 def read_with_and_without_c(path, monkeypatch):
@@ -174,6 +175,22 @@ def test_tabs_and_tricky_lines_read_the_same_with_either_loader(line, tmp_path, 
     path = write_raw(tmp_path, "tabbed", f"---\nname: tabbed\ndescription: d\n{line}\n---\nbody\n")
     with_c, without = read_with_and_without_c(str(path), monkeypatch)
     assert with_c == without, line
+
+
+@pytest.mark.skipif(not hasattr(__import__("yaml"), "CSafeLoader"), reason="PyYAML has no C extension here")
+@pytest.mark.parametrize("line", TAB_LINES)
+def test_the_tab_loader_reads_what_libyaml_reads(line):
+    """Text with a tab goes to skillmd's own loader in every install: it must read it as libyaml does."""
+    import yaml
+    from nexus.skill import skillmd
+
+    def read(loader):
+        try:
+            return yaml.load(f"name: x\n{line}\n", Loader=loader)
+        except yaml.YAMLError:
+            return "rejected"
+
+    assert read(skillmd._tab_loader()) == read(yaml.CSafeLoader)
 
 
 def test_a_tab_after_a_colon_is_read_as_other_loaders_read_it(script_runner, tmp_path):

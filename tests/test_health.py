@@ -81,7 +81,7 @@ def test_recent_failures_of_a_skill_that_used_to_work_make_it_degraded(script_ru
     listing = script_runner.run(["nexus", "skills", "list"]).stdout
     assert "[tool: feed] (verifies again on its next run, degraded)" in listing
     status = script_runner.run(["nexus", "status"]).stdout
-    assert "ready (1 degraded)" in status
+    assert status.endswith(" disabled; 1 degraded\n")
     check = script_runner.run(["nexus", "status", "--check", "--json"])
     assert check.returncode == 1 and json.loads(check.stdout)["unhealthy"][0][:2] == ["feed", "degraded"]
     assert "Degraded: 5 of its last 10 calls failed" in script_runner.run(["nexus", "skill", "show", "feed"]).stdout
@@ -102,6 +102,10 @@ def test_a_skill_that_never_worked_is_not_degraded_but_a_failed_reverification_i
     assert script_runner.run(["nexus", "skill", "verify", "acct", "--force"]).returncode == 1
     acct = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))["acct"]
     assert acct["degraded"] is True and "its verification failed" in acct["degradedReason"]
+    assert acct["status"] == "needs-setup"  # counted and listed all the same: status and --check agree
+    assert json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)["degraded"] == 1
+    check = script_runner.run(["nexus", "status", "--check"])
+    assert check.returncode == 1 and check.stdout.startswith("acct: degraded: ")
 
 
 def test_a_degraded_crystallized_skill_names_the_skills_to_fall_back_on(script_runner, workspace, bindir, nexus_home):

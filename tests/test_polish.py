@@ -71,14 +71,16 @@ def test_paths_that_start_with_a_dash_go_after_double_dash(script_runner, tmp_pa
     assert checked.returncode == 1 and json.loads(checked.stdout)[0]["code"] == "name"
 
 
-def test_nexus_verify_answers_for_every_name(script_runner, workspace, bindir):
+def test_nexus_verify_answers_for_every_name(script_runner, workspace, bindir, tmp_path):
     make_tool(bindir, "good")
-    write_skill(workspace, "good", meta={"tool": "good"})
+    runs = tmp_path / "runs"
+    write_skill(workspace, "good", meta={"tool": "good", "verify": f"echo run >> {runs}"})
     result = script_runner.run(["nexus-verify", "good", "missing", "good"])
     outcomes = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 1 and [(o["skill"], o["ok"]) for o in outcomes] == [
         ("good", True), ("missing", False), ("good", True)]
     assert "not found" in outcomes[1]["error"]
+    assert runs.read_text() == "run\n"  # a name given twice is verified once, and answered twice
 
 
 def test_manifest_read_tells_missing_from_unreadable(script_runner, nexus_home):

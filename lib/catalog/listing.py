@@ -229,15 +229,14 @@ def ready(config, warn):
 
 
 def summary(found):
-    """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many of the ready ones
-    are degraded or have drifted."""
+    """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many are degraded
+    or have drifted (flags judged only for skills installed and configured: status.Checker.with_state)."""
     counts = dict.fromkeys(STATUS_KEYS.values(), 0)
     counts.update(degraded=0, drifted=0)
     for record in found:
         counts[STATUS_KEYS[record["status"]]] += 1
-        if record["status"] == "ready":
-            counts["degraded"] += bool(record.get("degraded"))
-            counts["drifted"] += bool(record.get("drifted"))
+        counts["degraded"] += bool(record.get("degraded"))
+        counts["drifted"] += bool(record.get("drifted"))
     return counts
 
 

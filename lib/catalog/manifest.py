@@ -92,6 +92,7 @@ def build(records, source_list, stamps=None, folders=None):
 
         folders = discovery.folders_without_skill(source_list, dirs)
     records = [skills[name] for name in sorted(skills)] + invalid
+    # A name goes in unescaped: every record's name passed paths.is_valid_name (no quote, no backslash).
     skill_lines = b",\n".join(f'"{r.name}":'.encode() + r.text for r in records[:len(skills)])
     head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
             "sources": paths.source_stamps(source_list) if stamps is None else stamps,

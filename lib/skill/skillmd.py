@@ -119,8 +119,8 @@ def _read_bytes(skill):
         size = info.st_size
         if size <= MAX_BYTES:
             data = os.read(fd, size + 1)  # one byte more than its size: all of it, unless it grew meanwhile
-            while size < len(data) <= MAX_BYTES and (chunk := os.read(fd, 65536)):
-                data += chunk
+            while len(data) != size and len(data) <= MAX_BYTES and (chunk := os.read(fd, 65536)):
+                data += chunk  # it grew, or the read was short (a network file system may give less)
             size = max(size, len(data))
         if size > MAX_BYTES:
             skill.error(f"too large: {size} bytes (the limit is {MAX_BYTES // 1024} KB)", code="too-large")
@@ -216,10 +216,13 @@ def _tab_loader():
             length = 0
             while self.peek(length) in " \t":
                 length += 1
-            if "\t" in self.prefix(length) and self.peek(length) not in self.BREAKS + "#":
+            if "\t" not in self.prefix(length):
+                return super().scan_plain_spaces(indent, start_mark)
+            if self.peek(length) not in self.BREAKS + "#":
                 run = self.prefix(length)  # blanks inside the value: kept as they are
                 self.forward(length)
                 return [run]
+            self.forward(length)  # blanks that end a line are dropped, as spaces are
             return super().scan_plain_spaces(indent, start_mark)
 
     return TabLoader

@@ -150,7 +150,7 @@ class Figures:
         self.durations.merge(other.durations)
         if other.last_ok is not None and (self.last_ok is None or other.last_ok > self.last_ok):
             self.last_ok = other.last_ok
-        if other.last is not None and (self.last is None or other.last > self.last):
+        if other.last is not None and (self.last is None or other.last >= self.last):  # as count() does
             self.last, self.type, self.tool = other.last, other.type, other.tool
 
     def as_json(self):
@@ -393,10 +393,15 @@ def feed_logs(aggregator, logs, warn):
     shares = [[] for _ in range(workers)]
     for n, (_, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
         shares[n % workers].append(path)
-    children = [_fork_share(aggregator.like(), share) for share in shares[1:]]
+    children = []
+    for share in shares[1:]:
+        try:
+            children.append((*_fork_share(aggregator.like(), share), share))
+        except OSError:  # no process to spare: this one reads that share too
+            shares[0] += share
     for path in shares[0]:
         feed_log(aggregator, path, warn)
-    for (pid, pipe), share in zip(children, shares[1:]):
+    for pid, pipe, share in children:
         _merge_child(aggregator, pid, pipe, share, warn)
 
 
@@ -411,7 +416,12 @@ def _fork_share(aggregator, share):
     """(pid, read end of its pipe) of a child that counts the logs of `share` into `aggregator` and
     writes (its share(), its warnings) pickled to the pipe."""
     read, write = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        raise
     if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
         try:
             import pickle

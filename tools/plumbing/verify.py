@@ -58,9 +58,16 @@ def verify_skills(ctx):
         entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
         return outcomes(ctx, [*skipped, *verify.verify_all(entries, ctx.config, timeout, jobs)])
     manifest = listing.current_manifest(ctx.config, ctx.warn)
-    found = [lookup(manifest, name) for name in args["NAME"]]
-    checked = verify.verify_all([f for f in found if "skill" not in f], ctx.config, timeout, jobs)
-    return outcomes(ctx, (f if "skill" in f else next(checked) for f in found))
+    found = {name: lookup(manifest, name) for name in args["NAME"]}  # a name given twice is verified once
+    checked = verify.verify_all([f for f in found.values() if "skill" not in f], ctx.config, timeout, jobs)
+
+    def answers():  # in the order given, each as soon as it is known
+        for name in args["NAME"]:
+            if "skill" not in found[name]:
+                found[name] = next(checked)
+            yield found[name]
+
+    return outcomes(ctx, answers())
 
 
 def lookup(manifest, name):

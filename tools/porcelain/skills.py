@@ -135,11 +135,11 @@ def render_summary(summary, out):
     if "unhealthy" in summary:  # --check: one line per skill, nothing when all is well (cron mails output)
         out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
         return
-    degraded = f" ({summary['degraded']} degraded)" if summary.get("degraded") else ""
-    line = (f"nexus: {summary['ready']} ready{degraded}, {summary['needsSetup']} need setup, "
+    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
             f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
     line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
-    out.write(line + (f", {summary['drifted']} drifted" if summary.get("drifted") else "") + "\n")
+    health = [f"{summary[flag]} {flag}" for flag in ("degraded", "drifted") if summary.get(flag)]
+    out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
 
 
 @renders(render_summary)

@@ -1,4 +1,5 @@
-"""Builders for the files tests put in place: skills, stand-in tools, config."""
+"""Builders for the files tests put in place (skills, stand-in tools, config, usage logs), and readers of
+what nexus keeps."""
 
 import json
 import stat
@@ -56,3 +57,27 @@ def bundled_names():
 
     root = pathlib.Path(nexus.__file__).parent / "skills"
     return sorted(p.name for p in root.iterdir() if (p / "SKILL.md").exists())
+
+
+def state_dir(nexus_home, name):
+    """A skill's state folder under a test's NEXUS_HOME."""
+    return nexus_home / "state" / "nexus" / "skills" / name
+
+
+def read_state(nexus_home, name):
+    return json.loads((state_dir(nexus_home, name) / "state.json").read_text())
+
+
+def read_log(nexus_home, name):
+    """A skill's usage log as entries; [] when it has none."""
+    path = state_dir(nexus_home, name) / "usage.log"
+    return jsonl(path.read_text()) if path.exists() else []
+
+
+def write_log(nexus_home, name, lines):
+    """A skill's usage.log of dicts (written as JSON) and raw strings (written as they are); its path."""
+    folder = state_dir(nexus_home, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "usage.log"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path

@@ -4,7 +4,7 @@ import datetime
 import json
 
 import pytest
-from helpers import by_name, make_tool, write_config, write_skill
+from helpers import by_name, make_tool, write_config, write_log, write_skill
 
 
 def listed(script_runner, *flags):
@@ -72,11 +72,8 @@ def test_success_rate_decides_between_equals_and_the_preference_list_beats_it(sc
     monkeypatch.setenv("SENDGRID_API_KEY", "sg-key-123456")
     now = datetime.datetime.now(datetime.timezone.utc)
     for name, exits in (("gog", [1, 1, 0]), ("sendgrid", [0, 0, 0])):
-        folder = nexus_home / "state" / "nexus" / "skills" / name
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = [json.dumps({"ts": (now - datetime.timedelta(hours=1)).isoformat().replace("+00:00", "Z"),
-                             "skill": name, "type": "tool", "ms": 5, "exit": code}) for code in exits]
-        (folder / "usage.log").write_text("\n".join(lines) + "\n")
+        write_log(nexus_home, name, [{"ts": (now - datetime.timedelta(hours=1)).isoformat().replace("+00:00", "Z"),
+                                      "skill": name, "type": "tool", "ms": 5, "exit": code} for code in exits])
     assert resolve(script_runner, "email_sender").stdout == "sendgrid\n"  # 100% beats 33%
     write_config(nexus_home, '[capabilities.email_sender]\nprefer = ["gog"]\n')
     assert resolve(script_runner, "email_sender").stdout == "gog\n"

@@ -8,13 +8,9 @@ import subprocess
 import time
 
 import pytest
-from helpers import by_name, make_tool, write_skill
+from helpers import by_name, make_tool, read_state, state_dir, write_log, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")
-
-
-def state_path(nexus_home, name):
-    return nexus_home / "state" / "nexus" / "skills" / name / "state.json"
 
 
 def test_a_changed_binary_is_verified_again_before_it_is_trusted(script_runner, workspace, bindir, tmp_path, nexus_home):
@@ -24,7 +20,7 @@ def test_a_changed_binary_is_verified_again_before_it_is_trusted(script_runner, 
     assert script_runner.run(["nexus", "skill", "run", "gog"]).returncode == 0
     assert script_runner.run(["nexus", "skill", "run", "gog"]).returncode == 0
     assert len(marker.read_text().splitlines()) == 1  # trusted
-    binary = json.loads(state_path(nexus_home, "gog").read_text())["fingerprint"]["binary"]
+    binary = read_state(nexus_home, "gog")["fingerprint"]["binary"]
     assert binary["path"] == str(bindir / "gog") and len(binary["sha256"]) == 64
     time.sleep(0.01)
     make_tool(bindir, "gog", "#!/bin/sh\necho v2, upgraded\n")  # replaced: another size, mtime
@@ -44,7 +40,7 @@ def test_drift_is_said_everywhere_and_kept_in_a_history(script_runner, workspace
     forced = script_runner.run(["nexus", "skills", "verify", "--all", "--json"])
     (outcome,) = [o for o in json.loads(forced.stdout) if o["skill"] == "mail"]
     assert outcome["ok"] is True and outcome["drift"]["was"] != outcome["drift"]["now"]
-    state = json.loads(state_path(nexus_home, "mail").read_text())
+    state = read_state(nexus_home, "mail")
     assert [v["ok"] for v in state["verifications"]] == [True, True] and state["drift"]["since"]
     shown = script_runner.run(["nexus", "skill", "show", "mail"]).stdout
     assert "Drifted: its verify command prints something else since" in shown
@@ -58,7 +54,7 @@ def test_drift_is_said_everywhere_and_kept_in_a_history(script_runner, workspace
 def seed_history(nexus_home, name, calls_per_day=3, days=20):
     """A state that says the skill used to work: calls, all of them successful, over past days."""
     today = datetime.date.today()
-    path = state_path(nexus_home, name)
+    path = state_dir(nexus_home, name) / "state.json"
     state = json.loads(path.read_text()) if path.exists() else {"version": 1}
     state["days"] = {(today - datetime.timedelta(days=d)).isoformat(): [calls_per_day, 0] for d in range(1, days + 1)}
     state["recent"] = [0] * 10
@@ -125,12 +121,9 @@ def test_a_degraded_crystallized_skill_names_the_skills_to_fall_back_on(script_r
 
 def test_p50_and_p95_come_with_the_average(script_runner, workspace, nexus_home):
     write_skill(workspace, "timed", meta={"tool": "sh"})
-    folder = nexus_home / "state" / "nexus" / "skills" / "timed"
-    folder.mkdir(parents=True)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
     durations = list(range(1, 101)) + [5000] * 10  # p50 56, p95 5000 (exact), average 504
-    (folder / "usage.log").write_text("".join(json.dumps({"ts": now, "skill": "timed", "type": "tool", "ms": ms,
-                                                          "exit": 0}) + "\n" for ms in durations))
+    write_log(nexus_home, "timed", [{"ts": now, "skill": "timed", "type": "tool", "ms": ms, "exit": 0} for ms in durations])
     report = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
     (timed,) = report["skills"]
     assert abs(timed["p50Ms"] - 56) <= 1 and abs(timed["p95Ms"] - 5000) <= 50  # within 1%: a sketch

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 
 import pytest
-from helpers import by_name, make_tool, write_config, write_skill
+from helpers import by_name, make_tool, read_log, read_state, state_dir, write_config, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")
 
@@ -18,19 +18,6 @@ import os, sys
 with open(os.environ["ARGV_OUT"], "wb") as f:
     f.write(b"\\0".join(os.fsencode(a) for a in sys.argv[1:]))
 """
-
-
-def skill_state_dir(nexus_home, name):
-    return nexus_home / "state" / "nexus" / "skills" / name
-
-
-def log_of(nexus_home, name):
-    path = skill_state_dir(nexus_home, name) / "usage.log"
-    return [json.loads(line) for line in path.read_bytes().decode().splitlines()] if path.exists() else []
-
-
-def state_of(nexus_home, name):
-    return json.loads((skill_state_dir(nexus_home, name) / "state.json").read_text())
 
 
 @pytest.fixture
@@ -53,16 +40,16 @@ def test_huge_arguments_are_cut_in_the_log_and_erase_nothing(script_runner, argv
     result = script_runner.run(["nexus", "skill", "run", "argv", "--", *huge])
     assert result.returncode == 0, result.stderr
     assert argv_tool.read_bytes() == "\0".join(huge).encode()  # the tool got every byte
-    log = log_of(nexus_home, "argv")
+    log = read_log(nexus_home, "argv")
     assert [e["args"] for e in log[:3]] == [["small-0"], ["small-1"], ["small-2"]]
     assert log[3]["truncated"] is True and log[3]["args"][0].startswith("\x01")
-    assert len((skill_state_dir(nexus_home, "argv") / "usage.log").read_bytes().splitlines()[3]) <= 9000
-    assert state_of(nexus_home, "argv")["totalInvocations"] == len(log) == 4
+    assert len((state_dir(nexus_home, "argv") / "usage.log").read_bytes().splitlines()[3]) <= 9000
+    assert read_state(nexus_home, "argv")["totalInvocations"] == len(log) == 4
 
 
 def test_pruning_skips_a_line_too_big_for_the_log_instead_of_stopping_at_it(script_runner, argv_tool, nexus_home):
     write_config(nexus_home, "[skills.log]\nmaxBytes = 2000\n")
-    folder = skill_state_dir(nexus_home, "argv")
+    folder = state_dir(nexus_home, "argv")
     folder.mkdir(parents=True)
     old = [json.dumps({"ts": "2026-01-01T00:00:00.000Z", "skill": "argv", "type": "tool", "ms": 1, "exit": 0,
                        "args": [f"old-{n}"]}) for n in range(3)]
@@ -70,7 +57,7 @@ def test_pruning_skips_a_line_too_big_for_the_log_instead_of_stopping_at_it(scri
                         "args": ["g" * 5000]})
     (folder / "usage.log").write_text("\n".join([old[0], giant, *old[1:]]) + "\n")
     assert script_runner.run(["nexus", "skill", "run", "argv", "--", "new"]).returncode == 0
-    assert [e["args"] for e in log_of(nexus_home, "argv")] == [["old-0"], ["old-1"], ["old-2"], ["new"]]
+    assert [e["args"] for e in read_log(nexus_home, "argv")] == [["old-0"], ["old-1"], ["old-2"], ["new"]]
 
 
 def test_arguments_that_are_not_utf8_reach_the_tool_and_the_log_round_trips(argv_tool, nexus_home):
@@ -78,7 +65,7 @@ def test_arguments_that_are_not_utf8_reach_the_tool_and_the_log_round_trips(argv
     done = subprocess.run(argv, capture_output=True)
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     assert argv_tool.read_bytes() == b"caf\xe9\0\xff\xfe ok"
-    (entry,) = log_of(nexus_home, "argv")
+    (entry,) = read_log(nexus_home, "argv")
     assert [os.fsencode(a) for a in entry["args"]] == [b"caf\xe9", b"\xff\xfe ok"]  # \udcXX escapes, as documented
     dry = subprocess.run([*argv[:4], b"--dry-run", b"--json", b"--", b"\xff"], capture_output=True)
     assert dry.returncode == 0 and os.fsencode(json.loads(dry.stdout)["argv"][-1]) == b"\xff"
@@ -93,7 +80,7 @@ def test_arguments_that_are_not_utf8_reach_the_tool_and_the_log_round_trips(argv
 
 def test_a_torn_last_line_does_not_swallow_the_next_entry(script_runner, argv_tool, nexus_home):
     assert script_runner.run(["nexus", "skill", "run", "argv", "--", "one"]).returncode == 0
-    log = skill_state_dir(nexus_home, "argv") / "usage.log"
+    log = state_dir(nexus_home, "argv") / "usage.log"
     with open(log, "ab") as f:
         f.write(b'{"ts": "2026-01-01T00:00:00.000Z", "skill": "argv", "ty')  # a crash in the middle of a write
     assert script_runner.run(["nexus", "skill", "run", "argv", "--", "two"]).returncode == 0
@@ -105,7 +92,7 @@ def test_a_torn_last_line_does_not_swallow_the_next_entry(script_runner, argv_to
 @pytest.mark.parametrize("broken", ['{"totalInvocations": "abc", "configured": true}', "[]", '{"version": 99}',
                                     '{"version": 1, "configured": "yes", "fingerprint": 3}', "{not json"])
 def test_state_of_the_wrong_shape_is_repaired_and_kept_beside(script_runner, argv_tool, nexus_home, broken):
-    folder = skill_state_dir(nexus_home, "argv")
+    folder = state_dir(nexus_home, "argv")
     folder.mkdir(parents=True)
     (folder / "state.json").write_text(broken)
     result = script_runner.run(["nexus", "skill", "run", "argv", "--", "x"])
@@ -113,7 +100,7 @@ def test_state_of_the_wrong_shape_is_repaired_and_kept_beside(script_runner, arg
     warning = [line for line in result.stderr.splitlines() if "state.json" in line]
     assert warning and all(str(folder / "state.json") in line for line in warning)
     assert (folder / "state.json.corrupt").read_text() == broken  # the counters can be recovered by hand
-    state = state_of(nexus_home, "argv")
+    state = read_state(nexus_home, "argv")
     assert state["totalInvocations"] == 1 and state["version"] == 1 and state["configured"] is True
     listed = script_runner.run(["nexus", "skills", "list", "--json"])
     assert listed.returncode == 0 and by_name(json.loads(listed.stdout))["argv"]["status"] == "ready"
@@ -123,7 +110,7 @@ def test_a_full_disk_is_named_and_the_exit_status_stands(script_runner, workspac
     make_tool(bindir, "three", "#!/bin/sh\nexit 3\n")
     write_skill(workspace, "three", meta={"tool": "three"})
     assert script_runner.run(["nexus-run", "three"]).returncode == 3
-    log = skill_state_dir(nexus_home, "three") / "usage.log"
+    log = state_dir(nexus_home, "three") / "usage.log"
     log.unlink()
     log.symlink_to("/dev/full")  # every write: No space left on device
     result = script_runner.run(["nexus-run", "three"])
@@ -186,9 +173,9 @@ def test_a_reader_closing_the_pipe_is_not_the_tool_failing(workspace, bindir, ne
     assert captured.stdout.strip() == "0" and "Traceback" not in captured.stderr, captured.stderr
     streamed = subprocess.run(["bash", "-c", pipeline.format("--")], capture_output=True, text=True)
     assert streamed.stdout.strip() == "141"  # the tool met the closed pipe itself: as a shell reports it
-    log = log_of(nexus_home, "chatty")
+    log = read_log(nexus_home, "chatty")
     assert [e["exit"] for e in log] == [0, 141] and "reader closed the pipe" in log[1]["error"]
-    assert state_of(nexus_home, "chatty")["configured"] is True  # still trusted: the tool did not fail
+    assert read_state(nexus_home, "chatty")["configured"] is True  # still trusted: the tool did not fail
 
 
 # -- nothing runs or is written where it should not -----------------------------------------------------
@@ -248,7 +235,7 @@ def test_masking_hides_whole_secrets_and_leaves_short_values_alone(script_runner
     monkeypatch.setenv("SHORT_KEY", "a")
     args = ["--key=s3cret-value-123", "banana", "s3cret-value-123"]
     assert script_runner.run(["nexus", "skill", "run", "argv", "--", *args]).returncode == 0
-    (entry,) = log_of(nexus_home, "argv")
+    (entry,) = read_log(nexus_home, "argv")
     assert entry["args"] == ["--key=***", "banana", "***"]  # "a" is too short to be a secret
     dry = script_runner.run(["nexus", "skill", "run", "argv", "--dry-run", "--", *args])
     assert "s3cret-value-123" not in dry.stdout and "--key=***" in dry.stdout
@@ -256,7 +243,7 @@ def test_masking_hides_whole_secrets_and_leaves_short_values_alone(script_runner
 
 def test_loose_permissions_are_tightened_when_nexus_writes(script_runner, argv_tool, nexus_home):
     assert script_runner.run(["nexus", "skill", "run", "argv"]).returncode == 0
-    folder = skill_state_dir(nexus_home, "argv")
+    folder = state_dir(nexus_home, "argv")
     for path, mode in ((folder, 0o755), (folder / "usage.log", 0o644), (folder / "state.json", 0o644),
                        (folder / ".lock", 0o666), (folder.parent, 0o755)):
         path.chmod(mode)
@@ -275,19 +262,19 @@ def test_state_says_what_is_true(script_runner, workspace, bindir, nexus_home, t
     make_tool(bindir, "flaky", f"#!/bin/sh\nif [ -e {flag} ]; then echo broken >&2; exit 1; fi\n")
     write_skill(workspace, "flaky", meta={"tool": "flaky", "verify": f"test ! -e {flag}"})
     assert script_runner.run(["nexus", "skill", "run", "flaky"]).returncode == 0
-    first = state_of(nexus_home, "flaky")["configuredAt"]
+    first = read_state(nexus_home, "flaky")["configuredAt"]
     flag.touch()
     assert script_runner.run(["nexus", "skill", "run", "flaky", "--no-verify"]).returncode == 1
-    assert state_of(nexus_home, "flaky")["lastError"] == "broken"
+    assert read_state(nexus_home, "flaky")["lastError"] == "broken"
     flag.unlink()
     assert script_runner.run(["nexus", "skill", "verify", "flaky"]).returncode == 0
     assert script_runner.run(["nexus", "skill", "run", "flaky"]).returncode == 0
-    state = state_of(nexus_home, "flaky")
+    state = read_state(nexus_home, "flaky")
     assert state["configuredAt"] == first and "lastError" not in state and state["configured"] is True
     write_skill(workspace, "notes")
     assert script_runner.run(["nexus", "skill", "run", "notes"]).returncode == 0
-    assert state_of(nexus_home, "notes")["configured"] is True
+    assert read_state(nexus_home, "notes")["configured"] is True
     write_skill(workspace, "runs", meta={"runner": "python3", "script": "go.py"})
     (workspace / "runs" / "go.py").write_text("print('ok')\n")
     assert script_runner.run(["nexus", "skill", "run", "runs"]).returncode == 0
-    assert state_of(nexus_home, "runs")["tool"] == "python3"
+    assert read_state(nexus_home, "runs")["tool"] == "python3"

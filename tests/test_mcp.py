@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from helpers import jsonl, make_tool, write_config, write_skill
+from helpers import make_tool, read_log, write_config, write_skill
 
 anyio = pytest.importorskip("anyio")
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
@@ -31,11 +31,6 @@ def skills(workspace, bindir, nexus_home):
     make_tool(bindir, "say", '#!/bin/sh\nprintf "%s\\n" "$*"\n')
     write_skill(workspace, "say", "Say the words.", meta={"tool": "say"})
     return workspace
-
-
-def log(nexus_home, name):
-    path = nexus_home / "state" / "nexus" / "skills" / name / "usage.log"
-    return jsonl(path.read_text()) if path.exists() else []
 
 
 def wait_for(condition, seconds=15):
@@ -131,7 +126,7 @@ def test_a_client_of_the_2026_revision_without_a_handshake_gets_the_same(skills,
     assert "2026-07-28" in discovered.supported_versions
     assert [t.name for t in tools.tools] == ["say", "list_skills", "read_skill"] and tools.ttl_ms == 0
     assert result.content[0].text == "modern\n" and prompt.messages[0].content.text.startswith("# Body")
-    assert [line["type"] for line in log(nexus_home, "say")] == ["tool", "prompt"]
+    assert [line["type"] for line in read_log(nexus_home, "say")] == ["tool", "prompt"]
 
 
 def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home, tmp_path):
@@ -162,7 +157,7 @@ def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_h
     assert not result.is_error
     assert result.content[0].text == "hello wide world\n"
     assert result.structured_content["exit"] == 0 and result.structured_content["stdout"] == "hello wide world\n"
-    [line] = log(nexus_home, "say")
+    [line] = read_log(nexus_home, "say")
     assert line["args"] == ["hello", "wide world"] and line["exit"] == 0
     assert line["session"] == session_id(tmp_path) and line["session"].startswith("mcp-")
     listed = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
@@ -177,7 +172,7 @@ def test_the_session_is_nexus_session_id_when_set(skills, nexus_home, tmp_path, 
         await session.call_tool("say", {"args": ["two"]})
 
     serve(tmp_path, scenario)
-    assert [line["session"] for line in log(nexus_home, "say")] == ["review-42", "review-42"]
+    assert [line["session"] for line in read_log(nexus_home, "say")] == ["review-42", "review-42"]
 
 
 def test_stdin_reaches_the_tool_and_a_failure_or_timeout_is_an_error_result(skills, bindir, workspace, nexus_home, tmp_path):
@@ -199,7 +194,7 @@ def test_stdin_reaches_the_tool_and_a_failure_or_timeout_is_an_error_result(skil
     assert result.structured_content == {"exit": 3, "stdout": "fed in\n", "stderr": "no way\n", "truncated": False,
                                          "timedOut": False, "ms": result.structured_content["ms"]}
     assert [c.text for c in result.content] == ["fed in\n", "stderr:\nno way\n", "exit status 3"]
-    line = log(nexus_home, "grumpy")[0]
+    line = read_log(nexus_home, "grumpy")[0]
     assert line["exit"] == 3 and line["error"] == "no way"
 
 
@@ -218,7 +213,7 @@ def test_an_unknown_or_unready_tool_is_a_protocol_error_and_the_server_goes_on(s
     assert unknown.code == unready.code == types.INVALID_PARAMS
     assert "nope" in unknown.message and "KEYED_TOKEN" in unready.message
     assert result.content[0].text == "still here\n"
-    assert log(nexus_home, "keyed")[0]["exit"] == 1  # the refusal is recorded, as `nexus skill run` records it
+    assert read_log(nexus_home, "keyed")[0]["exit"] == 1  # the refusal is recorded, as `nexus skill run` records it
 
 
 def test_arguments_of_the_wrong_type_are_rejected_and_nothing_runs(skills, nexus_home, tmp_path):
@@ -230,7 +225,7 @@ def test_arguments_of_the_wrong_type_are_rejected_and_nothing_runs(skills, nexus
 
     for arguments, result in zip(wrong, serve(tmp_path, scenario)):
         assert result.is_error and result.content[0].text.startswith("say: "), arguments
-    assert log(nexus_home, "say") == []
+    assert read_log(nexus_home, "say") == []
 
 
 def test_a_prompt_and_a_resource_are_read_and_logged_as_prompt_calls(skills, nexus_home, tmp_path):
@@ -254,7 +249,7 @@ def test_a_prompt_and_a_resource_are_read_and_logged_as_prompt_calls(skills, nex
     names = [r.name for r in listed.resources]
     assert "guide/SKILL.md" in names and "guide/notes/steps.md" in names and "guide/.hidden" not in names
     assert read.contents[0].text == "1. Begin.\n"
-    lines = log(nexus_home, "guide")
+    lines = read_log(nexus_home, "guide")
     assert [(line["type"], line.get("args")) for line in lines] == [("prompt", None), ("prompt", ["notes/steps.md"])]
 
 
@@ -274,7 +269,7 @@ def test_list_skills_and_read_skill_serve_clients_that_have_only_tools(skills, n
     assert skills_by_name["tmux"]["status"] == "disabled"
     assert "Do the thing." in read.content[0].text and not read.is_error
     assert missing.is_error
-    assert [line["type"] for line in log(nexus_home, "keyed")] == ["prompt"]
+    assert [line["type"] for line in read_log(nexus_home, "keyed")] == ["prompt"]
 
 
 def test_list_changed_arrives_when_a_skill_is_added_leaves_or_is_disabled(skills, bindir, nexus_home, tmp_path):
@@ -325,8 +320,8 @@ def test_a_cancelled_call_leaves_no_process_behind_and_is_logged_as_cancelled(sk
     assert after.content[0].text == "after\n"
     sleeper = int(pidfile.read_text())
     assert wait_for(lambda: not alive(sleeper)), "the tool's child outlived the cancellation"
-    assert wait_for(lambda: len(log(nexus_home, "slow")) == 1)
-    [line] = log(nexus_home, "slow")
+    assert wait_for(lambda: len(read_log(nexus_home, "slow")) == 1)
+    [line] = read_log(nexus_home, "slow")
     assert line["error"] == "cancelled" and line["exit"] == 137
     state = json.loads((nexus_home / "state" / "nexus" / "skills" / "slow" / "state.json").read_text())
     assert state["configured"] is True  # a cancelled call is not the tool failing: it stays verified
@@ -353,7 +348,7 @@ def test_eight_concurrent_calls_run_side_by_side_and_are_logged_once_each(skills
     results, elapsed = serve(tmp_path, scenario)
     assert {i: r.content[0].text for i, r in results.items()} == {i: f"{i}\n" for i in range(8)}
     assert elapsed < 6  # one after another they take 8 s
-    lines = log(nexus_home, "nap")[1:]
+    lines = read_log(nexus_home, "nap")[1:]
     assert sorted(line["args"][0] for line in lines) == [str(i) for i in range(8)]
     assert all(line["exit"] == 0 for line in lines)
 
@@ -410,7 +405,7 @@ def test_the_server_ends_cleanly_and_ends_the_calls_in_flight(skills, bindir, wo
     code = client.process.wait(30)
     assert code == (0 if stop == "close stdin" else -signal.SIGTERM)
     assert not alive(int(pidfile.read_text()))
-    [line] = log(nexus_home, "slow")
+    [line] = read_log(nexus_home, "slow")
     assert line["error"] == "cancelled"
 
 

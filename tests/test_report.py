@@ -10,7 +10,7 @@ import subprocess
 import zlib
 
 import pytest
-from helpers import write_skill
+from helpers import write_log, write_skill
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -59,8 +59,6 @@ def used(workspace, nexus_home):
     now = datetime.datetime.now(datetime.timezone.utc)
     for name, calls in (("alpha", 40), ("beta", 12), ("gamma", 5)):
         write_skill(workspace, name, meta={"tool": "sh"})
-        folder = nexus_home / "state" / "nexus" / "skills" / name
-        folder.mkdir(parents=True)
         lines = []
         for i in range(calls):
             ts = (now - datetime.timedelta(hours=7 * i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -68,8 +66,8 @@ def used(workspace, nexus_home):
                      "session": f"s{i % 3}"}
             if i % 4 == 0:
                 entry["error"] = f"{name} failed <the> way & more"
-            lines.append(json.dumps(entry))
-        (folder / "usage.log").write_text("\n".join(reversed(lines)) + "\n")
+            lines.append(entry)
+        write_log(nexus_home, name, reversed(lines))
     return nexus_home
 
 

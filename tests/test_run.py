@@ -8,7 +8,7 @@ import subprocess
 import time
 
 import pytest
-from helpers import jsonl, make_tool, write_config, write_skill
+from helpers import make_tool, read_log, read_state, state_dir, write_config, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")
 
@@ -19,19 +19,6 @@ with open(os.environ["ARGV_OUT"], "w", encoding="utf-8", errors="surrogateescape
                if k.startswith(("NEXUS_", "MY_", "API_"))}}, f)
 print("ran", *sys.argv[1:])
 """
-
-
-def state_dir(nexus_home, name):
-    return nexus_home / "state" / "nexus" / "skills" / name
-
-
-def read_state(nexus_home, name):
-    return json.loads((state_dir(nexus_home, name) / "state.json").read_text())
-
-
-def read_log(nexus_home, name):
-    path = state_dir(nexus_home, name) / "usage.log"
-    return jsonl(path.read_text()) if path.exists() else []
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import pytest
-from helpers import make_tool, write_skill
+from helpers import make_tool, read_log, write_log, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")
 
@@ -18,11 +18,6 @@ if sys.argv[1:] == ["fail"]:
 with open(os.environ["CALLS_OUT"], "ab") as f:
     f.write(b"\\0".join(os.fsencode(a) for a in sys.argv[1:]) + b"\\n--end--\\n")
 """
-
-
-def log_of(nexus_home, name):
-    path = nexus_home / "state" / "nexus" / "skills" / name / "usage.log"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def recorded(path):
@@ -36,12 +31,6 @@ def mailer(workspace, bindir, tmp_path, monkeypatch):
     make_tool(bindir, "mailer", RECORDER)
     write_skill(workspace, "mailer", meta={"tool": "mailer"})
     return out
-
-
-def write_log(nexus_home, name, entries):
-    folder = nexus_home / "state" / "nexus" / "skills" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "usage.log").write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
 def test_sessions_from_interleaved_logs_of_several_skills(script_runner, workspace, nexus_home):
@@ -97,9 +86,9 @@ def test_a_crystallized_session_replays_with_another_value(script_runner, mailer
     assert replay.returncode == 0, replay.stderr
     assert recorded(mailer) == [[b"send", b"--to", b"dad@example.com", b"hello dad@example.com"],
                                 [b"archive", b"dad@example.com"]]
-    assert [e["args"] for e in log_of(nexus_home, "mailer")[-2:]] == [
+    assert [e["args"] for e in read_log(nexus_home, "mailer")[-2:]] == [
         ["send", "--to", "dad@example.com", "hello dad@example.com"], ["archive", "dad@example.com"]]
-    assert log_of(nexus_home, "mail-mom")[-1]["exit"] == 0  # the new skill's own call, and its steps as theirs
+    assert read_log(nexus_home, "mail-mom")[-1]["exit"] == 0  # the new skill's own call, and its steps as theirs
     positional = script_runner.run(["nexus", "skill", "run", "mail-mom", "--", "sis@example.com"])
     assert positional.returncode == 0 and recorded(mailer)[-1] == [b"archive", b"sis@example.com"]
     missing = script_runner.run(["nexus", "skill", "run", "mail-mom"])
@@ -154,11 +143,11 @@ def test_a_background_job_outlives_its_starter_and_is_logged_once(script_runner,
     assert result.returncode == 0 and time.monotonic() - started < 20
     job = result.stdout.strip()
     shown = json.loads(script_runner.run(["nexus", "job", "show", job, "--json"]).stdout)
-    assert shown["status"] == "running" and log_of(nexus_home, "slow") == []  # the starter is gone, the job is not
+    assert shown["status"] == "running" and read_log(nexus_home, "slow") == []  # the starter is gone, the job is not
     gate.touch()
     waited = script_runner.run(["nexus", "job", "wait", job, "--timeout", "30"])
     assert waited.returncode == 3
-    (entry,) = log_of(nexus_home, "slow")
+    (entry,) = read_log(nexus_home, "slow")
     assert entry["exit"] == 3 and entry["error"] == "oops"
     logs = script_runner.run(["nexus", "job", "logs", job])
     assert logs.stdout == "done\n" and logs.stderr == "oops\n"
@@ -194,7 +183,7 @@ def test_a_timed_out_job_is_logged_as_such(script_runner, workspace, bindir, nex
     job = script_runner.run(["nexus", "skill", "run", "hangs", "--background", "--timeout", "0.5"]).stdout.strip()
     assert script_runner.run(["nexus", "job", "wait", job, "--timeout", "30"]).returncode == 124
     assert json.loads(script_runner.run(["nexus", "job", "show", job, "--json"]).stdout)["status"] == "timed-out"
-    (entry,) = log_of(nexus_home, "hangs")
+    (entry,) = read_log(nexus_home, "hangs")
     assert entry["exit"] == 124 and entry["error"] == "timed out after 0.5 s"
 
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import bundled_names, write_config, write_raw, write_skill
+from helpers import bundled_names, write_config, write_log, write_raw, write_skill
 
 NOW = datetime.datetime.now(datetime.timezone.utc)
 
@@ -42,15 +42,6 @@ def parse(ts):
 
 def age_days(entry):
     return (NOW - parse(entry["ts"])).total_seconds() / 86400
-
-
-def write_log(nexus_home, name, lines):
-    """A usage.log of dicts (written as JSON) and raw strings (written as they are)."""
-    folder = nexus_home / "state" / "nexus" / "skills" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "usage.log"
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
-    return path
 
 
 def run_json(script_runner, *argv, **kwargs):

@@ -8,7 +8,7 @@ import fcntl
 import _thread
 import os
 
-from . import fastjson
+from . import fastjson, paths
 from .errors import BadInput, NexusError
 
 
@@ -40,8 +40,8 @@ def _tighten(target, stat, chmod=os.chmod):
 def inside(path, top):
     """`path`, all its symlinks followed, when that lies in `top`; NexusError naming where it leads otherwise:
     a project's files are written only inside the project, whatever a link in it points at."""
-    real, root = os.path.realpath(path), os.path.realpath(top)
-    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+    real = os.path.realpath(path)
+    if not paths.contains(top, real):
         raise NexusError(f"'{path}' leads outside {top} (to {real}): nexus does not write there")
     return real
 

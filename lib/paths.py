@@ -70,6 +70,12 @@ def name_problem(name):
     return None
 
 
+def contains(top, path):
+    """True when `path`, its symlinks followed, is `top` (its own followed too) or lies inside it."""
+    real, root = os.path.realpath(path), os.path.realpath(top)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def checked_name(name):
     """`name` when it is a valid skill name; UsageError otherwise. Call before a name becomes a path."""
     if not is_valid_name(name):

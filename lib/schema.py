@@ -5,6 +5,7 @@ import time
 MANIFEST_VERSION = 2  # 2: one record per line, with the stamps of every record (catalog.manifest)
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
+SECRET = "***"  # what a secret's value is logged and shown as, everywhere
 ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")  # in every entry's requires
 DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when the skill names them
@@ -20,6 +21,13 @@ def now_iso(t=None):
     """A time as ISO 8601 UTC with milliseconds (time, not datetime: it is cheaper to import)."""
     t = time.time() if t is None else t
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def new_id(random_bytes):
+    """A fresh id (a session's, a job's): when it was made, readable and sortable, then random."""
+    import secrets
+
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(random_bytes)
 
 
 def parse_iso(ts):

@@ -63,11 +63,11 @@ def unchanged(stamp):
 
 
 # What a listing adds to an entry (status.Checker.evaluate), and what the line of a skill that requires
-# another holds (schema.DEPENDS_KEYS): build() notes in the head whether any skill's line has one, so
-# that a listing never searches the lines for them.
+# another holds: build() notes in the head whether any skill's line has one, so that a listing never
+# searches the lines for them.
 EVALUATED = (b'"status":', b'"missing":', b'"disabledReason":', b'"verified":', b'"verifiesAgain":', b'"degraded":',
              b'"degradedReason":', b'"drifted":', b'"driftedReason":', b'"reason":')
-DEPENDS = (b'"capabilities":', b'"skills":')
+DEPENDS = tuple(f'"{key}":'.encode() for key in schema.DEPENDS_KEYS)
 
 
 def build(records, source_list, stamps=None, folders=None):

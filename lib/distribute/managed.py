@@ -176,7 +176,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
     """Add the skills of a source: {'source', 'revision', 'added', 'unchanged', 'refused'}."""
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
     with locked() as lock, sources.checkout(source_text) as source:
-        if sources.inside(source.root, paths.managed_skills()):
+        if paths.contains(paths.managed_skills(), source.root):
             raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
         report.update(source=source.location, revision=source.revision)
         copy = copy or source.kind == "git"  # a clone is scratch: its skills are copied out
@@ -262,7 +262,7 @@ def _nothing_added(names):
 
 def _update_one(entry, name, source, force, report):
     folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
-    if not sources.inside(folder, source.root) or not os.path.isfile(skillmd.file_in(folder)):
+    if not paths.contains(source.root, folder) or not os.path.isfile(skillmd.file_in(folder)):
         report["removedUpstream"].append(name)
         return
     candidate = sources.Candidate(source, folder)

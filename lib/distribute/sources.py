@@ -137,16 +137,11 @@ def _walk(source, folder, depth, found, seen, on_problem):
         on_problem(f"{folder}: cannot read folder: {e.strerror}")
         return
     for child in children:
-        if child.is_symlink() and not inside(child.path, source.root):
+        if child.is_symlink() and not paths.contains(source.root, child.path):
             on_problem(f"{source.location}: {os.path.relpath(child.path, source.root)}: "
                        "skipped: symlink points outside the source")
         elif child.is_dir():
             _walk(source, child.path, depth + 1, found, seen, on_problem)
-
-
-def inside(path, root):
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top + os.sep)
 
 
 def files(skill_dir, root):
@@ -161,7 +156,7 @@ def files(skill_dir, root):
         with os.scandir(folder) as it:
             for entry in sorted(it, key=lambda e: e.name):
                 rel = prefix + entry.name
-                if entry.is_symlink() and not inside(entry.path, root):
+                if entry.is_symlink() and not paths.contains(root, entry.path):
                     raise NexusError(f"'{rel}' is a symlink that points outside the source")
                 if entry.is_dir() and entry.name != ".git":
                     walk(entry.path, rel + "/")

@@ -9,7 +9,6 @@ once, as any call is recorded, and writes how it ended into job.json. Finished j
 """
 
 import os
-import secrets
 import select
 import shutil
 import time
@@ -22,10 +21,6 @@ from . import process
 
 KEEP_DAYS = 7
 GRACE = 5  # seconds between SIGTERM and SIGKILL when a job is killed
-
-
-def new_id():
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
 def folder(job_id):
@@ -61,7 +56,7 @@ def _save(job):
 
 def start(call, timeout):
     """Start the prepared call in the background; its job id. The caller returns at once."""
-    job = {"id": new_id(), "skill": call.entry["name"], "args": [call.masked(a) for a in call.args],
+    job = {"id": schema.new_id(3), "skill": call.entry["name"], "args": [call.masked(a) for a in call.args],
            "status": "starting", "started": schema.now_iso(), "timeout": timeout}
     where = folder(job["id"])
     fileio.private_dirs(where, paths.state_root())

@@ -3,12 +3,12 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib
+from .. import config as configlib, paths
 from ..catalog import status
 from ..errors import NexusError
+from ..schema import SECRET
 from ..skill import entry as entrylib
 
-SECRET = "***"
 MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
 
 
@@ -55,7 +55,7 @@ def command(entry, args, config):
         return [found, *args], None
     skill_dir = os.path.realpath(entry["dir"])
     script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
-    if not script.startswith(skill_dir + os.sep) or not os.path.isfile(script):
+    if not paths.contains(skill_dir, script) or not os.path.isfile(script):
         raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
     return [found, script, *args], skill_dir
 

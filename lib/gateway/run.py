@@ -169,7 +169,7 @@ def gate(entry, config):
         raise NexusError(f"Skill '{entry['name']}' is disabled ({reason}). To enable it: {plan.enable_command(entry, config)}")
     if not checker.supported(entry):
         raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
-    if any(entrylib.required(entry, key) for key in ("capabilities", "skills")):
+    if any(entrylib.required(entry, key) for key in schema.DEPENDS_KEYS):
         from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
 
         record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])

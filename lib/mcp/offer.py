@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from .. import config as configlib, schema
+from .. import config as configlib, paths, schema
 from ..catalog import listing, manifest
 from ..cli.command import number
 from ..errors import NexusError, UsageError
@@ -221,8 +221,7 @@ def files(entry):
 
 def inside(entry, path):
     """True when `path` is a file within the skill's folder, symlinks resolved."""
-    top = os.path.realpath(entry["dir"])
-    return os.path.realpath(path).startswith(top + os.sep) and os.path.isfile(path)
+    return paths.contains(entry["dir"], path) and os.path.isfile(path)
 
 
 def resource(entry, path):

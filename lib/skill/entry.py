@@ -7,7 +7,7 @@ a warning, so one bad value never breaks listing or running.
 import os
 
 from .. import schema
-from ..paths import is_valid_name
+from .. import paths
 
 OS_ALIASES = {"macos": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
 
@@ -72,7 +72,7 @@ def _sanitize(entry, meta):
     for where, names, valid in (("implements", entry.get("implements", []), schema.is_capability),
                                 ("connectors", entry.get("connectors", []), schema.is_capability),
                                 ("requires.capabilities", entry["requires"].get("capabilities", []), schema.is_capability),
-                                ("requires.skills", entry["requires"].get("skills", []), is_valid_name)):
+                                ("requires.skills", entry["requires"].get("skills", []), paths.is_valid_name)):
         bad = [n for n in names if not valid(n)]
         if bad:
             warnings.append(f"{where}: {', '.join(map(repr, bad))} not a valid name; ignored")
@@ -131,7 +131,7 @@ def unsafe(entry):
         return None
     if os.path.isabs(script) or ".." in script.replace("\\", "/").split("/"):
         return f"script '{script}' must be a relative path inside the skill folder"
-    folder = os.path.realpath(entry["dir"])
-    if not os.path.realpath(os.path.join(folder, script)).startswith(folder + os.sep):
+    folder, real = os.path.realpath(entry["dir"]), os.path.realpath(os.path.join(entry["dir"], script))
+    if real == folder or not paths.contains(folder, real):
         return f"script '{script}' leads outside the skill folder (through a symlink)"
     return None

@@ -15,13 +15,13 @@ import re
 import shutil
 
 from .. import fileio, paths, schema
+from ..schema import SECRET
 from ..errors import NexusError, UsageError
 from ..skill.entry import env_names, primary_env
 from . import sessions
 from .stats import command
 
 SCRIPT = "replay.sh"
-SECRET = "***"
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

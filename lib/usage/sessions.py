@@ -6,7 +6,6 @@ Calls logged without a session form a group of their own, shown as "-".
 """
 
 import heapq
-import secrets
 import time
 
 from .. import fastjson, paths, schema
@@ -16,8 +15,8 @@ NO_SESSION = "-"  # the id under which calls without a session are shown and ask
 
 
 def new_id():
-    """A fresh session id: when it began, readable and sortable, then random."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
+    """A fresh session id: when it began, then 8 random hex digits (schema.new_id)."""
+    return schema.new_id(4)
 
 
 def _since(days):

@@ -14,11 +14,10 @@ from nexus.catalog import listing, manifest as manifestlib, status as statuslib
 from nexus.cli.command import parses, renders
 from nexus.config import edit, keys
 from nexus.errors import BadInput, NexusError
-from nexus.schema import is_env_name
+from nexus.schema import SECRET, is_env_name
 from nexus.gateway import plan
 from nexus.skill import entry as entrylib
 
-SECRET = "***"
 
 
 def _dotted(parts):

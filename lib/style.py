@@ -5,7 +5,6 @@ also need a UTF-8 locale, else they fall back to ASCII. NO_COLOR counts only whe
 no-color.org asks.
 """
 
-import datetime
 import os
 import shutil
 
@@ -86,6 +85,8 @@ def ago(ts, now=None):
     then = parse_iso(ts)
     if then is None:
         return "never"
+    import datetime  # here: parse_iso has imported it, and what imports style for tables need not
+
     now = now or datetime.datetime.now(datetime.timezone.utc)
     seconds = int((now - then).total_seconds())
     if seconds < 0:

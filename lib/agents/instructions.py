@@ -8,6 +8,7 @@ import os
 
 from .. import fileio
 from ..errors import BadInput
+from ..style import plural, truncate
 
 HOW_TO_CURSOR = """\
 # Nexus Skills
@@ -182,7 +183,7 @@ def within_budget(skills, render, max_chars=None, max_skills=None):
 
     def attempt(width):
         left = [s["name"] for s in skills[len(kept):]]
-        shown = [{**s, "description": _shortened(s.get("description", ""), width)} for s in kept]
+        shown = [{**s, "description": truncate(s.get("description", ""), width)} for s in kept]
         return render(shown, _left_out(left, width)), left
 
     for width in widths:
@@ -197,11 +198,6 @@ def within_budget(skills, render, max_chars=None, max_skills=None):
     return text, left
 
 
-def _shortened(text, width):
-    text = " ".join(str(text).split())
-    return text if width is None or len(text) <= width else text[:width - 3].rstrip() + "..."
-
-
 def _left_out(names, width):
     if not names and width is None:
         return None
@@ -209,5 +205,5 @@ def _left_out(names, width):
     if width is not None:
         parts.append(f"descriptions shortened to {width} characters")
     if names:
-        parts.append(f"{len(names)} ready skill{'s' if len(names) != 1 else ''} left out ({', '.join(names)})")
+        parts.append(f"{plural(len(names), 'ready skill')} left out ({', '.join(names)})")
     return "; ".join(parts) + ": to see every one, run `nexus skills list --ready`"

@@ -85,8 +85,8 @@ def write_atomic(path, data, mode=0o600):
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(e, OSError):
-            raise named(e, path) from None
+        if isinstance(e, OSError):  # named after the file asked for: the temporary one is ours, not the user's
+            raise OSError(e.errno, e.strerror, path) from None
         raise
 
 

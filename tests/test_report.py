@@ -155,3 +155,12 @@ def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
         width, height, colours = png_size_and_colours(picture)
         assert (width, height) == (1100, 1400)
         assert colours > 8, f"the {scheme} page looks blank"
+
+
+def test_bad_input_is_one_line_and_a_usage_error(script_runner, used, tmp_path):
+    for argv in (["--days", "0"], ["--days", "many"], ["--bogus"], ["-o"]):
+        result = script_runner.run(["nexus", "report", *argv])
+        assert result.returncode == 2 and result.stdout == "" and result.stderr.startswith("nexus: "), argv
+    target = tmp_path / "no-such-folder" / "report.html"
+    result = script_runner.run(["nexus", "report", "-o", str(target)])  # named as asked: never our temporary file
+    assert result.returncode == 1 and result.stderr == f"nexus: {target}: No such file or directory\n"

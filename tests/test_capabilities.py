@@ -161,3 +161,16 @@ def test_capability_names_are_checked(script_runner, workspace):
     assert any("'Email Sender' is not a valid name" in m for m in messages)
     assert any("'Not_A_Name' is not a valid skill name" in m for m in messages)
     assert "implements" not in listed(script_runner)["bad"]  # the loader drops it, with a warning
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["capability", "resolve"], "nexus: capability resolve: missing CAPABILITY"),
+    (["capability", "resolve", "Email/Sender"], "nexus: invalid capability name 'Email/Sender'"),
+    (["capability", "resolve", "a", "b"], "nexus: capability resolve: unexpected 'b'"),
+    (["capabilities", "--bogus"], "nexus: capabilities: unknown option --bogus"),
+    (["connectors", "--bogus"], "nexus: connectors: unknown option --bogus"),
+])
+def test_bad_input_is_a_usage_error(script_runner, argv, said):
+    result = script_runner.run(["nexus", *argv])
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[0].startswith(said) and len(result.stderr.splitlines()) <= 3

@@ -1,8 +1,9 @@
 """Who provides what: `nexus capabilities`, `nexus capability resolve` and `nexus connectors`."""
 
-from nexus import config as configlib
+from nexus import config as configlib, schema
 from nexus.catalog import capabilities, listing
 from nexus.cli.command import renders
+from nexus.errors import UsageError
 from nexus.gateway import plan
 from nexus.style import Style
 from nexus.usage import stats
@@ -85,6 +86,8 @@ def resolve(ctx):
       0  a ready provider was found;  1  none is ready (the reasons on stderr);  2  usage error
     """
     name = ctx.args["CAPABILITY"]
+    if not schema.is_capability(name):
+        raise UsageError(f"invalid capability name {name!r}: lowercase letters, digits, _ and -, 1-64 characters")
     records = listing.records(ctx.config, ctx.warn)
     ranked = chosen(name, records, ctx.config)
     ready = [p for p in ranked if p["ready"]]

@@ -51,11 +51,23 @@ If a skill isn't configured, the CLI will tell you what's needed.
 START, END = "<!-- nexus:skills:start -->", "<!-- nexus:skills:end -->"
 
 
-def offered(skills):
-    """The skills a model may be offered: `disable-model-invocation: true` keeps one out of every list an
-    agent reads (it stays runnable by name), as OpenClaw reads it."""
-    return [s for s in skills if str((s.get("extra") or {}).get("disable-model-invocation", "")).strip().lower()
-            not in ("true", "yes", "on", "1")]
+def offered(records, statuses=("ready",)):
+    """What an agent is offered of the catalogue `records` (every skill with its status, as
+    `listing.records` gives them): the skills whose status is in `statuses` (ready: what it can use right
+    now) that a model may invoke, `priority: high` first, then by name. Every front end takes its list
+    from here: nexus-mcp's tools, prompts, resources, skills and list_skills, `skills prompt`,
+    `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees (a profile, trust)
+    narrows it here, in `invocable`, never in a copy."""
+    found = [r for r in records if r["status"] in statuses and invocable(r)]
+    return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))
+
+
+def invocable(entry):
+    """True when a model may be offered the skill: `disable-model-invocation: true` keeps one out of every
+    list an agent reads and every call an agent makes over MCP (it stays runnable by name from the
+    command line), as OpenClaw reads it."""
+    flag = (entry.get("extra") or {}).get("disable-model-invocation", "")
+    return str(flag).strip().lower() not in ("true", "yes", "on", "1")
 
 
 def escaped(text):

@@ -27,7 +27,7 @@ def cursor_rules(ctx):
     args = ctx.args
     if args["DIR"] and not args["--write"]:
         raise UsageError(f"'{args['DIR']}': a folder goes after --write")
-    text = instructions.cursor_text(instructions.offered(listing.ready(ctx.config, ctx.warn)))
+    text = instructions.cursor_text(instructions.offered(listing.records(ctx.config, ctx.warn)))
     if not args["--write"]:
         return text
     top = args["DIR"] or "."
@@ -58,7 +58,7 @@ def agents_md(ctx):
     Examples:
       nexus skills agents-md --write AGENTS.md
     """
-    section = instructions.agents_section(instructions.offered(listing.ready(ctx.config, ctx.warn)))
+    section = instructions.agents_section(instructions.offered(listing.records(ctx.config, ctx.warn)))
     target = ctx.args["--write"]
     if not target:
         return section + "\n"
@@ -95,7 +95,7 @@ def prompt(ctx):
     if block is None:
         raise UsageError(f"--format is xml or markdown, not '{args['--format']}'")
     limits = [int(number(args[o], o)) if args[o] is not None else None for o in ("--max-chars", "--max-skills")]
-    skills = instructions.offered(listing.ready(ctx.config, ctx.warn))
+    skills = instructions.offered(listing.records(ctx.config, ctx.warn))
     if limits == [None, None]:
         return block(skills)
     calls = stats.call_counts([s["name"] for s in skills])

@@ -425,3 +425,133 @@ def test_nothing_but_the_mcp_server_imports_the_sdk():
     importers = [str(p.relative_to(root)) for p in sources for line in p.read_text().splitlines()
                  if line.lstrip().startswith(("import mcp", "from mcp ", "from mcp.", "from mcp_types", "import anyio"))]
     assert sorted(set(importers)) == ["lib/mcp/server.py"]
+
+
+class Lines:
+    """What a RawClient's server answers, by id, read as it comes by a thread of its own."""
+
+    def __init__(self, client):
+        import queue
+        import threading
+
+        self.answers, self.queue = {}, queue.Queue()
+        threading.Thread(target=lambda: [self.queue.put(line) for line in client.process.stdout], daemon=True).start()
+
+    def wait(self, ident, seconds=30):
+        """The answer to request `ident` (None: an error about a line without one)."""
+        import queue
+
+        deadline = time.monotonic() + seconds
+        while ident not in self.answers:
+            try:
+                message = json.loads(self.queue.get(timeout=max(0.01, deadline - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"no answer to {ident}") from None
+            if "id" in message:
+                self.answers[message["id"]] = message
+        return self.answers.pop(ident)
+
+
+def test_sixty_long_calls_leave_the_server_answering_pings_cancels_and_eof_and_nothing_running(
+        skills, bindir, workspace, nexus_home, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    make_tool(bindir, "long", f'#!/bin/sh\nsleep 600 &\necho $! > "{pids}/$1"\nwait\n')
+    write_skill(workspace, "long", "Takes long.", meta={"tool": "long"})
+    client = RawClient()
+    answers = Lines(client)
+    for i in range(1, 61):
+        client.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                     "params": {"name": "long", "arguments": {"args": [str(i)]}}})
+    refused = [answers.wait(i) for i in range(17, 61)]  # --max-calls is 16 by default
+    assert all(r["result"]["isError"] and "--max-calls" in r["result"]["content"][0]["text"] for r in refused)
+    assert wait_for(lambda: len(list(pids.iterdir())) == 16)
+    client.send({"jsonrpc": "2.0", "id": 100, "method": "ping"})
+    assert answers.wait(100)["result"] == {}
+    sleeper = int((pids / "1").read_text())
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    assert wait_for(lambda: not alive(sleeper)), "the cancel went unread"
+    client.send({"jsonrpc": "2.0", "id": 101, "method": "tools/call",
+                 "params": {"name": "say", "arguments": {"args": ["a slot is free"]}}})
+    assert answers.wait(101)["result"]["content"][0]["text"] == "a slot is free\n"
+    client.process.stdin.close()
+    assert client.process.wait(30) == 0
+    assert not [p.name for p in pids.iterdir() if alive(int(p.read_text()))]
+    lines = read_log(nexus_home, "long")
+    assert len(lines) == 16 and all(line["error"] == "cancelled" for line in lines)
+
+
+def test_lines_that_are_not_json_rpc_are_answered_with_their_error(skills, tmp_path):
+    client = RawClient()
+    answers = Lines(client)
+    client.process.stdin.write("{this is not json\n")
+    client.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1, 2]})
+    client.send([1, 2])
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "no"})  # never answered
+    client.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+    assert answers.wait(None)["error"]["code"] == -32700
+    assert answers.wait(7)["error"]["code"] == -32602
+    assert answers.wait(None)["error"]["code"] == -32600
+    assert answers.wait(8)["result"] == {}
+    client.process.stdin.close()
+    assert client.process.wait(30) == 0
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_with_a_warning(skills, tmp_path):
+    folder = write_skill(skills, "guide", "How to do it.")
+    os.close(os.open(bytes(folder) + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY, 0o644))
+    (folder / "notes.md").write_text("Notes.\n")
+
+    async def scenario(session):
+        return await session.list_resources(), await session.call_tool("say", {"args": ["still here"]})
+
+    listed, after = serve(tmp_path, scenario)
+    assert "guide/notes.md" in [r.name for r in listed.resources]
+    assert after.content[0].text == "still here\n"
+    assert (tmp_path / "server.err").read_text().count("skipped: its name is not UTF-8") == 1
+
+
+def test_disable_model_invocation_keeps_a_skill_from_every_list_and_call_over_mcp(skills, workspace, tmp_path):
+    write_skill(workspace, "secret-tool", "Only for people.", meta={"tool": "say"},
+                extra="disable-model-invocation: true\n")
+    write_skill(workspace, "secret-note", "Only for people.", extra="disable-model-invocation: true\n")
+
+    async def scenario(session):
+        listed = await session.call_tool("list_skills", {})
+        read = await session.call_tool("read_skill", {"name": "secret-note"})
+        with pytest.raises(MCPError) as called:
+            await session.call_tool("secret-tool", {})
+        with pytest.raises(MCPError):
+            await session.get_prompt("secret-note")
+        return (await session.list_tools(), await session.list_prompts(), await session.list_resources(), listed,
+                read, called.value)
+
+    tools, prompts, resources, listed, read, called = serve(tmp_path, scenario)
+    shown = ([t.name for t in tools.tools] + [p.name for p in prompts.prompts] + [r.name for r in resources.resources]
+             + [s["name"] for s in listed.structured_content["skills"]])
+    assert "say" in shown and not [name for name in shown if name.startswith("secret")]
+    assert read.is_error and "disable-model-invocation" in read.content[0].text
+    assert "disable-model-invocation" in called.message
+
+
+def test_a_cancel_during_the_first_verification_kills_the_verify_command(skills, bindir, workspace, nexus_home,
+                                                                         tmp_path):
+    pidfile = tmp_path / "pid"
+    write_skill(workspace, "checked", "Verified first.",
+                meta={"tool": "say", "verify": f'sleep 600 & echo $! > "{pidfile}"; wait'})
+
+    async def scenario(session):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(session.call_tool, "checked", {})
+            with anyio.fail_after(20):
+                while not pidfile.exists() or not pidfile.read_text().strip():
+                    await anyio.sleep(0.05)
+            tasks.cancel_scope.cancel()
+        return await session.list_tools()
+
+    tools = serve(tmp_path, scenario)
+    assert wait_for(lambda: not alive(int(pidfile.read_text()))), "the verify command outlived the cancel"
+    assert "checked" in [t.name for t in tools.tools]  # a verification cut short is no failure of the skill
+    assert wait_for(lambda: read_log(nexus_home, "checked"))
+    [line] = read_log(nexus_home, "checked")
+    assert line["error"] == "cancelled" and line["exit"] == 137

@@ -199,18 +199,22 @@ class Call:
     def masked(self, text):
         return plan.mask(text, self.secrets)
 
-    def prepare(self, verify=True, record_refusal=True):
-        """Resolve the command line and check what it needs; verify on first use. NexusError (recorded
-        as a refused call unless told otherwise) when the skill cannot run."""
-        ts = schema.now_iso()
+    def prepare(self, verify=True, record_refusal=True, on_start=None):
+        """Resolve the command line and check what it needs; verify on first use (on_start(child) once
+        a verify command runs, so that another thread can kill it). NexusError (recorded as a refused
+        call unless told otherwise, or as a cancelled one) when the skill cannot run."""
+        started, ts = time.monotonic(), schema.now_iso()
         try:
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
                 raise NexusError(plan.setup_message(self.entry, missing))
-            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn) if verify else {}
+            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn, on_start,
+                                           lambda: self.cancelled) if verify else {}
         except NexusError as e:
-            if record_refusal:
+            if self.cancelled:
+                self.record(ts, int((time.monotonic() - started) * 1000), 137, error="cancelled")
+            elif record_refusal:
                 self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
             raise
 
@@ -312,9 +316,10 @@ def prompt(entry, config, args, warn):
     return 0
 
 
-def ensure_verified(entry, config, binary, warn):
-    """First-run verification: the state changes to record, or NexusError when it fails. A skill whose
-    binary changed since it was verified is verified again, and says why."""
+def ensure_verified(entry, config, binary, warn, on_start=None, cancelled=None):
+    """First-run verification: the state changes to record, or NexusError when it fails (or was
+    cancelled: see verify.verify). A skill whose binary changed since it was verified is verified again,
+    and says why."""
     state = skill_state.read(entry["name"], entry, warn)
     if status.is_verified(entry, state):
         if not health.changed(state["fingerprint"].get("binary"), binary):
@@ -327,7 +332,7 @@ def ensure_verified(entry, config, binary, warn):
         return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, ts),
                 "configuredAt": state.get("configuredAt") or ts}
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
-    outcome = verify.verify(entry, config)
+    outcome = verify.verify(entry, config, on_start=on_start, cancelled=cancelled)
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:

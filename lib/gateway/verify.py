@@ -14,15 +14,19 @@ import time
 
 from .. import schema
 from ..catalog import status
-from ..errors import UsageError
+from ..errors import NexusError, UsageError
 from ..state import health, skill_state
 from . import plan, process
 
 VERIFY_TIMEOUT = 30
 
 
-def verify(entry, config, timeout=VERIFY_TIMEOUT):
-    """Check requirements, run the verify command, record the outcome in state; returns the outcome."""
+def verify(entry, config, timeout=VERIFY_TIMEOUT, on_start=None, cancelled=None):
+    """Check requirements, run the verify command, record the outcome in state; returns the outcome.
+
+    on_start(child): called once the verify command runs, so that another thread can kill it (a front
+    end's cancel); cancelled(): true when it did, and then nothing is recorded (NexusError): a
+    verification cut short says nothing about the skill."""
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
@@ -38,9 +42,13 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
         env = plan.environment(entry, config)
         # A group of its own, ended once the shell is done: a background process the command
         # left behind cannot hold verification open.
-        done = process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
-                           stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
-                           timeout=timeout)
+        child = process.Child(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
+                              stdout=process.CAPTURE, stderr=process.CAPTURE, group=True)
+        if on_start:
+            on_start(child)
+        done = child.wait(timeout, kill_group=True)
+        if cancelled and cancelled():
+            raise NexusError(f"Skill '{entry['name']}': verification cancelled")
         output = done.stdout
         outcome.update(ok=done.exit == 0 and not done.timed_out, exit=None if done.timed_out else done.exit)
         if done.timed_out:

@@ -39,21 +39,26 @@ and resources/list_changed (the 2026-07-28 revision delivers these only to subsc
 which the server does not serve yet). No restart is needed. The lists themselves are answered from a look at
 most --watch seconds old, as evaluating 1,000 skills takes longer than answering.
 
-Cancellation: a cancelled call's process group is killed (SIGKILL); the call is logged as cancelled
-(exit 137, error "cancelled") and the skill stays verified. Calls run side by side, each logged
-once. When the client closes stdin, the calls in flight are cancelled so and the server exits 0;
+Cancellation: a cancelled call's process group is killed (SIGKILL), or its verify command's when it
+is cancelled during its first use's verification; the call is logged as cancelled (exit 137, error
+"cancelled") and the skill stays as verified as it was. Calls run side by side, each logged once, at
+most --max-calls at a time, in threads of their own: however many run, the server goes on reading
+(pings, cancels, the end of stdin) and answering. A line that is not JSON is answered with a parse
+error (-32700), a request whose params are not an object with invalid params (-32602). When the client closes stdin, the calls in flight are cancelled so and the server exits 0;
 on SIGTERM, SIGHUP or SIGINT it does the same, then ends by that signal.
 """
 
 USAGE = f"""\
 Usage:
-  PROG [--max-output BYTES] [--watch SECONDS]
+  PROG [--max-output BYTES] [--watch SECONDS] [--max-calls N]
   PROG (-h | --help)
 
 Options:
   --max-output BYTES  The most bytes of a tool's stdout, and of its stderr, that a result carries; also
                       the largest resource [default: {offer.MAX_OUTPUT}].
   --watch SECONDS     How often to look for changed skills; 0: never [default: 2].
+  --max-calls N       The most tool calls that run at once; a call past it is answered at once with a
+                      tool error saying so [default: 16].
   -h --help           Show this help.
 
 Environment:
@@ -74,6 +79,9 @@ Examples:
 INSTALL_HINT = ("the MCP server needs the MCP SDK, an optional extra: pip install 'nexus-skills[mcp]' "
                 "(from a nexus checkout: make install, or make run for its .venv)")
 
+MAX_CALLS = 1024
+
+
 def usage(prog):
     """The usage text, for `nexus-mcp` or `nexus mcp`."""
     return USAGE.replace("PROG", prog)
@@ -86,10 +94,13 @@ def command(ctx):
     if not (limit.isdigit() and int(limit) > 0):
         raise UsageError(f"--max-output needs a whole number of bytes above 0, not {limit!r}")
     watch = number(args["--watch"], "--watch", zero=True)
+    calls = args["--max-calls"]
+    if not (calls.isdigit() and 0 < int(calls) <= MAX_CALLS):
+        raise UsageError(f"--max-calls needs a whole number from 1 to {MAX_CALLS}, not {calls!r}")
     try:
         from . import server
     except ImportError as e:
         if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
             raise
         raise UsageError(INSTALL_HINT) from None
-    return server.serve(int(limit), watch, ctx.warn)
+    return server.serve(int(limit), watch, int(calls), ctx.warn)

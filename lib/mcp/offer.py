@@ -8,6 +8,7 @@ import threading
 import time
 
 from .. import config as configlib, paths, schema
+from ..agents.instructions import invocable, offered
 from ..catalog import listing, manifest
 from ..cli.command import number
 from ..errors import NexusError, UsageError
@@ -69,12 +70,16 @@ class Catalog:
         return listing.evaluate_all(self.current(config), config, self.warn)
 
 
+LISTED = ("ready", "needs-setup", "not-installed", "disabled", "invalid")  # list_skills: all but another platform's
+
+
 def is_tool(record):
-    return record["status"] == "ready" and record.get("type") in ("tool", "script")
+    return record.get("type") in ("tool", "script")
 
 
-def ready(records):
-    return [r for r in records if r["status"] == "ready"]
+def tools_of(records):
+    """The offered tool and script skills: each is a tool."""
+    return [r for r in offered(records) if is_tool(r)]
 
 
 def tool(entry):
@@ -101,8 +106,8 @@ def signature(kind, records):
     """What a list of `kind` (tools, prompts, resources) shows of these skills: when it changes, the
     server tells the client."""
     if kind == "tools":
-        return [(r["name"], r["sha256"]) for r in records if is_tool(r)]
-    shown = ready(records)
+        return [(r["name"], r["sha256"]) for r in tools_of(records)]
+    shown = offered(records)
     if kind == "prompts":
         return [(r["name"], r["sha256"]) for r in shown]
     return [(r["name"], r["sha256"], r.get("dirMtimeNs")) for r in shown]
@@ -170,12 +175,22 @@ def result(**fields):
 def instructions(catalog, config, name, session, warn):
     """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
     is not found, disabled or not for this platform, as `nexus skill run` refuses a prompt skill."""
-    entry = catalog.entry(config, name)
-    gateway.gate(entry, config)
+    entry = offered_entry(catalog, config, name)
     started, ts = time.monotonic(), schema.now_iso()
     text = skillmd.prompt(entry)
     log_read(entry, config, ts, started, None, session, warn)
     return entry, text
+
+
+def offered_entry(catalog, config, name):
+    """The entry of a skill an agent may use by name: found, not kept from models
+    (`disable-model-invocation`), and through the gate (enabled, for this platform); NexusError else."""
+    entry = catalog.entry(config, name)
+    if not invocable(entry):
+        raise NexusError(f"Skill '{name}' is not offered to agents (disable-model-invocation: true); "
+                         "a person runs it with `nexus skill run`")
+    gateway.gate(entry, config)
+    return entry
 
 
 def log_read(entry, config, ts, started, args, session, warn):
@@ -188,11 +203,10 @@ def log_read(entry, config, ts, started, args, session, warn):
 
 
 def skill_list(records):
-    """list_skills: every skill but those for another platform, with why and how for the ones not ready."""
+    """list_skills: every skill an agent may be offered but those for another platform, with why and how
+    for the ones not ready."""
     skills = []
-    for record in records:
-        if record["status"] == "unsupported":
-            continue
+    for record in offered(records, LISTED):
         skill = {"name": record["name"], "description": record.get("description", ""),
                  "type": record.get("type"), "status": record["status"]}
         if record["status"] != "ready":
@@ -205,18 +219,30 @@ def skill_list(records):
     return result(content=[text_content("\n".join(lines) or "No skills.")], structuredContent={"skills": skills})
 
 
-def files(entry):
-    """The paths of a skill's files, SKILL.md first: none hidden, none in SKIPPED_FOLDERS, at most MAX_FILES."""
+def files(entry, warn):
+    """The paths of a skill's files, SKILL.md first: none hidden, none in SKIPPED_FOLDERS, at most MAX_FILES.
+    A name that is not UTF-8 cannot be sent (JSON text is UTF-8): it is skipped, with a warning."""
     found = [entry["filePath"]]
     for folder, folders, names in os.walk(entry["dir"]):
-        folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in SKIPPED_FOLDERS)
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in SKIPPED_FOLDERS
+                            and utf8(os.path.join(folder, f), warn))
         for name in sorted(names):
             path = os.path.join(folder, name)
-            if not name.startswith(".") and path != entry["filePath"] and inside(entry, path):
+            if not name.startswith(".") and path != entry["filePath"] and utf8(path, warn) and inside(entry, path):
                 found.append(path)
                 if len(found) >= MAX_FILES:
                     return found
     return found
+
+
+def utf8(path, warn):
+    """True when `path` is UTF-8 (os.walk gives other bytes as surrogates), else False with a warning."""
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        warn(f"{path.encode('utf-8', 'backslashreplace').decode()}: skipped: its name is not UTF-8")
+        return False
 
 
 def inside(entry, path):
@@ -242,9 +268,9 @@ def read_resource(records, config, uri, limit, session, warn):
 
     parts = urlsplit(uri)
     path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
-    owners = [r for r in ready(records) if path.startswith(r["dir"] + os.sep)]
+    owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
     entry = max(owners, key=lambda r: len(r["dir"]), default=None)
-    if entry is None or path not in files(entry):
+    if entry is None or path not in files(entry, warn):
         raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
     size = os.path.getsize(path)
     if size > limit:

@@ -4,6 +4,7 @@ cancelled one can be killed. The only module that imports the SDK; lib/mcp/offer
 """
 
 import base64
+import json
 import os
 import signal
 import threading
@@ -15,7 +16,9 @@ from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, NotificationParams
+from mcp.shared.message import SessionMessage
+from mcp_types import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError,
+                       NotificationParams, jsonrpc_message_adapter)
 from mcp_types import methods as wire
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -37,17 +40,21 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "resources/list", "resources/read")}
 
 
-def serve(limit, watch, warn):
+WORKERS = 4  # threads for lists and reads, apart from the tool calls' own and the transport's
+
+
+def serve(limit, watch, max_calls, warn):
     """Serve one client on stdin and stdout until it closes stdin: exit status 0."""
-    anyio.run(Nexus(limit, watch, warn).run)
+    anyio.run(Nexus(limit, watch, max_calls, warn).run)
     return 0
 
 
 class Nexus:
     """The server's state for its one connection: the catalogue, the session id, the calls in flight."""
 
-    def __init__(self, limit, watch, warn):
-        self.limit, self.watch, self.warn = limit, watch, warn
+    def __init__(self, limit, watch, max_calls, warn):
+        self.limit, self.watch, self.max_calls, self.warn_always = limit, watch, max_calls, warn
+        self.warned = set()  # what was said: each list would say it again
         self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
         self.cwd = os.getcwd()  # read once: a script skill's spawn changes our folder for a moment
         self.catalog = offer.Catalog(warn)
@@ -60,6 +67,11 @@ class Nexus:
 
     async def run(self):
         self.initialized = anyio.Event()
+        # Threads of their own for tool calls (at most --max-calls) and for the other requests: anyio's
+        # default limiter is the transport's, which reads stdin and writes stdout in threads too. Were the
+        # calls to take its threads, cancels and the client's EOF would go unread (issue 23).
+        self.calls, self.workers = anyio.CapacityLimiter(self.max_calls), anyio.CapacityLimiter(WORKERS)
+        wire = Wire()
         server = Server("nexus", version=__version__, instructions=INSTRUCTIONS, cache_hints=UNCACHED,
                         on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                         on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
@@ -68,14 +80,24 @@ class Nexus:
         server.middleware.append(self.checked_tool_list)
         options = server.create_initialization_options(NotificationOptions(True, True, True))
         self.warn(f"session {self.session}")
-        async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
+        async with stdio_server(stdin=wire) as (read, write), anyio.create_task_group() as tasks:
+            tasks.start_soon(wire.answer, write)
             tasks.start_soon(self.stop_on_signals)
             if self.watch:
                 tasks.start_soon(self.watch_catalogue)
-            await server.run(read, write, options)
+            try:
+                await server.run(read, write, options)
+            finally:
+                wire.close()
             tasks.cancel_scope.cancel()
 
     # -- what every handler needs --------------------------------------------------------------
+
+    def warn(self, text):
+        """A diagnostic on stderr, once."""
+        if text not in self.warned:
+            self.warned.add(text)
+            self.warn_always(text)
 
     def config(self):
         try:
@@ -99,13 +121,13 @@ class Nexus:
         the watch can tell the client when that changes."""
         records = self.records(self.watch)
         self.shown[kind] = offer.signature(kind, records)
-        return [r for r in records if offer.is_tool(r)] if kind == "tools" else offer.ready(records)
+        return offer.tools_of(records) if kind == "tools" else offer.offered(records)
 
     # -- tools ---------------------------------------------------------------------------------
 
     async def list_tools(self, ctx, params):
         """tools/list as the SDK checks every result: for the 2026 protocol, and before initialize."""
-        found = await in_thread(lambda: [offer.tool(r) for r in self.listed("tools")])
+        found = await self.work(lambda: [offer.tool(r) for r in self.listed("tools")])
         return offer.result(tools=found + list(offer.BUILTIN_TOOLS))
 
     async def checked_tool_list(self, ctx, call_next):
@@ -122,7 +144,7 @@ class Nexus:
                      for r in self.listed("tools")]
             return found + [self.checked_tool(version, (t["name"],), lambda t=t: t) for t in offer.BUILTIN_TOOLS]
 
-        return {"tools": await in_thread(tools)}
+        return {"tools": await self.work(tools)}
 
     def checked_tool(self, version, identity, make):
         key = (version, *identity)
@@ -133,13 +155,16 @@ class Nexus:
     async def call_tool(self, ctx, params):
         name, arguments = params.name, params.arguments
         if name == offer.LIST_SKILLS:
-            return await in_thread(lambda: offer.skill_list(self.records()))
+            return await self.work(lambda: offer.skill_list(self.records()))
         if name == offer.READ_SKILL:
-            return await in_thread(lambda: self.read_skill(arguments))
+            return await self.work(lambda: self.read_skill(arguments))
+        if self.calls.borrowed_tokens >= self.calls.total_tokens:
+            return offer.error_result(f"{name}: not run: {self.max_calls} calls are running already, the most this "
+                                      "server runs at once (nexus-mcp --max-calls); call it again when one has ended")
         running = Running()
         self.running.add(running)
         try:
-            return await in_thread(lambda: self.run_skill(name, arguments, running), running.cancel)
+            return await in_thread(lambda: self.run_skill(name, arguments, running), self.calls, running.cancel)
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         finally:
@@ -155,16 +180,18 @@ class Nexus:
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
-        gateway.gate(entry, config)
+        offer.offered_entry(self.catalog, config, name)
         try:
             args, stdin, timeout = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
         call = gateway.Call(entry, config, args, self.warn, session=self.session)
         call.env["NEXUS_CALLER_CWD"] = self.cwd
-        call.prepare()
         running.call = call
-        if running.cancelled:  # before its program started: nothing ran, nothing to log
+        if running.cancelled:  # before anything ran: nothing to log
+            return offer.error_result("cancelled")
+        call.prepare(on_start=running.started)  # a cancel during a first use's verification kills its command
+        if running.cancelled:
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started)  # never our stdin: the protocol's
@@ -184,11 +211,11 @@ class Nexus:
     # -- prompts and resources -----------------------------------------------------------------
 
     async def list_prompts(self, ctx, params):
-        return offer.result(prompts=await in_thread(lambda: [offer.prompt(r) for r in self.listed("prompts")]))
+        return offer.result(prompts=await self.work(lambda: [offer.prompt(r) for r in self.listed("prompts")]))
 
     async def get_prompt(self, ctx, params):
         try:
-            entry, text = await in_thread(
+            entry, text = await self.work(
                 lambda: offer.instructions(self.catalog, self.config(), params.name, self.session, self.warn))
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
@@ -196,12 +223,12 @@ class Nexus:
                             messages=[{"role": "user", "content": offer.text_content(text)}])
 
     async def list_resources(self, ctx, params):
-        return offer.result(resources=await in_thread(
-            lambda: [offer.resource(r, path) for r in self.listed("resources") for path in offer.files(r)]))
+        return offer.result(resources=await self.work(
+            lambda: [offer.resource(r, path) for r in self.listed("resources") for path in offer.files(r, self.warn)]))
 
     async def read_resource(self, ctx, params):
         try:
-            mime, data = await in_thread(lambda: offer.read_resource(
+            mime, data = await self.work(lambda: offer.read_resource(
                 self.records(self.watch), self.config(), params.uri, self.limit, self.session, self.warn))
         except (NexusError, OSError) as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
@@ -211,6 +238,10 @@ class Nexus:
         except UnicodeDecodeError:
             content["blob"] = base64.b64encode(data).decode("ascii")
         return offer.result(contents=[content])
+
+    async def work(self, function):
+        """function() in a worker thread: the lists and reads, whose threads no tool call takes."""
+        return await in_thread(function, self.workers)
 
     # -- the connection ------------------------------------------------------------------------
 
@@ -227,7 +258,7 @@ class Nexus:
         problem = None
         while True:
             try:
-                records = await in_thread(self.records)
+                records = await self.work(self.records)
             except (NexusError, MCPError, OSError) as e:
                 if str(e) != problem:
                     self.warn(str(e))
@@ -299,12 +330,12 @@ class Job:
             return started
 
 
-async def in_thread(function, on_cancel=None):
-    """function() in a worker thread. When the request is cancelled meanwhile, on_cancel() runs and the
-    thread is waited for all the same (its outcome dropped)."""
+async def in_thread(function, limiter, on_cancel=None):
+    """function() in a worker thread of `limiter`'s. When the request is cancelled meanwhile, on_cancel()
+    runs and the thread is waited for all the same (its outcome dropped)."""
     job = Job(function)
     try:
-        return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(job, abandon_on_cancel=True, limiter=limiter)
     except anyio.get_cancelled_exc_class():
         if job.call_off():
             if on_cancel:
@@ -313,3 +344,78 @@ async def in_thread(function, on_cancel=None):
                 while not job.done.is_set():
                     await anyio.sleep(0.005)
         raise
+
+
+class Wire:
+    """The client's messages, from our stdin, for the SDK's stdio transport (which writes the answers): read
+    in a thread of their own, so that nothing else can keep them unread, and checked first. A line that is
+    not JSON, or not a JSON-RPC message, or a request whose params are not an object, is answered here
+    with the JSON-RPC error for it (-32700, -32600, -32602), where the SDK would drop it in silence.
+
+    As the SDK's transport does with the streams it claims, fd 0 is pointed at /dev/null while we serve:
+    nothing we start can read the protocol's stream."""
+
+    def __init__(self):
+        import fcntl
+
+        self.fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        self.file = os.fdopen(self.fd, "rb", buffering=65536, closefd=False)
+        self.reader = anyio.CapacityLimiter(1)
+        self.errors, self.pending = anyio.create_memory_object_stream(64)
+
+    def __aiter__(self):
+        return self.lines()
+
+    async def lines(self):
+        while True:
+            line = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True, limiter=self.reader)
+            if not line:
+                return
+            if not line.strip():
+                continue
+            text = line.decode("utf-8", "replace")
+            error = problem(text)
+            if error is None:
+                yield text
+            else:
+                await self.errors.send(error)
+
+    async def answer(self, write):
+        """Send the errors found in the client's lines, as they come."""
+        async with self.pending:
+            async for error in self.pending:
+                try:
+                    await write.send(SessionMessage(error))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+
+    def close(self):
+        """Point fd 0 at the client's stream again, as it was before we served."""
+        os.dup2(self.fd, 0)
+
+
+def problem(text):
+    """The JSON-RPC error that answers a line the SDK would drop in silence; None for a good message."""
+    try:
+        message = json.loads(text)
+    except ValueError as e:
+        return rpc_error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
+    ident = message.get("id") if isinstance(message, dict) else None
+    ident = ident if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)) else None
+    if isinstance(message, dict) and "method" in message and not isinstance(message.get("params", {}), dict):
+        # a notification is never answered, not even with an error
+        return rpc_error(ident, INVALID_PARAMS, "Invalid params: params must be an object") if "id" in message else None
+    try:
+        jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValueError:
+        if isinstance(message, dict) and "method" in message and "id" not in message:
+            return None
+        return rpc_error(ident, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+    return None
+
+
+def rpc_error(ident, code, message):
+    return JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=code, message=message))

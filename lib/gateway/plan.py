@@ -62,9 +62,10 @@ def command(entry, args, config):
 
 def not_installed_message(entry, binary):
     from ..skill import installspec  # a refusal's message: not on the way of a run that goes ahead
+    from ..style import visible
 
-    lines = [f"Tool '{binary}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
-    hints = installspec.hints(entry)
+    lines = [f"Tool '{visible(binary)}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
+    hints = [visible(hint) for hint in installspec.hints(entry)]  # one line each: a message of several lines
     if hints:
         lines.append("Install with: " + hints[0])
         lines += ["          or: " + h for h in hints[1:]]

@@ -95,3 +95,56 @@ def test_session_ids_arguments_and_errors_from_a_log_are_shown_visibly(script_ru
     assert_shown(stats, "boom fake line\\e[2K")
     exact = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
     assert exact[0]["id"] == session
+
+
+# -- 3. every secret nexus hands a tool is masked ------------------------------------------------------------
+
+FAILING_ECHO = "#!/bin/sh\necho \"failed with $*\" >&2\nexit 3\n"
+
+
+@pytest.fixture
+def deploy(workspace, bindir):
+    make_tool(bindir, "deploy", FAILING_ECHO)
+    write_skill(workspace, "deploy", meta={"tool": "deploy"})
+
+
+def test_a_config_env_value_whose_name_says_secret_is_masked_everywhere(script_runner, deploy, nexus_home, monkeypatch):
+    assert script_runner.run(["nexus", "skill", "env", "deploy", "DEPLOY_TOKEN=tok-123456", "REGION=us-east-1",
+                              "SIGNATURE=sig-abcdef"]).returncode == 0
+    assert script_runner.run(["nexus", "skill", "env", "deploy", "SIGNATURE=sig-abcdef", "--secret"]).returncode == 0
+    monkeypatch.setenv("NEXUS_SESSION_ID", "s-secret")
+    result = script_runner.run(["nexus", "skill", "run", "deploy", "--", "tok-123456", "sig-abcdef", "us-east-1"])
+    assert result.returncode == 3
+    (entry,) = read_log(nexus_home, "deploy")
+    assert entry["args"] == ["***", "***", "us-east-1"]  # a plain value is not garbled
+    assert entry["error"] == "failed with *** *** us-east-1"
+    state = (nexus_home / "state" / "nexus" / "skills" / "deploy" / "state.json").read_text()
+    assert "tok-123456" not in state and "sig-abcdef" not in state
+    shown = script_runner.run(["nexus", "session", "show", "s-secret", "--json"]).stdout
+    assert "tok-123456" not in shown and "sig-abcdef" not in shown
+    listed = json.loads(script_runner.run(["nexus", "skill", "env", "deploy", "--json"]).stdout)
+    assert listed["secret"] == ["SIGNATURE"]
+
+
+def test_an_api_key_is_masked_even_when_no_primary_env_hands_it_on(script_runner, deploy, nexus_home):
+    write_config(nexus_home, '[skills.entries.deploy]\napiKey = "key-987654"\n')
+    assert script_runner.run(["nexus", "skill", "run", "deploy", "--", "key-987654"]).returncode == 3
+    assert read_log(nexus_home, "deploy")[0]["args"] == ["***"]
+
+
+def test_config_set_never_stores_an_api_key_through_a_table_nor_echoes_a_secret(script_runner, deploy, nexus_home):
+    path = write_config(nexus_home, "")
+    for key, value in (("skills.entries.deploy", '{ apiKey = "sk-live-123456" }'),
+                       ("skills", '{ entries = { deploy = { apiKey = "sk-live-123456" } } }'),
+                       ("skills.entries.deploy.apiKey", "sk-live-123456")):
+        refused = script_runner.run(["nexus", "config", "set", key, value])
+        assert refused.returncode == 2 and "never taken from the command line" in refused.stderr, refused.stderr
+        assert "sk-live-123456" not in refused.stdout + refused.stderr and path.read_text() == ""
+    table = script_runner.run(["nexus", "config", "set", "skills.entries.deploy", '{ env = { HOST = "hidden-host" } }'])
+    assert table.returncode == 0, table.stderr
+    assert "hidden-host" not in table.stdout and "***" in table.stdout
+    as_json = script_runner.run(["nexus", "config", "set", "skills.entries.deploy", '{ env = { HOST = "other-host" } }',
+                                 "--json"])
+    assert "other-host" not in as_json.stdout
+    bad = script_runner.run(["nexus", "config", "set", "skills.entries.deploy", '{ apiKey = "sk-live-123456"'])
+    assert bad.returncode == 2 and "sk-live-123456" not in bad.stderr

@@ -191,7 +191,7 @@ class Call:
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.session = session or os.environ.get("NEXUS_SESSION_ID")
         self.env = plan.environment(entry, config)
-        self.secrets = plan.secrets(entry, self.env)
+        self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so

@@ -56,3 +56,54 @@ def test_every_refusal_says_why_in_the_log(script_runner, workspace, bindir, nex
         (entry,) = read_log(nexus_home, name)
         assert (entry["exit"], entry["refused"]) == (1, code), name
         assert read_state(nexus_home, name)["successRate"] == 0  # not policy: the skill cannot do its job
+
+
+# -- 15. an apiKey stands for the declared primaryEnv only; blanks are unset -----------------------------
+
+
+def test_an_api_key_without_primary_env_covers_nothing(script_runner, workspace, bindir, nexus_home, monkeypatch):
+    make_tool(bindir, "api")
+    write_skill(workspace, "api", meta={"tool": "api", "requires": {"env": ["SPEC_API_TOKEN"]}})
+    write_skill(workspace, "keyed", meta={"tool": "api", "requires": {"env": ["SPEC_API_TOKEN"]},
+                                          "primaryEnv": "SPEC_API_TOKEN"})
+    write_config(nexus_home, '[skills.entries.api]\napiKey = "k-123456"\n[skills.entries.keyed]\napiKey = "k-123456"\n')
+    listed = by_name(json.loads(run(script_runner, "skills", "list", "--json").stdout))
+    assert (listed["api"]["status"], listed["api"]["missing"]["env"]) == ("needs-setup", ["SPEC_API_TOKEN"])
+    assert listed["keyed"]["status"] == "ready"
+    check = run(script_runner, "skills", "check")
+    assert "skills.entries.api.apiKey: the skill names no env var for a key (primaryEnv)" in check.stdout
+    assert "keyed" not in check.stdout
+    monkeypatch.setenv("SPEC_API_TOKEN", "  \t")  # blanks are not a value
+    listed = by_name(json.loads(run(script_runner, "skills", "list", "--json").stdout))
+    assert listed["api"]["status"] == "needs-setup"
+    monkeypatch.setenv("SPEC_API_TOKEN", "set")
+    listed = by_name(json.loads(run(script_runner, "skills", "list", "--json").stdout))
+    assert listed["api"]["status"] == "ready"
+
+
+# -- 17. what an upgrade changes is said once ----------------------------------------------------------
+
+
+def test_an_upgrade_says_what_changed_once(script_runner, workspace, nexus_home):
+    write_skill(workspace, "api", meta={"requires": {"env": ["SPEC_API_TOKEN"]}})
+    write_config(nexus_home, '[skills.entries.api]\napiKey = "k-123456"\n')
+    first = run(script_runner, "skills", "list")  # a new user: nothing to upgrade from
+    assert first.returncode == 0 and "this version changes" not in first.stderr
+    upgrades = nexus_home / "state" / "nexus" / "upgrades.json"
+    assert "api-key-primary-env" in json.loads(upgrades.read_text())["done"]
+    upgrades.unlink()  # as an earlier nexus left it: a manifest, and no record of upgrades
+    said = run(script_runner, "skills", "list")
+    assert said.returncode == 0
+    assert "nexus: this version changes what works for you" in said.stderr
+    assert "primaryEnv only" in said.stderr and "(skills with a key: api)" in said.stderr
+    assert "nexus skill env NAME VAR=VALUE" in said.stderr
+    again = run(script_runner, "skills", "list")
+    assert "this version changes" not in again.stderr
+    assert oct(upgrades.stat().st_mode & 0o777) == "0o600"
+
+
+def test_an_upgrade_that_does_not_concern_the_user_says_nothing(script_runner, workspace, nexus_home):
+    write_skill(workspace, "plain")
+    run(script_runner, "skills", "list")
+    (nexus_home / "state" / "nexus" / "upgrades.json").unlink()
+    assert "this version changes" not in run(script_runner, "skills", "list").stderr

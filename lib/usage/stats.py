@@ -13,7 +13,7 @@ from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
 from ..errors import UsageError
 from ..style import plural
-from ..skill.entry import primary_env
+from ..skill.entry import env_names, primary_env
 from ..state import usage_log
 
 MAX_DAYS = 36500
@@ -76,7 +76,7 @@ def category(meta):
         return "prompts"
     if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
         return "userData"
-    if primary_env(meta):
+    if primary_env(meta) or env_names(meta):
         return "credentials"
     return "other"
 

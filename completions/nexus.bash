@@ -75,7 +75,7 @@ _nexus_value() {  # $1: command words and an option; prints the kind of the valu
         'nexus skills agents-md --write'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
-        'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
+        'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
         'nexus config set --type') echo 'words bool int string list table' ;;
         'nexus mcp config --client') echo 'words claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue' ;;
         'nexus mcp config --scope') echo 'words project user' ;;

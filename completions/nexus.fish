@@ -72,7 +72,7 @@ complete -c nexus -n '__nexus_in skills update' -l force
 complete -c nexus -n '__nexus_in skills update' -l json
 complete -c nexus -n '__nexus_in skills update' -l help
 complete -c nexus -n '__nexus_in skills update' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents'
+complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline'
 complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills link' -l unlink
 complete -c nexus -n '__nexus_in skills link' -l json

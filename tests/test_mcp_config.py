@@ -81,11 +81,16 @@ def run(script_runner, *argv):
     return script_runner.run(["nexus", "mcp", "config", *argv])
 
 
-def lines_kept(old, new):
-    """Whether every line of `old` is in `new`, in order (a line may gain the comma that now follows it)."""
-    rest = iter(new.splitlines())
-    return all(any(line in (old_line, old_line.rstrip() + ",") or line.startswith(old_line.rstrip() + ",")
-                   for line in rest) for old_line in old.splitlines())
+def inserted(old, new):
+    """What `new` adds to `old` when it is `old` with text put in at one place (None otherwise): every
+    byte of the old file kept, in order and together."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < len(old) - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
+        end += 1
+    return new[start:len(new) - end] if start + end == len(old) else None
 
 
 @pytest.mark.parametrize("client, scope", CASES)
@@ -112,7 +117,7 @@ def test_every_client_s_file_gets_the_entry_and_keeps_every_other_byte(script_ru
     before = read(fmt, original)
     assert run(script_runner, *argv, "--write").returncode == 0
     text = path.read_text()
-    assert lines_kept(original, text)
+    assert "nexus" in inserted(original, text)
     after = read(fmt, text)
     assert after[key].pop("nexus") == entry and after == before
     assert (path.parent / (path.name + ".bak")).read_text() == original
@@ -252,3 +257,33 @@ def test_a_file_it_cannot_read_or_an_unknown_client_is_left_alone(script_runner,
 def test_the_help_no_longer_appends_to_a_codex_config(script_runner):
     shown = run(script_runner, "--help")
     assert shown.returncode == 0 and ">>" not in shown.stdout and "--scope" in shown.stdout
+
+
+@pytest.mark.parametrize("client, original", [
+    ("gemini", '{\n  "theme": "GitHub",\n  "ui": {"hideBanner": true}\n}\n'),
+    ("zed", '// Zed settings\n{\n  "vim_mode": true,  // yes\n}\n'),
+    ("opencode", '{"$schema": "https://opencode.ai/config.json"}'),
+    ("codex", 'model = "o3"\n'),
+    ("goose", 'GOOSE_PROVIDER: openai\n'),
+    ("goose", 'extensions:\nGOOSE_MODEL: gpt-4o\n'),
+])
+def test_a_file_without_servers_yet_gets_them_and_keeps_the_rest(script_runner, home, client, original):
+    fmt, key, _, in_home = CLIENTS[client]
+    path = home / in_home
+    path.parent.mkdir(parents=True)
+    path.write_text(original)
+    assert run(script_runner, "--client", client, "--scope", "user", "--write").returncode == 0
+    text = path.read_text()
+    assert "nexus" in inserted(original, text)
+    document = read(fmt, text)
+    assert "nexus" in document[key]
+    del document[key]
+    assert document == {k: v for k, v in (read(fmt, original) or {}).items() if k != key}
+
+
+def test_an_entry_given_twice_is_left_for_a_person(script_runner, tmp_path):
+    path = tmp_path / ".mcp.json"
+    twice = '{"mcpServers": {"nexus": {"command": "a"}, "nexus": {"command": "b"}}}'
+    path.write_text(twice)
+    result = run(script_runner, "--client", "claude-code", "--write", "--force", "--dir", str(tmp_path))
+    assert result.returncode == 2 and "given 2 times" in result.stderr and path.read_text() == twice

@@ -163,9 +163,10 @@ def entry(chosen, scope, command=None, warn=None):
     """nexus's entry for the client: the command (the running nexus-mcp's absolute path unless given)
     and the nexus variables set here. In a project file a path in the home folder is written with the
     client's home variable, or refused (exit 1) when the client has none: project files are shared."""
+    hint = "" if command else " (--command names another)"
     command = command or running_command()
     if warn and os.path.isabs(command) and looks_temporary(command):
-        warn(f"{command} looks temporary: the client cannot start it once it is gone (use --command)")
+        warn(f"{command} looks temporary: the client cannot start it once it is gone{hint}")
     env = {name: os.environ[name] for name in CARRIED_ENV if os.environ.get(name)}
     if scope == "project":
         command = _portable(chosen, command, "the command")
@@ -287,14 +288,15 @@ def _edited(chosen, text, wanted, path):
 
 
 def _intended(chosen, document, wanted):
+    """The document with nexus's entry set to `wanted`, or taken out (None)."""
     if chosen.whole:
         return wanted
     import copy
 
     intended = copy.deepcopy(document)
-    servers = intended.setdefault(chosen.key, {}) if wanted is not None else intended.get(chosen.key)
-    if not isinstance(servers, dict):
-        intended[chosen.key] = servers = {}
+    servers = intended.get(chosen.key)
+    if not isinstance(servers, dict):  # none yet, or an empty YAML mapping (`extensions:`, null)
+        servers = intended[chosen.key] = {}
     if wanted is None:
         servers.pop(SERVER, None)
     else:

@@ -244,7 +244,8 @@ def difference(old, new):
 
 def change(chosen, path, wanted, force=False, warn=None):
     """Put `wanted` (None: take nexus out) into the client's file at `path`, changing only the entry.
-    Returns what happened: 'added', 'replaced', 'removed' or 'unchanged'. A customised entry is kept
+    Returns what happened ('added', 'replaced', 'removed' or 'unchanged') and the copy of the old file
+    kept (FILE.bak, None when there was none). A customised entry is kept
     unless `force` (NexusError, its difference given to `warn`); a read-only file is refused; the edit
     is re-read and must be the intended document before anything is written."""
     old = _read(path)
@@ -252,10 +253,8 @@ def change(chosen, path, wanted, force=False, warn=None):
     if chosen.key and not isinstance(document, dict):
         raise BadInput(f"'{path}' holds no {chosen.format.name} mapping; it is left as it is")
     present = current(chosen, document)
-    if present == wanted:
-        return "unchanged"
-    if wanted is None and present is None:
-        return "unchanged"
+    if present == wanted:  # None and None too: nothing to take out
+        return "unchanged", None
     if present is not None and wanted is not None and not force:
         for line in difference(present, wanted):
             warn and warn(line)
@@ -266,13 +265,14 @@ def change(chosen, path, wanted, force=False, warn=None):
     if chosen.whole and wanted is None:
         _backup(path, old)
         os.unlink(path)
-        return "removed"
+        return "removed", path + ".bak"
     intended = _intended(chosen, document, wanted)
     if _load(chosen, new, path) != intended:
         raise BadInput(f"'{path}': the nexus entry could not be changed in place without changing more; "
                        "edit it by hand (nexus mcp config prints the entry)")
     _write(path, old, new)
-    return "removed" if wanted is None else "replaced" if present is not None else "added"
+    outcome = "removed" if wanted is None else "replaced" if present is not None else "added"
+    return outcome, None if old is None else path + ".bak"
 
 
 def _edited(chosen, text, wanted, path):

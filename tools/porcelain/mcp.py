@@ -2,7 +2,6 @@
 `nexus mcp config`, which registers it with a client."""
 
 import json
-import sys
 
 from nexus import style
 from nexus.mcp import clients, command
@@ -73,14 +72,17 @@ def config(ctx):
     scope = clients.scope_of(chosen, args["--scope"])
     path = clients.where(chosen, scope, args["--dir"]) if args["--write"] or args["--remove"] else None
     if args["--remove"]:
-        outcome = clients.change(chosen, path, None, warn=ctx.warn)
-        ctx.warn(f"{path}: {'nexus removed' if outcome == 'removed' else 'no nexus entry: unchanged'}")
-        return path + "\n"
+        return _changed(ctx, path, *clients.change(chosen, path, None, warn=ctx.warn))
     wanted = clients.entry(chosen, scope, args["--command"], ctx.warn)
     if args["--write"]:
-        outcome = clients.change(chosen, path, wanted, args["--force"], ctx.warn)
-        ctx.warn(f"{path}: nexus {outcome}" + (f" (the old file is {path}.bak)" if outcome == "replaced" else ""))
-        return path + "\n"
+        return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn))
     where = chosen.project if scope == "project" else clients.tilde(chosen.user())
-    print(f"{ctx.prog}: this goes in {where} (or run with --write)", file=sys.stderr)
+    ctx.warn(f"this goes in {where} (or run with --write)")
     return clients.snippet(chosen, wanted)
+
+
+def _changed(ctx, path, outcome, backup):
+    """The file's path on stdout; what happened to it on stderr."""
+    ctx.warn(f"{path}: " + ("no nexus entry: unchanged" if outcome == "unchanged" and not ctx.args["--write"]
+                            else f"nexus {outcome}") + (f" (the old file is kept as {backup})" if backup else ""))
+    return path + "\n"

@@ -555,3 +555,16 @@ def test_a_cancel_during_the_first_verification_kills_the_verify_command(skills,
     assert wait_for(lambda: read_log(nexus_home, "checked"))
     [line] = read_log(nexus_home, "checked")
     assert line["error"] == "cancelled" and line["exit"] == 137
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_server_killed_outright_takes_its_tools_with_it(skills, bindir, workspace, tmp_path):
+    pidfile = tmp_path / "pid"
+    make_tool(bindir, "slow", f'#!/bin/sh\necho $$ > "{pidfile}"\nexec sleep 600\n')
+    write_skill(workspace, "slow", "Takes its time.", meta={"tool": "slow"})
+    client = RawClient()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {}}})
+    assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip())
+    client.process.kill()
+    client.process.wait(30)
+    assert wait_for(lambda: not alive(int(pidfile.read_text()))), "the tool outlived its server"

@@ -84,7 +84,7 @@ class Context:
         return bool(self.args.get("--json"))
 
     def warn(self, message):
-        print(f"{self.prog}: {message}", file=sys.stderr)
+        output.say(self.prog, message)
 
 
 def parse(doc, argv, words=()):
@@ -300,6 +300,7 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
         parser = getattr(function, "parser", None)
         args = parser(argv, doc) if parser else parse(doc, [*words, *argv], words)
         ctx = Context(prog, args)
+        upgraded()
         output.emit(kind, function(ctx), function, ctx)
         sys.stdout.flush()
         return ctx.status
@@ -309,7 +310,7 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
     except NexusError as e:
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-        print(f"{prog}: {e}", file=sys.stderr)
+        output.say(prog, str(e))
         return e.exit_code
     except BrokenPipeError:  # not a failure: the reader has what it wanted
         quiet_stdout()
@@ -319,8 +320,20 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
     except OSError as e:  # a file nexus must write or read failed: one line, not a traceback
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-        print(f"{prog}: {e.filename}: {e.strerror}" if e.filename else f"{prog}: {e}", file=sys.stderr)
+        output.say(prog, f"{e.filename}: {e.strerror}" if e.filename else str(e))
         return 1
+
+
+def upgraded():
+    """Do and say once what an upgrade changes (nexus.upgrade), before the first command after it. A
+    home nexus cannot write to leaves it to a later command, quietly: it never stops this one."""
+    from .. import upgrade
+
+    try:
+        upgrade.run(lambda text: print(text, file=sys.stderr))
+    except OSError:
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise
 
 
 def tool(prog, kind, doc, body):

@@ -5,8 +5,8 @@ import os
 
 from .. import config as configlib, paths
 from ..catalog import status
-from ..errors import NexusError
-from ..schema import SECRET
+from ..errors import Refused
+from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
 MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
@@ -23,10 +23,18 @@ def environment(entry, config):
     return env
 
 
-def secrets(entry, env):
-    """Values of the env vars a skill declares as secret (long enough to be one), longest first."""
+def secrets(entry, env, config):
+    """The secrets nexus hands the tool, to be masked wherever nexus writes or shows them (long enough to
+    be one), longest first: the values of the env vars the skill declares, its apiKey, and the config's env
+    values whose name says secret (schema.secret_name) or that `nexus skill env --secret` marked."""
+    skill_config = configlib.skill_entry(config, entry)
+    given, marked = skill_config.get("env") or {}, skill_config.get("secretEnv") or ()
     names = entrylib.env_names(entry) + [entrylib.primary_env(entry)]
+    names += [name for name in given if name in marked or secret_name(name)]
     found = {env[n] for n in names if n and len(env.get(n) or "") >= MIN_SECRET_CHARS}
+    key = skill_config.get("apiKey")
+    if isinstance(key, str) and len(key) >= MIN_SECRET_CHARS:  # masked even when no primaryEnv hands it on
+        found.add(key)
     return sorted(found, key=len, reverse=True)
 
 
@@ -43,28 +51,30 @@ def runs(entry):
 
 
 def command(entry, args, config):
-    """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    """(argv, cwd) to execute a tool or script skill; Refused when it may not run as it says (invalid) or
+    its binary or script is missing (not-installed)."""
     unsafe = entrylib.unsafe(entry)
     if unsafe:
-        raise NexusError(f"Skill '{entry['name']}': {unsafe}")
+        raise Refused("invalid", f"Skill '{entry['name']}': {unsafe}")
     binary = runs(entry)
     found = status.which(binary, status.search_dirs(config)) if binary else None
     if not found:
-        raise NexusError(not_installed_message(entry, binary))
+        raise Refused("not-installed", not_installed_message(entry, binary))
     if entry["type"] == "tool":
         return [found, *args], None
     skill_dir = os.path.realpath(entry["dir"])
     script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
     if not paths.contains(skill_dir, script) or not os.path.isfile(script):
-        raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
+        raise Refused("not-installed", f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
     return [found, script, *args], skill_dir
 
 
 def not_installed_message(entry, binary):
     from ..skill import installspec  # a refusal's message: not on the way of a run that goes ahead
+    from ..style import visible
 
-    lines = [f"Tool '{binary}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
-    hints = installspec.hints(entry)
+    lines = [f"Tool '{visible(binary)}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
+    hints = [visible(hint) for hint in installspec.hints(entry)]  # one line each: a message of several lines
     if hints:
         lines.append("Install with: " + hints[0])
         lines += ["          or: " + h for h in hints[1:]]

@@ -11,7 +11,7 @@ from .. import config as configlib, paths, schema
 from ..agents.instructions import invocable, offered
 from ..catalog import listing, manifest
 from ..cli.command import number
-from ..errors import NexusError, UsageError
+from ..errors import NexusError, Refused, UsageError
 from ..gateway import plan, run as gateway
 from ..skill import skillmd
 
@@ -174,23 +174,26 @@ def result(**fields):
 
 def instructions(catalog, config, name, session, warn):
     """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
-    is not found, disabled or not for this platform, as `nexus skill run` refuses a prompt skill."""
-    entry = offered_entry(catalog, config, name)
+    is not found, and Refused (logged) when it is kept from models, disabled or not for this platform, as
+    `nexus skill run` refuses a prompt skill."""
+    entry = catalog.entry(config, name)
+    try:
+        check_invocable(entry)
+        gateway.gate(entry, config)
+    except Refused as e:
+        raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, session=session) from None
     started, ts = time.monotonic(), schema.now_iso()
     text = skillmd.prompt(entry)
     log_read(entry, config, ts, started, None, session, warn)
     return entry, text
 
 
-def offered_entry(catalog, config, name):
-    """The entry of a skill an agent may use by name: found, not kept from models
-    (`disable-model-invocation`), and through the gate (enabled, for this platform); NexusError else."""
-    entry = catalog.entry(config, name)
+def check_invocable(entry):
+    """Refused (a refusal of scope) when the skill is kept from models (`disable-model-invocation`): over
+    MCP it is neither listed nor called, even by name."""
     if not invocable(entry):
-        raise NexusError(f"Skill '{name}' is not offered to agents (disable-model-invocation: true); "
-                         "a person runs it with `nexus skill run`")
-    gateway.gate(entry, config)
-    return entry
+        raise Refused("scope", f"Skill '{entry['name']}' is not offered to agents (disable-model-invocation: "
+                               "true); a person runs it with `nexus skill run`")
 
 
 def log_read(entry, config, ts, started, args, session, warn):

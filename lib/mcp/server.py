@@ -23,7 +23,7 @@ from mcp_types import methods as wire
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__, config as configlib
-from ..errors import NexusError, UsageError
+from ..errors import NexusError, Refused, UsageError
 from ..gateway import process, run as gateway
 from ..usage import sessions
 from . import offer
@@ -56,7 +56,7 @@ class Nexus:
         self.limit, self.watch, self.max_calls, self.warn_always = limit, watch, max_calls, warn
         self.warned = set()  # what was said: each list would say it again
         self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
-        self.cwd = os.getcwd()  # read once: a script skill's spawn changes our folder for a moment
+        self.cwd = os.getcwd()
         self.catalog = offer.Catalog(warn)
         self.running = set()  # the tool calls in flight
         self.checked = {}  # (protocol version, the tool's identity) -> the tool as sent, checked by the SDK once
@@ -180,21 +180,25 @@ class Nexus:
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
-        offer.offered_entry(self.catalog, config, name)
         try:
             args, stdin, timeout = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
         call = gateway.Call(entry, config, args, self.warn, session=self.session)
+        try:
+            offer.check_invocable(entry)
+        except Refused as e:
+            raise call.refuse(e) from None
         call.env["NEXUS_CALLER_CWD"] = self.cwd
         running.call = call
         if running.cancelled:  # before anything ran: nothing to log
             return offer.error_result("cancelled")
-        call.prepare(on_start=running.started)  # a cancel during a first use's verification kills its command
+        call.prepare(on_start=running.started)  # gated (a refusal is logged), configured, verified on first use
         if running.cancelled:
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
-                            limit=self.limit, tee=False, on_start=running.started)  # never our stdin: the protocol's
+                            limit=self.limit, tee=False, on_start=running.started,
+                            parent_death=True)  # never our stdin: the protocol's
         return offer.call_result(done, timeout, self.limit)
 
     def read_skill(self, arguments):

@@ -5,7 +5,7 @@ from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
-from nexus.style import Style, local, table, truncate
+from nexus.style import Style, local, shell_line, table, truncate, visible
 from nexus.usage import crystallize as crystal, sessions, stats
 
 
@@ -41,9 +41,9 @@ def render_calls(found, out):
     style = Style(out)
     rows = [["#", "TIME", "SKILL", "EXIT", "MS", "ARGS / ERROR"]]
     for call in found:
-        shown = " ".join(call.get("args") or [])
+        shown = shell_line(call.get("args") or [])  # each word as a shell needs it: exact, and visible
         if call.get("error"):
-            shown = (shown + "  " if shown else "") + style.color(f"! {call['error']}", "red")
+            shown = (shown + "  " if shown else "") + style.color(f"! {visible(call['error'])}", "red")
         rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
                      str(call.get("ms", "-")), truncate(shown, 80) if not call.get("error") else shown])
     out.write("\n".join(table(rows, indent="")) + "\n")
@@ -103,7 +103,8 @@ def crystallize(ctx):
                         new skill: --NAME VALUE, or in order. Repeat for more. VALUE *** stands for a
                         secret that was masked in the log.
       --dry-run         Print the SKILL.md and the script; write nothing.
-      --force           Replace a skill of that name in the workspace.
+      --force           Take a name a skill already has: replace it in the workspace, or hide one
+                        of another source.
       --json            {"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}.
       -h --help         Show this help.
 
@@ -123,7 +124,10 @@ def crystallize(ctx):
     path = crystal.folder(name)
     picked = crystal.chosen_calls(args["ID"], numbers)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
-    files = crystal.plan(name, args["ID"], picked, named, manifest.skills())
+    skills = manifest.skills()
+    if not args["--dry-run"]:
+        crystal.taken(name, skills, args["--force"])
+    files = crystal.plan(name, args["ID"], picked, named, skills)
     made = {"name": name, "path": path, "calls": files["calls"], "requires": files["requires"], "env": files["env"],
             "skillMd": files["skillMd"], "script": files["script"].decode("utf-8", "surrogateescape"),
             "dryRun": bool(args["--dry-run"])}

@@ -195,6 +195,7 @@ complete -c nexus -n '__nexus_at job kill'
 complete -c nexus -n '__nexus_at mcp' -a 'config'
 complete -c nexus -n '__nexus_at mcp' -l max-output -x
 complete -c nexus -n '__nexus_at mcp' -l watch -x
+complete -c nexus -n '__nexus_at mcp' -l max-calls -x
 complete -c nexus -n '__nexus_at mcp' -l help
 complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue'
 complete -c nexus -n '__nexus_in mcp config' -l scope -x -a 'project user'
@@ -253,5 +254,6 @@ complete -c nexus-stats -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-mcp -f
 complete -c nexus-mcp -l max-output -x
 complete -c nexus-mcp -l watch -x
+complete -c nexus-mcp -l max-calls -x
 complete -c nexus-mcp -s h
 complete -c nexus-mcp -l help

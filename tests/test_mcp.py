@@ -2,6 +2,7 @@
 subprocess; what the gateway records is read from the usage logs it writes."""
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -198,20 +199,22 @@ def test_stdin_reaches_the_tool_and_a_failure_or_timeout_is_an_error_result(skil
     assert line["exit"] == 3 and line["error"] == "no way"
 
 
-def test_an_unknown_or_unready_tool_is_a_protocol_error_and_the_server_goes_on(skills, nexus_home, tmp_path):
+def test_an_unknown_tool_is_a_protocol_error_and_one_that_cannot_run_now_a_tool_error(skills, nexus_home, tmp_path):
     write_skill(skills, "keyed", "Needs a key.", meta={"tool": "say", "requires": {"env": ["KEYED_TOKEN"]}})
+    write_skill(skills, "failing", "Fails its check.", meta={"tool": "say", "verify": "echo 'no licence' >&2; exit 1"})
 
     async def scenario(session):
-        errors = []
-        for name in ("nope", "keyed"):
-            with pytest.raises(MCPError) as caught:
-                await session.call_tool(name, {})
-            errors.append(caught.value)
-        return errors, await session.call_tool("say", {"args": ["still here"]})
+        with pytest.raises(MCPError) as unknown:
+            await session.call_tool("nope", {})
+        return (unknown.value, await session.list_tools(), await session.call_tool("keyed", {}),
+                await session.call_tool("failing", {}), await session.call_tool("say", {"args": ["still here"]}))
 
-    (unknown, unready), result = serve(tmp_path, scenario)
-    assert unknown.code == unready.code == types.INVALID_PARAMS
-    assert "nope" in unknown.message and "KEYED_TOKEN" in unready.message
+    unknown, listed, keyed, failing, result = serve(tmp_path, scenario)
+    assert unknown.code == types.INVALID_PARAMS and "nope" in unknown.message
+    assert "failing" in [t.name for t in listed.tools]  # listed: its first verification comes with its first call
+    assert keyed.is_error and "KEYED_TOKEN" in keyed.content[0].text
+    assert failing.is_error and "no licence" in failing.content[0].text
+    assert "nexus skill show failing" in failing.content[0].text  # the setup step
     assert result.content[0].text == "still here\n"
     assert read_log(nexus_home, "keyed")[0]["exit"] == 1  # the refusal is recorded, as `nexus skill run` records it
 
@@ -568,3 +571,127 @@ def test_a_server_killed_outright_takes_its_tools_with_it(skills, bindir, worksp
     client.process.kill()
     client.process.wait(30)
     assert wait_for(lambda: not alive(int(pidfile.read_text()))), "the tool outlived its server"
+
+
+async def ask(session, method, params=None):
+    """A request of the Skills extension (the SDK's client has no method for it): its result as a dict."""
+    from pydantic import TypeAdapter
+
+    return await session.send_request(types.Request[dict, str](method=method, params=params or {}), TypeAdapter(dict))
+
+
+def published(skills, nexus_home):
+    """A prompt skill `guide` with a file and a frontmatter a lenient reader and YAML read differently."""
+    folder = write_skill(skills, "guide", "How to do it.", extra="version: 1.10\nlicense: MIT\n",
+                         body="Read references/steps.md.\n")
+    (folder / "references").mkdir()
+    (folder / "references" / "steps.md").write_text("1. Begin.\n")
+    (folder / "run.sh").write_text("echo hi\n")
+    return folder
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+def test_skills_list_and_get_describe_every_file_of_a_published_skill_as_resources_read_gives_it(
+        skills, nexus_home, tmp_path, era):
+    folder = published(skills, nexus_home)
+    secretive = write_skill(skills, "secretive", "Holds a key.")
+    (secretive / ".env").write_text("TOKEN=x\n")
+
+    async def main():
+        async with connected(tmp_path) as session:
+            if era == "handshake":
+                initialized = (await session.initialize()).capabilities
+            else:
+                initialized = (await session.discover()).capabilities
+            listed = await ask(session, "skills/list")
+            got = await ask(session, "skills/get", {"uri": "skill://guide/SKILL.md"})
+            reads = {r["uri"]: await session.read_resource(r["uri"]) for r in got["skill"]["resources"]}
+            errors = []
+            for method, params in (("skills/get", {"uri": "skill://nope/SKILL.md"}),
+                                   ("skills/get", {"uri": "skill://say/SKILL.md"}),
+                                   ("skills/get", {"uri": "skill://secretive/SKILL.md"})):
+                with pytest.raises(MCPError) as caught:
+                    await ask(session, method, params)
+                errors.append(caught.value)
+            for unlisted in ("skill://guide/nope.md", "skill://guide/../say/SKILL.md", "skill://secretive/.env"):
+                with pytest.raises(MCPError) as caught:
+                    await session.read_resource(unlisted)
+                errors.append(caught.value)
+            return initialized, listed, got, reads, errors, await session.call_tool("list_skills", {})
+
+    capabilities, listed, got, reads, errors, list_skills = anyio.run(main)
+    assert capabilities.resources  # the extension is declared where the revision has extensions: 2026-07-28
+    assert ("io.modelcontextprotocol/skills" in (capabilities.extensions or {})) == (era == "2026-07-28")
+    assert [s["uri"] for s in listed["skills"]] == ["skill://guide/SKILL.md"]  # say is a tool; secretive has a .env
+    assert listed["ttlMs"] == 0 and listed["cacheScope"] == "private"
+    entry = got["skill"]
+    assert entry == listed["skills"][0]
+    assert entry["frontmatter"] == {"name": "guide", "description": "How to do it.", "version": 1.1, "license": "MIT"}
+    files = {"skill://guide/SKILL.md": folder / "SKILL.md", "skill://guide/references/steps.md":
+             folder / "references" / "steps.md", "skill://guide/run.sh": folder / "run.sh"}
+    assert [r["uri"] for r in entry["resources"]][0] == "skill://guide/SKILL.md"
+    assert {r["uri"] for r in entry["resources"]} == set(files)
+    for resource in entry["resources"]:
+        data = reads[resource["uri"]].contents[0].text.encode()
+        assert data == files[resource["uri"]].read_bytes()
+        assert resource["size"] == len(data) and resource["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert all(e.code == types.INVALID_PARAMS for e in errors)
+    why = {s["name"]: s.get("notPublished") for s in list_skills.structured_content["skills"]}
+    assert why["guide"] is None and ".env" in why["secretive"] and "mcp.publishRunnable" in why["say"]
+
+
+def test_a_digest_follows_an_edit_that_keeps_size_and_mtime_and_runnable_skills_are_published_when_asked(
+        skills, nexus_home, tmp_path):
+    folder = published(skills, nexus_home)
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[mcp]\npublishRunnable = true\n")
+    script = folder / "run.sh"
+
+    async def scenario(session):
+        before = await ask(session, "skills/get", {"uri": "skill://guide/SKILL.md"})
+        stamp = script.stat()
+        script.write_text("echo ho\n")
+        os.utime(script, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        after = await ask(session, "skills/get", {"uri": "skill://guide/SKILL.md"})
+        return before, after, await ask(session, "skills/list")
+
+    before, after, listed = serve(tmp_path, scenario)
+    digest = lambda got: next(r["digest"] for r in got["skill"]["resources"] if r["uri"].endswith("run.sh"))  # noqa: E731
+    assert digest(after) == "sha256:" + hashlib.sha256(b"echo ho\n").hexdigest() != digest(before)
+    assert {s["uri"] for s in listed["skills"]} == {"skill://guide/SKILL.md", "skill://say/SKILL.md"}
+
+
+def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(skills, nexus_home, tmp_path, script_runner):
+    assert script_runner.run(["nexus", "skill", "run", "say", "--", "used"]).returncode == 0  # the most used
+    for i in range(150):
+        write_skill(skills, f"note-{i:03d}", f"Note {i}, " + "which says a great deal about many things. " * 5)
+
+    async def scenario(session):
+        return (session.initialized.instructions, await session.list_tools(),
+                await session.call_tool("run_skill", {"name": "say", "args": ["by name"]}),
+                await session.call_tool("run_skill", {"name": "nope"}),
+                await session.call_tool("list_skills", {"query": "NOTE 14"}),
+                await session.call_tool("list_skills", {"cursor": "50"}))
+
+    instructions, tools, ran, unknown, found, page = serve(tmp_path, scenario, "--tools", "loader")
+    assert [t.name for t in tools.tools] == ["run_skill", "list_skills", "read_skill"]
+    assert ran.content[0].text == "by name\n" and not ran.is_error
+    assert read_log(nexus_home, "say")[-1]["args"] == ["by name"]
+    assert unknown.is_error and "nope" in unknown.content[0].text
+    assert len(instructions.encode()) <= 8192
+    assert instructions.split("Skills, the most used first:\n")[1].startswith("- say: Say the words.\n- note-000")
+    assert "more: list_skills finds them" in instructions
+    assert [s["name"] for s in found.structured_content["skills"]] == ["note-014"] + [f"note-{i}" for i in range(140, 150)]
+    assert len(page.structured_content["skills"]) == 50 and page.structured_content["nextCursor"] == "100"
+
+
+def test_auto_is_the_loader_for_a_large_catalogue_and_each_for_a_small_one(skills, bindir, nexus_home, tmp_path):
+    write_config(nexus_home, '[skills]\nallowBundled = []\n[mcp]\ntools = "auto"\n')
+
+    async def scenario(session):
+        return [t.name for t in (await session.list_tools()).tools]
+
+    assert serve(tmp_path, scenario) == ["say", "list_skills", "read_skill"]
+    for i in range(40):
+        write_skill(skills, f"tool-{i:02d}", "A tool.", meta={"tool": "say"})
+    assert serve(tmp_path, scenario) == ["run_skill", "list_skills", "read_skill"]
+    assert serve(tmp_path, scenario, "--tools", "each")[-3:] == ["tool-39", "list_skills", "read_skill"]

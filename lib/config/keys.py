@@ -60,6 +60,7 @@ NAMES = Type("list", 'a list of skill names, as ["tmux", "github"]', item=_text)
 FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~, as ["~/bin"]', item=_folder)
 ENV_NAMES = Type("list", 'a list of environment variable names, as ["DEPLOY_TOKEN"]', item=is_env_name)
 ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
+TOOLS_MODE = Type("string", "each, loader or auto", lambda v: v in ("each", "loader", "auto"))
 
 
 class Key:
@@ -87,6 +88,11 @@ KEYS = (
     Key("skills.entries.<skill>.secretEnv", ENV_NAMES, "Env vars of the skill's env whose values are secrets, masked "
         "as *** wherever nexus writes or shows them (`nexus skill env --secret`); a name with KEY, TOKEN, SECRET, "
         "PASS, CREDENTIAL or AUTH in it is one already.", []),
+    Key("mcp.publishRunnable", BOOL, "nexus-mcp publishes tool and script skills through the Skills extension too "
+        "(skills/list, skill:// files): a host that runs their files itself bypasses the gate, the log and the "
+        "sandbox.", False),
+    Key("mcp.tools", TOOLS_MODE, "What nexus-mcp's tools/list holds: each (a tool per skill), loader (run_skill, "
+        "list_skills, read_skill) or auto (loader from 40 ready tool skills); nexus-mcp --tools overrides it.", "auto"),
     Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
         "`nexus capability resolve` prefers them.", []),
 )

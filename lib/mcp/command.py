@@ -11,22 +11,43 @@ agent only the skills that are ready right now, and runs every call through the 
 `nexus skill run` does: verified on first use, run without a shell, logged with secrets masked, counted.
 It speaks the protocol's revisions from 2024-11-05 on, the 2026-07-28 one (no handshake) included.
 
-Tools: each ready tool or script skill is a tool named after it, taking `args` (a list of strings),
-`stdin` (text) and `timeout` (seconds). A tool skill runs in the folder the client started the server
-in, a script skill in its own. The result holds the program's stdout, its stderr and a note on its
-exit status as text, and {exit, stdout, stderr, ms, truncated, timedOut} as structured content;
-isError is set when the exit status is not 0. Each of stdout and stderr is cut at --max-output bytes
-(the rest is read and dropped; truncated says so). Calling a tool that is not ready, or no tool at
-all, is a protocol error (invalid params) carrying the gateway's reason; arguments of the wrong type
-are a tool error, which the model reads and can correct.
+What an agent is offered: the ready skills, less those with `disable-model-invocation: true` (no
+tool, prompt or resource, not in list_skills, and a call by name is refused), decided in one place
+with `nexus skills prompt`, `agents-md`, `cursor-rules` and `skills link`.
 
-For clients that support only tools, `list_skills` names every skill with its status and, for one that
-is not ready, why and the steps that set it up; `read_skill` gives one skill's instructions.
+Tools (--tools each): each offered tool or script skill is a tool named after it, taking `args` (a
+list of strings), `stdin` (text) and `timeout` (seconds), all tools sharing one bare input schema.
+A tool skill runs in the folder the client started the server in, a script skill in its own. The
+result holds the program's stdout, its stderr and a note on its exit status as text, and {exit,
+stdout, stderr, ms, truncated, timedOut} as structured content; isError is set when the exit status
+is not 0. Each of stdout and stderr is cut at --max-output bytes (the rest is read and dropped;
+truncated says so). Calling a tool nexus does not know is a protocol error (invalid params); one that
+cannot run now (its first verification fails, a key was removed) or arguments of the wrong type are
+a tool error with the reason and the setup step, which the model reads and can act on.
+
+Tools (--tools loader): tools/list stays small however large the catalogue: `run_skill` (name, args,
+stdin, timeout) runs any offered skill by name, and the server's instructions (at most 8 KB) name the
+offered skills, the most used first, then point to list_skills. --tools auto (the default) is the
+loader once 40 tool and script skills are offered, else each; it is settled as the server starts.
+
+In both modes, `list_skills` (query, cursor: 50 a page) names every skill with its status and, for
+one that is not ready, why and the steps that set it up; `read_skill` gives one skill's instructions.
+
+Skills extension (io.modelcontextprotocol/skills): skills/list (paged) and skills/get give each
+published skill as an entry: its URI skill://NAME/SKILL.md, its frontmatter as a standard YAML parser
+reads it, and every file of it with its sha256 digest and size; resources/read serves exactly those
+files by their skill:// URIs. Published: the offered prompt skills; tool and script skills only with
+mcp.publishRunnable = true in the config, since a host that runs a skill's files itself bypasses the
+gate, the log and the sandbox. A skill over the extension's limits (512 files, 16 MiB), holding a
+secret-looking file (.env, keys), a link out of its folder or a frontmatter standard YAML reads
+otherwise, is not published, and list_skills says why (notPublished). Digests are kept per file by
+its size, mtime, ctime and inode, so a listing hashes only what changed.
 
 Prompts and resources: each ready skill's instructions ({baseDir} resolved) are a prompt named after
 it; its files are resources with file:// URIs, the paths its instructions name (SKILL.md first, at
 most 100 a skill; hidden files, node_modules and __pycache__ left out; none larger than --max-output).
 Every read of instructions or a file is logged as a prompt call, a file with its path as args.
+resources/templates/list answers an empty list.
 
 Sessions: every call is logged with NEXUS_SESSION_ID when it is set, else with an id of this
 connection: `mcp-` and an id as `nexus session new` makes them (when it began, then 8 hex digits),
@@ -50,7 +71,7 @@ on SIGTERM, SIGHUP or SIGINT it does the same, then ends by that signal.
 
 USAGE = f"""\
 Usage:
-  PROG [--max-output BYTES] [--watch SECONDS] [--max-calls N]
+  PROG [--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]
   PROG (-h | --help)
 
 Options:
@@ -59,6 +80,9 @@ Options:
   --watch SECONDS     How often to look for changed skills; 0: never [default: 2].
   --max-calls N       The most tool calls that run at once; a call past it is answered at once with a
                       tool error saying so [default: 16].
+  --tools MODE        What tools/list holds: each (a tool per skill), loader (run_skill, list_skills and
+                      read_skill, however many skills there are) or auto (loader once 40 tool and script
+                      skills are offered, else each); the config's mcp.tools, else auto.
   -h --help           Show this help.
 
 Environment:
@@ -97,10 +121,13 @@ def command(ctx):
     calls = args["--max-calls"]
     if not (calls.isdigit() and 0 < int(calls) <= MAX_CALLS):
         raise UsageError(f"--max-calls needs a whole number from 1 to {MAX_CALLS}, not {calls!r}")
+    tools = args["--tools"]
+    if tools is not None and tools not in offer.MODES:
+        raise UsageError(f"--tools is each, loader or auto, not {tools!r}")
     try:
         from . import server
     except ImportError as e:
         if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
             raise
         raise UsageError(INSTALL_HINT) from None
-    return server.serve(int(limit), watch, int(calls), ctx.warn)
+    return server.serve(int(limit), watch, int(calls), tools, ctx.warn)

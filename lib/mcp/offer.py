@@ -14,29 +14,46 @@ from ..cli.command import number
 from ..errors import NexusError, Refused, UsageError
 from ..gateway import plan, run as gateway
 from ..skill import skillmd
+from . import skills
 
 MAX_OUTPUT = 256 * 1024  # bytes of a tool's stdout, and of its stderr, in a result; also the largest resource
 SHORT_INSTRUCTIONS = 400  # characters: instructions this short are part of their tool's description
 MAX_FILES = 100  # resources listed per skill
 SKIPPED_FOLDERS = ("node_modules", "__pycache__")  # and every hidden file and folder
-LIST_SKILLS, READ_SKILL = "list_skills", "read_skill"  # never a skill's name: those have no "_"
+LIST_SKILLS, READ_SKILL, RUN_SKILL = "list_skills", "read_skill", "run_skill"  # never a skill's name: no "_"
+MODES = ("each", "loader", "auto")  # what tools/list holds: a tool per skill, or run_skill and the catalogue
+AUTO_LOADER = 40  # auto: the loader once this many tool and script skills are offered
+MAX_INSTRUCTIONS = 8 * 1024  # bytes of the server's instructions in loader mode
 
 CALL_ARGUMENTS = ("args", "stdin", "timeout")
-INPUT_SCHEMA = {  # kept short: an agent reads it once for every tool, and may have 1,000 of them
-    "type": "object",
-    "properties": {
-        "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments (no shell)."},
-        "stdin": {"type": "string", "description": "Its standard input."},
-        "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds it may run."},
-    },
-    "additionalProperties": False,
+CALL_PROPERTIES = {
+    "args": {"type": "array", "items": {"type": "string"}},
+    "stdin": {"type": "string"},
+    "timeout": {"type": "number", "exclusiveMinimum": 0},
+}
+# Bare, and one object shared by every tool: an agent reads it once for each tool, and may have 1,000 of
+# them; what args, stdin and timeout mean is said once, in the server's instructions.
+INPUT_SCHEMA = {"type": "object", "properties": CALL_PROPERTIES, "additionalProperties": False}
+RUN_SKILL_TOOL = {
+    "name": RUN_SKILL, "title": "Run a skill",
+    "description": "Run a ready skill by name through the nexus gateway: its program gets `args` (a list of strings, "
+                   "no shell), `stdin` and `timeout` (seconds); the answer holds its stdout, its stderr and its exit "
+                   f"status. Find skills with {LIST_SKILLS}; read a skill's instructions with {READ_SKILL} before "
+                   "its first use.",
+    "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."},
+                                                     **CALL_PROPERTIES},
+                    "required": ["name"], "additionalProperties": False},
+    "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
 }
 BUILTIN_TOOLS = (
     {"name": LIST_SKILLS,
      "description": "Every skill nexus knows, with its status (ready, needs-setup, not-installed, disabled, "
                     "invalid) and, for one that is not ready, why and the steps that set it up: what to tell "
                     "a person when the skill a task needs is not among your tools.",
-     "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False}},
+     "inputSchema": {"type": "object", "properties": {
+         "query": {"type": "string", "description": "Only skills whose name or description holds this."},
+         "cursor": {"type": "string", "description": "The nextCursor of the page before."}},
+         "additionalProperties": False}},
     {"name": READ_SKILL,
      "description": "The instructions (SKILL.md) of one skill, with the paths of its files resolved.",
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."}},
@@ -70,6 +87,7 @@ class Catalog:
         return listing.evaluate_all(self.current(config), config, self.warn)
 
 
+LIST_PAGE = 50  # skills per page of list_skills
 LISTED = ("ready", "needs-setup", "not-installed", "disabled", "invalid")  # list_skills: all but another platform's
 
 
@@ -80,6 +98,48 @@ def is_tool(record):
 def tools_of(records):
     """The offered tool and script skills: each is a tool."""
     return [r for r in offered(records) if is_tool(r)]
+
+
+def mode(chosen, records):
+    """each or loader: `chosen` (one of MODES), auto settled by how many tool and script skills are offered."""
+    if chosen != "auto":
+        return chosen
+    return "loader" if len(tools_of(records)) >= AUTO_LOADER else "each"
+
+
+def loader_instructions(records, calls):
+    """The server's instructions in loader mode: how to use the three tools, then the offered skills, the
+    most used first (`calls`: {name: calls lately}), each with its description cut short, as many as
+    MAX_INSTRUCTIONS bytes hold, and how to find the rest."""
+    from ..style import truncate
+
+    shown = sorted(offered(records), key=lambda r: -calls.get(r["name"], 0))  # stable: priority, then name kept
+    text = LOADER_INSTRUCTIONS + "\n\nSkills, the most used first:\n"
+    room = MAX_INSTRUCTIONS - len(text.encode()) - 100  # for the line that says how many are left out
+    for count, record in enumerate(shown):
+        kind = f" ({READ_SKILL} only: instructions)" if record.get("type") == "prompt" else ""
+        line = f"- {record['name']}{kind}: {truncate(' '.join(record.get('description', '').split()), 120)}\n"
+        room -= len(line.encode())
+        if room < 0:
+            return text + f"... and {len(shown) - count} more: {LIST_SKILLS} finds them (query, cursor).\n"
+        text += line
+    return text
+
+
+LOADER_INSTRUCTIONS = f"""\
+The skills ready on this machine run through the nexus gateway. {RUN_SKILL} runs one by name: its program \
+gets `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and the answer is its \
+stdout, its stderr and its exit status (structured: exit, stdout, stderr, ms, truncated, timedOut; \
+isError when it did not exit 0). {READ_SKILL} gives a skill's instructions: read them before a first use. \
+{LIST_SKILLS} finds skills by a query, ready or not, with what one that is not ready needs. Every call \
+is logged."""
+
+
+def tool_list(chosen, records):
+    """tools/list's tools: in each mode a tool per offered tool or script skill, in loader mode run_skill;
+    then list_skills and read_skill."""
+    skills = [tool(r) for r in tools_of(records)] if chosen == "each" else [RUN_SKILL_TOOL]
+    return skills + list(BUILTIN_TOOLS)
 
 
 def tool(entry):
@@ -102,11 +162,11 @@ def prompt(record):
     return {"name": record["name"], "description": record.get("description", "")}
 
 
-def signature(kind, records):
+def signature(kind, records, chosen="each"):
     """What a list of `kind` (tools, prompts, resources) shows of these skills: when it changes, the
-    server tells the client."""
+    server tells the client. In loader mode the tools never change."""
     if kind == "tools":
-        return [(r["name"], r["sha256"]) for r in tools_of(records)]
+        return [(r["name"], r["sha256"]) for r in tools_of(records)] if chosen == "each" else []
     shown = offered(records)
     if kind == "prompts":
         return [(r["name"], r["sha256"]) for r in shown]
@@ -205,21 +265,36 @@ def log_read(entry, config, ts, started, args, session, warn):
         warn(gateway.not_recorded(e))
 
 
-def skill_list(records):
-    """list_skills: every skill an agent may be offered but those for another platform, with why and how
-    for the ones not ready."""
-    skills = []
+def skill_list(records, unpublished, arguments):
+    """list_skills: the skills an agent may be offered, of every status but another platform's, with why
+    and how for one that is not ready, and why a ready one is not published to hosts that speak the
+    Skills extension (`unpublished`: {name: why}); those whose name or description holds `query` (in any
+    case), LIST_PAGE at a time from `cursor`."""
+    arguments = arguments or {}
+    query, cursor = arguments.get("query", ""), arguments.get("cursor", "0")
+    if set(arguments) - {"query", "cursor"} or not isinstance(query, str) or not (isinstance(cursor, str) and cursor.isdigit()):
+        return error_result(f"{LIST_SKILLS} takes query (text) and cursor (the nextCursor of the page before)")
+    found = []
     for record in offered(records, LISTED):
+        if query.lower() not in f"{record['name']} {record.get('description', '')}".lower():
+            continue
         skill = {"name": record["name"], "description": record.get("description", ""),
                  "type": record.get("type"), "status": record["status"]}
         if record["status"] != "ready":
             skill["reason"] = plan.not_ready_reason(record)
         if record["status"] in ("needs-setup", "not-installed"):
             skill["setup"] = plan.setup_steps(record, record["missing"])
-        skills.append(skill)
+        if record["name"] in unpublished:
+            skill["notPublished"] = unpublished[record["name"]]
+        found.append(skill)
+    start = int(cursor)
+    page, more = found[start:start + LIST_PAGE], start + LIST_PAGE < len(found)
     lines = [f"{s['name']} ({s['status']}): {s['description']}" + (f"\n  why: {s['reason']}" if "reason" in s else "")
-             for s in skills]
-    return result(content=[text_content("\n".join(lines) or "No skills.")], structuredContent={"skills": skills})
+             for s in page]
+    if more:
+        lines.append(f"(more: call {LIST_SKILLS} with cursor {start + LIST_PAGE})")
+    structured = {"skills": page, **({"nextCursor": str(start + LIST_PAGE)} if more else {})}
+    return result(content=[text_content("\n".join(lines) or "No skills.")], structuredContent=structured)
 
 
 def files(entry, warn):
@@ -263,18 +338,19 @@ def resource(entry, path):
     return {k: v for k, v in found.items() if v}
 
 
-def read_resource(records, config, uri, limit, session, warn):
-    """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, logged as a
-    prompt call with the file's path in the skill; UsageError when it is no such file (a hidden one,
-    say) or larger than `limit`."""
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(uri)
-    path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
-    owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
-    entry = max(owners, key=lambda r: len(r["dir"]), default=None)
-    if entry is None or path not in files(entry, warn):
-        raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
+def read_resource(records, config, uri, limit, session, warn, shelf):
+    """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, or that a
+    published skill's entry lists, by its skill:// URI (see skills.Shelf); logged as a prompt call with
+    the file's path in the skill. UsageError when it is no such file (a hidden one, say) or larger than
+    `limit` (a skill:// file: than the Skills extension's limit)."""
+    if uri.startswith("skill://"):
+        try:
+            entry, path = shelf.file(records, config, uri)
+        except LookupError as e:
+            raise UsageError(str(e)) from None
+        limit = skills.MAX_BYTES
+    else:
+        entry, path = listed_file(records, uri, warn)
     size = os.path.getsize(path)
     if size > limit:
         raise UsageError(f"{uri} is {size:,} bytes, over the limit of {limit:,} (nexus-mcp --max-output)")
@@ -283,3 +359,16 @@ def read_resource(records, config, uri, limit, session, warn):
         data = f.read(limit)
     log_read(entry, config, ts, started, [os.path.relpath(path, entry["dir"])], session, warn)
     return resource(entry, path).get("mimeType"), data
+
+
+def listed_file(records, uri, warn):
+    """(the skill's record, the path) of a file resources/list shows, by its file:// URI; UsageError else."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(uri)
+    path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
+    owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
+    entry = max(owners, key=lambda r: len(r["dir"]), default=None)
+    if entry is None or path not in files(entry, warn):
+        raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
+    return entry, path

@@ -18,7 +18,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError,
-                       NotificationParams, jsonrpc_message_adapter)
+                       NotificationParams, PaginatedRequestParams, RequestParams, jsonrpc_message_adapter)
 from mcp_types import methods as wire
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -26,38 +26,42 @@ from .. import __version__, config as configlib
 from ..errors import NexusError, Refused, UsageError
 from ..gateway import process, run as gateway
 from ..usage import sessions
-from . import offer
+from . import offer, skills
 
 INSTRUCTIONS = """\
 These tools are the skills that are ready on this machine; each runs one program through the nexus
-gateway, with its arguments in `args` (no shell), and answers with its stdout, its stderr and its exit
-status (structured: exit, stdout, stderr, ms, truncated, timedOut). read_skill, or the prompt named
-after a skill, gives its instructions; a skill's files are resources. list_skills names every skill,
-ready or not, with what one that is not ready needs. Every call is logged."""
+gateway, with `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and answers
+with its stdout, its stderr and its exit status (structured: exit, stdout, stderr, ms, truncated,
+timedOut). read_skill, or the prompt named after a skill, gives its instructions; a skill's files are
+resources. list_skills names every skill, ready or not, with what one that is not ready needs. Every
+call is logged."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The 2026 revision has results say how long a client may cache them: not at all, the skills are live.
 UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "resources/list", "resources/read")}
 
 
+UNCACHED_FIELDS = {"ttlMs": 0, "cacheScope": "private"}  # the same, for the Skills extension's results
 WORKERS = 4  # threads for lists and reads, apart from the tool calls' own and the transport's
 
 
-def serve(limit, watch, max_calls, warn):
+def serve(limit, watch, max_calls, tools, warn):
     """Serve one client on stdin and stdout until it closes stdin: exit status 0."""
-    anyio.run(Nexus(limit, watch, max_calls, warn).run)
+    anyio.run(Nexus(limit, watch, max_calls, tools, warn).run)
     return 0
 
 
 class Nexus:
     """The server's state for its one connection: the catalogue, the session id, the calls in flight."""
 
-    def __init__(self, limit, watch, max_calls, warn):
+    def __init__(self, limit, watch, max_calls, tools, warn):
         self.limit, self.watch, self.max_calls, self.warn_always = limit, watch, max_calls, warn
+        self.mode = tools  # each, loader or auto (None: the config's mcp.tools); settled as the server starts
         self.warned = set()  # what was said: each list would say it again
         self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
         self.cwd = os.getcwd()
         self.catalog = offer.Catalog(warn)
+        self.shelf = skills.Shelf()  # what the Skills extension publishes, and the digests of its files
         self.running = set()  # the tool calls in flight
         self.checked = {}  # (protocol version, the tool's identity) -> the tool as sent, checked by the SDK once
         self.found = None  # (when, every skill with its status): the last look at the catalogue
@@ -72,10 +76,15 @@ class Nexus:
         # calls to take its threads, cancels and the client's EOF would go unread (issue 23).
         self.calls, self.workers = anyio.CapacityLimiter(self.max_calls), anyio.CapacityLimiter(WORKERS)
         wire = Wire()
-        server = Server("nexus", version=__version__, instructions=INSTRUCTIONS, cache_hints=UNCACHED,
+        instructions = await self.work(self.settle_mode)
+        server = Server("nexus", version=__version__, instructions=instructions, cache_hints=UNCACHED,
                         on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                         on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
-                        on_list_resources=self.list_resources, on_read_resource=self.read_resource)
+                        on_list_resources=self.list_resources, on_read_resource=self.read_resource,
+                        on_list_resource_templates=self.list_resource_templates)
+        server.extensions[skills.EXTENSION] = {}
+        server.add_request_handler("skills/list", PaginatedRequestParams, self.list_published)
+        server.add_request_handler("skills/get", SkillParams, self.get_published)
         server.add_notification_handler("notifications/initialized", NotificationParams, self.on_initialized)
         server.middleware.append(self.checked_tool_list)
         options = server.create_initialization_options(NotificationOptions(True, True, True))
@@ -90,6 +99,19 @@ class Nexus:
             finally:
                 wire.close()
             tasks.cancel_scope.cancel()
+
+    def settle_mode(self):
+        """each or loader, for the whole connection (auto: by the catalogue as it is now); the server's
+        instructions for it."""
+        if self.mode in (None, "auto"):
+            chosen = (self.config().get("mcp") or {}).get("tools", "auto") if self.mode is None else "auto"
+            self.mode = offer.mode(chosen, self.records()) if chosen == "auto" else chosen
+        if self.mode == "each":
+            return INSTRUCTIONS
+        from ..usage import stats
+
+        records = self.records()
+        return offer.loader_instructions(records, stats.call_counts([r["name"] for r in offer.offered(records)]))
 
     # -- what every handler needs --------------------------------------------------------------
 
@@ -120,7 +142,7 @@ class Nexus:
         """The skills a list of `kind` (tools, prompts, resources) shows; what it shows is kept, so that
         the watch can tell the client when that changes."""
         records = self.records(self.watch)
-        self.shown[kind] = offer.signature(kind, records)
+        self.shown[kind] = offer.signature(kind, records, self.mode)
         return offer.tools_of(records) if kind == "tools" else offer.offered(records)
 
     # -- tools ---------------------------------------------------------------------------------
@@ -128,7 +150,7 @@ class Nexus:
     async def list_tools(self, ctx, params):
         """tools/list as the SDK checks every result: for the 2026 protocol, and before initialize."""
         found = await self.work(lambda: [offer.tool(r) for r in self.listed("tools")])
-        return offer.result(tools=found + list(offer.BUILTIN_TOOLS))
+        return offer.result(tools=(found if self.mode == "each" else [offer.RUN_SKILL_TOOL]) + list(offer.BUILTIN_TOOLS))
 
     async def checked_tool_list(self, ctx, call_next):
         """tools/list from tools the SDK checked (and shaped for the protocol version) once each, not on
@@ -141,7 +163,7 @@ class Nexus:
 
         def tools():
             found = [self.checked_tool(version, (r["name"], r["sha256"], r["dir"]), lambda r=r: offer.tool(r))
-                     for r in self.listed("tools")]
+                     for r in self.listed("tools")] if self.mode == "each" else [offer.RUN_SKILL_TOOL]
             return found + [self.checked_tool(version, (t["name"],), lambda t=t: t) for t in offer.BUILTIN_TOOLS]
 
         return {"tools": await self.work(tools)}
@@ -154,10 +176,16 @@ class Nexus:
 
     async def call_tool(self, ctx, params):
         name, arguments = params.name, params.arguments
+        loaded = name == offer.RUN_SKILL
         if name == offer.LIST_SKILLS:
-            return await self.work(lambda: offer.skill_list(self.records()))
+            return await self.work(lambda: self.skill_list(arguments))
         if name == offer.READ_SKILL:
             return await self.work(lambda: self.read_skill(arguments))
+        if loaded:  # the loader's: run_skill(name, args, stdin, timeout) is the tool `name`
+            arguments = dict(arguments or {})
+            name = arguments.pop("name", None)
+            if not isinstance(name, str):
+                return offer.error_result(f"{offer.RUN_SKILL} needs name: the skill to run (see {offer.LIST_SKILLS})")
         if self.calls.borrowed_tokens >= self.calls.total_tokens:
             return offer.error_result(f"{name}: not run: {self.max_calls} calls are running already, the most this "
                                       "server runs at once (nexus-mcp --max-calls); call it again when one has ended")
@@ -167,6 +195,10 @@ class Nexus:
             return await in_thread(lambda: self.run_skill(name, arguments, running), self.calls, running.cancel)
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
+        except MCPError as e:
+            if not loaded:
+                raise
+            return offer.error_result(f"{offer.RUN_SKILL}: {e.message}")  # its argument was off, not the tool
         finally:
             self.running.discard(running)
 
@@ -193,13 +225,21 @@ class Nexus:
         running.call = call
         if running.cancelled:  # before anything ran: nothing to log
             return offer.error_result("cancelled")
-        call.prepare(on_start=running.started)  # gated (a refusal is logged), configured, verified on first use
+        try:
+            call.prepare(on_start=running.started)  # gated (a refusal is logged), configured, verified on first use
+        except Refused as e:  # a tool error, which clients show the model: the reason and the setup step
+            return offer.error_result(f"{name}: not run: {e}")
         if running.cancelled:
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started,
                             parent_death=True)  # never our stdin: the protocol's
         return offer.call_result(done, timeout, self.limit)
+
+    def skill_list(self, arguments):
+        records, config = self.records(), self.config()
+        unpublished = {name: why for name, why in self.shelf.all(records, config).items() if isinstance(why, str)}
+        return offer.skill_list(records, unpublished, arguments)
 
     def read_skill(self, arguments):
         arguments = arguments or {}
@@ -233,7 +273,7 @@ class Nexus:
     async def read_resource(self, ctx, params):
         try:
             mime, data = await self.work(lambda: offer.read_resource(
-                self.records(self.watch), self.config(), params.uri, self.limit, self.session, self.warn))
+                self.records(self.watch), self.config(), params.uri, self.limit, self.session, self.warn, self.shelf))
         except (NexusError, OSError) as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         content = {"uri": params.uri, **({"mimeType": mime} if mime else {})}
@@ -246,6 +286,27 @@ class Nexus:
     async def work(self, function):
         """function() in a worker thread: the lists and reads, whose threads no tool call takes."""
         return await in_thread(function, self.workers)
+
+    async def list_resource_templates(self, ctx, params):
+        return offer.result(resourceTemplates=[])
+
+    # -- the Skills extension ------------------------------------------------------------------
+
+    async def list_published(self, ctx, params):
+        """skills/list: the published skills' entries, a page at a time."""
+        try:
+            found, cursor = await self.work(lambda: self.shelf.page(self.records(self.watch), self.config(), params.cursor))
+        except ValueError as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from None
+        return offer.result(skills=found, **({"nextCursor": cursor} if cursor else {}), **UNCACHED_FIELDS)
+
+    async def get_published(self, ctx, params):
+        """skills/get: one published skill's entry, by the URI of its SKILL.md."""
+        try:
+            found = await self.work(lambda: self.shelf.get(self.records(self.watch), self.config(), params.uri))
+        except LookupError as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from None
+        return offer.result(skill=found.entry, **UNCACHED_FIELDS)
 
     # -- the connection ------------------------------------------------------------------------
 
@@ -270,7 +331,7 @@ class Nexus:
             else:
                 problem = None
                 for kind, send in changed:
-                    now = offer.signature(kind, records)
+                    now = offer.signature(kind, records, self.mode)
                     if self.shown.get(kind, now) != now:
                         self.shown[kind] = now
                         await send()
@@ -288,6 +349,12 @@ class Nexus:
             await anyio.sleep(0.01)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+
+
+class SkillParams(RequestParams):
+    """skills/get's params."""
+
+    uri: str
 
 
 class Running:

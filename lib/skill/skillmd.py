@@ -164,6 +164,16 @@ def body(path):
     return split[1]
 
 
+def frontmatter_text(data):
+    """The frontmatter of a SKILL.md's bytes, as `read` splits it; None when they are not UTF-8 or have none."""
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
+    except UnicodeDecodeError:
+        return None
+    split = _split(SkillFile(None), text)
+    return split and split[0]
+
+
 def prompt(entry):
     """A skill's instructions with {baseDir} resolved; NexusError when its SKILL.md cannot be read."""
     try:
@@ -399,6 +409,9 @@ def _jsonable(value):
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+jsonable = _jsonable  # what YAML gave, as JSON has it: the Skills extension sends frontmatter so too
 
 
 def _read_metadata(skill):

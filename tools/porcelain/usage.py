@@ -61,7 +61,7 @@ def rotate(ctx):
         except OSError as e:
             ctx.warn(f"cannot rotate '{paths.usage_log(name)}': {e.strerror}")
             ctx.status = 1
-    return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune()}
+    return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune(warn=ctx.warn)}
 
 
 def render_report(data, out):
@@ -93,6 +93,6 @@ def usage_report(ctx):
     data = report.collect(ctx.config, stats.parse_days(ctx.args["--days"]), ctx.warn)
     if ctx.args["-o"] and not ctx.json:
         target = os.path.abspath(ctx.args["-o"])
-        fileio.write_atomic(target, report.render(data).encode(), 0o644)
+        fileio.write_atomic(target, report.render(data).encode(), 0o600)  # private, as the logs it is made of
         return {"file": target}
     return data

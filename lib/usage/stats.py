@@ -111,13 +111,15 @@ class Durations:
         self.count += other.count
 
     def quantile(self, q):
-        """The duration below which a fraction q of the calls took, in whole milliseconds; None without calls."""
+        """The duration within which a fraction q of the calls took, in whole milliseconds; None without
+        calls. The nearest rank: the ceil(q * count)-th shortest call, so that p95 of a few calls is
+        their slowest rather than a figure below the average."""
         if not self.count:
             return None
-        rank, seen = q * (self.count - 1), 0
+        rank, seen = max(1, math.ceil(round(q * self.count, 9))), 0  # round: 0.95 * 20 is 19.000000000000004
         for key in sorted(self.buckets):  # -inf holds the calls under a millisecond
             seen += self.buckets[key]
-            if seen > rank:
+            if seen >= rank:
                 return 0 if key == -math.inf else round(2 * self.GAMMA ** key / (self.GAMMA + 1))
         return None
 

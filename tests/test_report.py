@@ -157,6 +157,25 @@ def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
         assert colours > 8, f"the {scheme} page looks blank"
 
 
+@pytest.mark.once
+def test_on_a_terminal_the_report_goes_to_a_file_it_names(used, tmp_path):
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    done = subprocess.run([shutil.which("nexus"), "report"], stdout=follower, stderr=subprocess.PIPE, text=True,
+                          cwd=tmp_path, timeout=60)
+    os.close(follower)
+    shown = os.read(leader, 65536).decode()
+    os.close(leader)
+    target = tmp_path / "nexus-report.html"
+    assert done.returncode == 0 and shown.strip() == str(target) and "<html" not in shown
+    assert "nexus-report.html" in done.stderr and "-o FILE" in done.stderr
+    assert target.read_text().startswith("<!doctype html>")
+    piped = subprocess.run([shutil.which("nexus"), "report"], capture_output=True, text=True, cwd=tmp_path / "nexus")
+    assert piped.stdout.startswith("<!doctype html>") and not (tmp_path / "nexus" / "nexus-report.html").exists()
+
+
 def test_bad_input_is_one_line_and_a_usage_error(script_runner, used, tmp_path):
     for argv in (["--days", "0"], ["--days", "many"], ["--bogus"], ["-o"]):
         result = script_runner.run(["nexus", "report", *argv])

@@ -208,7 +208,7 @@ def render_outcomes(outcomes, out):
             drift = " (drifted: its verify command prints something else than last time)" if outcome.get("drift") else ""
             out.write(f"{style.emoji('✅')}{outcome['skill']}: verified{drift}\n")
         else:
-            out.write(f"{style.emoji('❌')}{outcome['skill']}: {outcome['error'].splitlines()[0]}\n")
+            out.write(f"{style.emoji('❌')}{outcome['skill']}: {last_line(outcome['error'])}\n")
         out.flush()
     if not any_outcome:
         out.write("nothing to verify\n")

@@ -174,7 +174,8 @@ def gate(entry, config):
 
         record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
         if record.get("reason") or record["status"] == "invalid":
-            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
+            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}. "
+                             f"To fix: {plan.next_step(record) or 'nexus skills check ' + entry['dir']}")
     return checker
 
 

@@ -2,6 +2,7 @@
 
 from nexus import config as configlib, schema
 from nexus.catalog import capabilities, listing
+from nexus.catalog.status import state_words
 from nexus.cli.command import renders
 from nexus.errors import UsageError
 from nexus.gateway import plan
@@ -27,8 +28,7 @@ def render_capabilities(found, out):
         out.write(style.color(style.clip(f"{item['name']}  (chosen: {choice})"), "bold") + "\n")
         for provider in item["providers"]:
             mark = style.emoji("✅") if provider["status"] == "ready" else style.emoji("⏳")
-            out.write(style.clip(f"  {mark}{provider['name']}: {provider['status']}"
-                                 f"{'' if provider['verified'] or provider['status'] != 'ready' else ', not verified yet'}") + "\n")
+            out.write(style.clip(f"  {mark}{provider['name']}: {', '.join(state_words(provider))}") + "\n")
         if not item["providers"]:
             out.write("  no skill provides it\n")
         if item["consumers"]:

@@ -30,17 +30,18 @@ def _detail(record):
     from nexus.style import one_line
 
     if record["status"] == "ready":
-        unverified = "verifies again on its next run" if record.get("verifiesAgain") else "not verified yet"
-        marks = [m for m, on in ((unverified, not record.get("verified")), ("degraded", record.get("degraded")),
-                                 ("drifted", record.get("drifted"))) if on]
+        from nexus.catalog.status import state_words
+
+        marks = state_words(record)[1:]
         return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
-    return one_line(plan.not_ready_reason(record))
+    reason, step = plan.not_ready_reason(record), plan.next_step(record)
+    return one_line(reason if not step or step in reason else f"{reason} ({step})")
 
 
 def _rows(records):
     """name, detail, description: the description gives way first on a terminal, the detail only when
     it must (style.fit)."""
-    return [[r["name"], r.get("reason") or _detail(r), r.get("description", "")] for r in records]
+    return [[r["name"], _detail(r), r.get("description", "")] for r in records]
 
 
 def render_list(records, out):

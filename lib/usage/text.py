@@ -5,7 +5,7 @@ Shared by `nexus skill stats` and `nexus-stats`, which print the same report.
 
 import datetime
 
-from ..style import Style, ago, cells, clip, fitted, last_line, local, plural, when
+from ..style import Style, ago, cells, clip, fitted, last_line, local, plural, visible, when
 from . import stats
 
 MOST_FAILURES = 10
@@ -38,7 +38,7 @@ def _all_skills(report, style):
     lines += ["", "Most Used Skills:", *fitted(rows, style.columns, give=(7, 1), indent="  ")]
     if report["recentFailures"]:
         lines += ["", f"Recent Failures (past {plural(stats.recent_days(report['days']), 'day')}):"]
-        lines += [_quoted(f"  {style.bullet} {f['skill']}: ", f["error"], f" ({plural(f['count'], 'occurrence')})", style)
+        lines += [_quoted(f"  {style.bullet} {visible(f['skill'])}: ", f["error"], f" ({plural(f['count'], 'occurrence')})", style)
                   for f in report["recentFailures"][:MOST_FAILURES]]
         more = len(report["recentFailures"]) - MOST_FAILURES
         if more > 0:

@@ -5,7 +5,7 @@ from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
-from nexus.style import Style, fit, fitted, last_line, local, table
+from nexus.style import Style, fit, fitted, last_line, local, shell_line, table, visible
 from nexus.usage import crystallize as crystal, sessions, stats
 
 
@@ -42,8 +42,9 @@ def render_calls(found, out):
     rows, errors = [["#", "TIME", "SKILL", "EXIT", "MS", "ERROR / ARGS"]], [""]
     for call in found:
         # A failed call's error first, its last line (the whole log window is in --json): what went wrong.
-        errors.append(f"! {last_line(call['error'])}" if call.get("error") else "")
-        shown = "  ".join(part for part in (errors[-1], " ".join(call.get("args") or [])) if part)
+        errors.append(f"! {visible(last_line(call['error']))}" if call.get("error") else "")
+        # each word as a shell needs it: exact, and visible
+        shown = "  ".join(part for part in (errors[-1], shell_line(call.get("args") or [])) if part)
         rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
                      str(call.get("ms", "-")), shown])
     rows, sizes = fit(rows, style.columns, give=(5, 2))

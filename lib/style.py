@@ -143,8 +143,9 @@ def cells(text):
 
 
 def clip(text, width):
-    """One line of text cut to `width` columns with '...' (None: a pipe, nothing is cut)."""
-    text = terminal(text if text.isprintable() else one_line(text), False)
+    """A line of text, its control characters shown (`terminal`), cut to `width` columns with '...'
+    (None: a pipe, nothing is cut)."""
+    text = terminal(text, False)
     if width is None or cells(text) <= width:
         return text
     if text.isascii():
@@ -165,7 +166,7 @@ def fit(rows, columns, give=(), indent=""):
     are in `give` give way in that order, each shortened (not below MIN_CELL, else dropped), the last
     of them only shortened; the others stay whole. `columns` None (a pipe): nothing is cut. Returns
     the rows, with the cells cut and the dropped columns gone, and the widths of the columns kept."""
-    rows = [[terminal(cell if cell.isprintable() else one_line(cell), False) for cell in row] for row in rows]
+    rows = [[terminal(cell, False) for cell in row] for row in rows]  # one line each, control characters shown
     if not rows:
         return rows, []
     sizes = [max(cells(row[i]) for row in rows) for i in range(len(rows[0]))]

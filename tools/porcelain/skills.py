@@ -41,7 +41,9 @@ def _detail(record):
 def _rows(records):
     """name, detail, description: the description gives way first on a terminal, the detail only when
     it must (style.fit)."""
-    return [[r["name"], _detail(r), r.get("description", "")] for r in records]
+    from nexus.style import one_line
+
+    return [[r["name"], _detail(r), one_line(r.get("description", ""))] for r in records]
 
 
 def render_list(records, out):

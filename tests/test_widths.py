@@ -101,7 +101,7 @@ def test_in_a_pipe_no_column_is_cut(crowded):
     for argv in COMMANDS:
         done = subprocess.run([crowded, *argv], capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"})
         assert done.returncode == 0, (argv, done.stderr)
-        assert "..." not in done.stdout, argv
+        assert not re.search(r"\w\.\.\.(\s|$)", done.stdout), argv  # no cell cut ("VAR=..." is a step's own)
     listed = subprocess.run([crowded, "skills", "list"], capture_output=True, text=True).stdout
     assert "seven daily and four weekly snapshots." in listed
     sessions = subprocess.run([crowded, "sessions"], capture_output=True, text=True).stdout

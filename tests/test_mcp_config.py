@@ -266,6 +266,7 @@ def test_the_help_no_longer_appends_to_a_codex_config(script_runner):
     ("codex", 'model = "o3"\n'),
     ("goose", 'GOOSE_PROVIDER: openai\n'),
     ("goose", 'extensions:\nGOOSE_MODEL: gpt-4o\n'),
+    ("goose", 'extensions: {}\nGOOSE_MODEL: gpt-4o\n'),
 ])
 def test_a_file_without_servers_yet_gets_them_and_keeps_the_rest(script_runner, home, client, original):
     fmt, key, _, in_home = CLIENTS[client]
@@ -274,7 +275,7 @@ def test_a_file_without_servers_yet_gets_them_and_keeps_the_rest(script_runner, 
     path.write_text(original)
     assert run(script_runner, "--client", client, "--scope", "user", "--write").returncode == 0
     text = path.read_text()
-    assert "nexus" in inserted(original, text)
+    assert "nexus" in (inserted(original, text) or inserted(original.replace(" {}", ""), text))
     document = read(fmt, text)
     assert "nexus" in document[key]
     del document[key]

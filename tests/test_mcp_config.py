@@ -288,3 +288,12 @@ def test_an_entry_given_twice_is_left_for_a_person(script_runner, tmp_path):
     path.write_text(twice)
     result = run(script_runner, "--client", "claude-code", "--write", "--force", "--dir", str(tmp_path))
     assert result.returncode == 2 and "given 2 times" in result.stderr and path.read_text() == twice
+
+
+def test_opencode_s_jsonc_file_is_the_one_edited_when_it_is_the_only_one(script_runner, tmp_path):
+    path = tmp_path / "opencode.jsonc"
+    original = '{\n  // mine\n  "theme": "opencode",\n}\n'
+    path.write_text(original)
+    result = run(script_runner, "--client", "opencode", "--write", "--dir", str(tmp_path))
+    assert result.returncode == 0 and result.stdout == f"{path}\n" and not (tmp_path / "opencode.json").exists()
+    assert "nexus" in inserted(original, path.read_text()) and "nexus" in jsonc.loads(path.read_text())["mcp"]

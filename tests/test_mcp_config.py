@@ -254,9 +254,12 @@ def test_a_file_it_cannot_read_or_an_unknown_client_is_left_alone(script_runner,
     assert result.returncode == 2 and "claude-code, claude-desktop" in result.stderr
 
 
-def test_the_help_no_longer_appends_to_a_codex_config(script_runner):
+def test_the_help_names_each_client_s_files_and_no_longer_appends_to_a_codex_config(script_runner):
     shown = run(script_runner, "--help")
     assert shown.returncode == 0 and ">>" not in shown.stdout and "--scope" in shown.stdout
+    rows = {line.split()[0]: line for line in shown.stdout.splitlines() if line.startswith("  ") and line.split()}
+    for client, (_, _, project, user) in CLIENTS.items():
+        assert (not project or f"project {project}" in rows[client]) and os.path.basename(user) in rows[client]
 
 
 @pytest.mark.parametrize("client, original", [

@@ -94,9 +94,11 @@ def secret_name(name):
     return any(word in upper for word in SECRET_WORDS)
 
 
-def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None):
+def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
+                profile=None):
     """One UsageLogEntry, with only the keys that apply."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
-    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused}
+    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
+                "profile": profile}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

@@ -70,3 +70,42 @@ def test_config_set_writes_a_profile(script_runner, nexus_home, workspace):
     assert listed == [{"name": "reader", "default": False, "allow": ["notes", "weather"], "deny": [],
                        "skills": ["notes", "weather"]}]
     assert "weather" in bundled_names()
+
+
+def test_a_skill_outside_the_profile_is_refused_and_logged(script_runner, catalogue, nexus_home, monkeypatch):
+    from helpers import read_log
+
+    result = script_runner.run(["nexus", "skill", "run", "notes"])  # the default profile, coder, lacks it
+    assert result.returncode == 1
+    assert "Skill 'notes' is not available to profile coder" in result.stderr and result.stdout == ""
+    [entry] = read_log(nexus_home, "notes")
+    assert (entry["refused"], entry["profile"], entry["exit"]) == ("scope", "coder", 1)
+    ran = script_runner.run(["nexus", "skill", "run", "git-log"])
+    assert ran.returncode == 0 and "Do the thing." in ran.stdout
+    assert read_log(nexus_home, "git-log")[0]["profile"] == "coder"
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")
+    assert script_runner.run(["nexus-run", "git-log"]).returncode == 1
+    assert script_runner.run(["nexus-run", "mailer"]).returncode == 0
+    assert read_log(nexus_home, "git-log")[-1]["refused"] == "scope"
+
+
+def test_an_unknown_profile_is_an_error_never_everything(script_runner, catalogue, nexus_home, monkeypatch):
+    from helpers import read_log
+
+    monkeypatch.setenv("NEXUS_PROFILE", "nosuch")
+    result = script_runner.run(["nexus", "skill", "run", "git-log"])
+    assert result.returncode == 2
+    assert result.stderr == "nexus: profile 'nosuch' (NEXUS_PROFILE) is not in the config (profiles: coder, mail)\n"
+    assert read_log(nexus_home, "git-log") == []
+
+
+def test_a_policy_refusal_is_no_failure_of_the_skill(script_runner, catalogue, nexus_home, bindir):
+    from helpers import make_tool, read_state
+
+    make_tool(bindir, "notes-tool", "#!/bin/sh\necho ok\n")
+    write_skill(catalogue, "notes", meta={"tool": "notes-tool"})
+    for _ in range(3):
+        assert script_runner.run(["nexus", "skill", "run", "notes"]).returncode == 1
+    state = read_state(nexus_home, "notes")
+    assert (state["totalInvocations"], state["policyRefusals"], state.get("lastError")) == (3, 3, None)
+    assert script_runner.run(["nexus", "status", "--check"]).returncode == 0

@@ -109,3 +109,30 @@ def test_a_policy_refusal_is_no_failure_of_the_skill(script_runner, catalogue, n
     state = read_state(nexus_home, "notes")
     assert (state["totalInvocations"], state["policyRefusals"], state.get("lastError")) == (3, 3, None)
     assert script_runner.run(["nexus", "status", "--check"]).returncode == 0
+
+
+def test_a_profile_of_two_skills_sees_exactly_those_everywhere(script_runner, catalogue, nexus_home, monkeypatch):
+    monkeypatch.setenv("NEXUS_PROFILE", "coder")  # git-log and mailer (by its capability); git-danger denied
+    listed = json.loads(script_runner.run(["nexus", "skills", "list", "--all", "--json"]).stdout)
+    assert sorted(r["name"] for r in listed) == ["git-log", "mailer"]
+    for argv in (["skills", "prompt"], ["skills", "agents-md"], ["skills", "cursor-rules"]):
+        text = script_runner.run(["nexus", *argv]).stdout
+        assert "git-log" in text and "mailer" in text, argv
+        assert not any(name in text for name in ("notes", "git-danger", "weather", "tmux")), argv
+    status = json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)
+    assert status["ready"] == 2
+    shown = script_runner.run(["nexus", "skill", "show", "notes"])
+    assert shown.returncode == 1 and "not available to profile coder" in shown.stderr
+    assert script_runner.run(["nexus", "skill", "show", "git-log"]).returncode == 0
+
+
+def test_a_capability_resolves_only_to_a_provider_in_scope(script_runner, catalogue, nexus_home, monkeypatch):
+    write_skill(catalogue, "other-mailer", meta={"implements": ["email_sender"]})
+    assert script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).returncode == 0
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")  # mailer only
+    resolved = json.loads(script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).stdout)
+    assert [p["name"] for p in resolved["ranking"]] == ["mailer"]
+    monkeypatch.setenv("NEXUS_PROFILE", "coder")
+    write_config(nexus_home, PROFILES.replace('"capability:email_sender"', '"other-*"'))
+    resolved = json.loads(script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).stdout)
+    assert [p["name"] for p in resolved["ranking"]] == ["other-mailer"]

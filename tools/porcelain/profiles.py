@@ -40,7 +40,7 @@ def list_profiles(ctx):
     NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its skills.
     """
     found = scope.profiles(ctx.config)
-    records = listing.records(ctx.config, ctx.warn) if found else []
+    records = listing.listed(ctx.config, ctx.warn, scoped=False).records() if found else []
     default = configlib.get(ctx.config, "skills.defaultProfile")
     return [{"name": name, "default": name == default, "allow": profile.allow, "deny": profile.deny,
              "skills": [r["name"] for r in records if profile.admits(r)]}

@@ -215,7 +215,7 @@ class Call:
     def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
-        self.session = session or os.environ.get("NEXUS_SESSION_ID")
+        self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
@@ -290,12 +290,23 @@ class Call:
     def record(self, ts, ms, exit_code, error=None, changes=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
+        args = [self.masked(a) for a in self.args]
+        masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
+                  if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
-            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
-                   args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session,
-                   profile=self.profile)
+            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile)
         except OSError as e:
             self.warn(not_recorded(e))
+
+
+def session_id(value, warn):
+    """The session a call is logged under: NEXUS_SESSION_ID (or a front end's id) when it is one
+    (schema.is_session_id); else None, said once, and the call is logged without a session."""
+    if not value or schema.is_session_id(value):
+        return value or None
+    warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")
+    return None
 
 
 def not_recorded(error):
@@ -315,11 +326,12 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, profile=None):
+           refused=None, masked=None, profile=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it."""
     profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
+    session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
         skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy)
@@ -327,7 +339,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=session, refused=refused,
+                                      error=error, tool=tool, session=session, refused=refused, masked=masked,
                                       profile=profile.name if profile else None)
             usage_log.append(entry["name"], state, line, config)
 
@@ -344,7 +356,7 @@ def prompt(entry, config, args, warn):
                                "stderr": ""}) + "\n"
     write_or_quit(text)
     try:
-        record(entry, config, args["--no-log"], ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))
+        record(entry, config, args["--no-log"], ts, ms, 0, session=session_id(os.environ.get("NEXUS_SESSION_ID"), warn))
     except OSError as e:
         warn(not_recorded(e))
     return 0

@@ -20,10 +20,10 @@ import time
 import zlib
 
 from .. import config as configlib, fastjson, fileio, paths
-from ..errors import BadInput
+from ..errors import BadInput, NexusError
 from ..skill.entry import binaries, env_names, required
 from ..state import skill_state
-from . import manifest as manifestlib, status
+from . import manifest as manifestlib, scope, status
 
 STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
                "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
@@ -39,25 +39,34 @@ def current_manifest(config, warn):
 
 
 def entry(config, name, warn):
-    """The manifest entry of one skill; rescans only when a source or that skill changed."""
-    return manifestlib.entry(configlib.sources(config), name, warn)
+    """The manifest entry of one skill; rescans only when a source or that skill changed. NexusError for
+    a skill outside the profile in force: an agent does not see what it is not given."""
+    found = manifestlib.entry(configlib.sources(config), name, warn)
+    profile = scope.chosen(config)
+    if profile and not profile.admits(found):
+        raise NexusError(profile.refusal(found["name"]))
+    return found
 
 
 class Listing:
-    """The records of a fresh manifest, skills by name and then the broken ones, with their statuses."""
+    """The records of a fresh manifest, skills by name and then the broken ones, with their statuses;
+    with a profile, only those in its scope (a provider outside it is no provider for the agent)."""
 
-    def __init__(self, manifest, rows):
+    def __init__(self, manifest, rows, profile=None):
         self.manifest, self.rows = manifest, rows
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
+        if profile:  # every record parsed, to match names, globs and capabilities against the profile
+            self.settled = [r for r in self._records() if profile.admits(r)]
         if manifest.head.get("requirements", True):  # most catalogues need neither the module nor the work
             from . import capabilities
 
-            self.settled = capabilities.resolve(self._records())
+            self.settled = capabilities.resolve(self.settled if profile else self._records())
 
     def briefs(self):
-        """{'name', 'status'} of every record, with the health flags and their reasons where one is set:
-        what `nexus status` counts, read without parsing an entry."""
+        """{'name', 'status'} of every record, with the health flags and their reasons where one is set,
+        and a broken SKILL.md's filePath and error: what `nexus status` counts, read without parsing a
+        valid entry."""
         if self.settled is not None:
             return self.settled
         found = []
@@ -66,7 +75,7 @@ class Listing:
             if '"degraded":true' in row[ADDED] or '"drifted":true' in row[ADDED]:
                 brief.update(fastjson.loads(row[ADDED]))
             found.append(brief)
-        return found + [{"status": "invalid"}] * len(self.manifest.lines()[1])
+        return found + [{"status": "invalid", **fastjson.loads(line.rstrip(b","))} for line in self.manifest.lines()[1]]
 
     def texts(self, keep=lambda status: True):
         """The JSON text of each record kept by keep(status): the entry merged with what evaluate() adds."""
@@ -105,11 +114,12 @@ class Listing:
         return [fastjson.loads(text) for text, status_ in self._texts() if keep(status_)]
 
 
-def listed(config, warn, states=True):
-    """The Listing of every skill. With states=False only the statuses are sure (as `nexus status`
-    needs them): `verified` may be stale where the status does not depend on the state."""
+def listed(config, warn, states=True, scoped=True):
+    """The Listing of every skill in the scope of the profile in force (scoped=False: every skill). With
+    states=False only the statuses are sure (as `nexus status` needs them): `verified` may be stale where
+    the status does not depend on the state."""
     manifest = current_manifest(config, warn)
-    return Listing(manifest, _rows(manifest, config, warn, states))
+    return Listing(manifest, _rows(manifest, config, warn, states), scope.chosen(config) if scoped else None)
 
 
 def _rows(manifest, config, warn, states):
@@ -213,8 +223,8 @@ def _write_cache(inputs, skills):
 
 
 def evaluate_all(manifest, config, warn):
-    """Every record of `manifest` (fresh) with its status."""
-    return Listing(manifest, _rows(manifest, config, warn, True)).records()
+    """Every record of `manifest` (fresh) in the profile's scope, with its status."""
+    return Listing(manifest, _rows(manifest, config, warn, True), scope.chosen(config)).records()
 
 
 def records(config, warn):
@@ -235,5 +245,8 @@ def summary(found):
 
 
 def unhealthy(found):
-    """Every skill that is degraded or has drifted: (name, what, why), for `nexus status --check`."""
-    return [(r["name"], flag, r[flag + "Reason"]) for r in found for flag in ("degraded", "drifted") if r.get(flag)]
+    """Every skill that is degraded or has drifted, and every SKILL.md that is invalid: (name or file,
+    what, why), for `nexus status --check`."""
+    flagged = [(r["name"], flag, r[flag + "Reason"]) for r in found for flag in ("degraded", "drifted") if r.get(flag)]
+    return flagged + [(r.get("filePath") or r.get("name"), "invalid", r.get("error") or "")
+                      for r in found if r["status"] == "invalid"]

@@ -14,7 +14,7 @@ import sys
 import time
 
 from .. import config as configlib, fastjson, schema
-from ..catalog import manifest, status
+from ..catalog import manifest, scope, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, Refused, UsageError
 from ..skill import entry as entrylib
@@ -164,9 +164,14 @@ def write_or_quit(text):
         quiet_stdout()
 
 
-def gate(entry, config):
-    """The Checker for this config; Refused when the config, the platform or a skill it requires rules
-    the skill out. Nothing is recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+def gate(entry, config, profile=None):
+    """The Checker for this config; Refused when the profile in force (`profile`, else the one chosen:
+    scope.chosen), the config, the platform or a skill it requires rules the skill out. Nothing is
+    recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+    profile = profile or scope.chosen(config)
+    if profile and not profile.admits(entry):
+        raise Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
+                               f"To see what it may use: nexus profiles")
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
@@ -180,11 +185,12 @@ def gate(entry, config):
 
         record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
         if record.get("reason") or record["status"] == "invalid":
-            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
+            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}. "
+                                        f"To fix: {plan.next_step(record) or 'nexus skills check ' + entry['dir']}")
     return checker
 
 
-def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=()):
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None):
     """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
     error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
     the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
@@ -192,7 +198,7 @@ def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, se
     try:
         record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
                args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
-               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code)
+               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile)
     except OSError as e:
         warn(not_recorded(e))
     return refused
@@ -207,14 +213,16 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
+        self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
+        self.cancel_mark = None  # or a file whose existence says the same (`nexus job kill` makes it)
 
     def masked(self, text):
         return plan.mask(text, self.secrets)
@@ -226,7 +234,7 @@ class Call:
         call logged as cancelled, when a front end cancelled it during its verification."""
         started, ts = time.monotonic(), schema.now_iso()
         try:
-            gate(self.entry, self.config)
+            gate(self.entry, self.config, self.profile)
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
@@ -244,7 +252,8 @@ class Call:
 
     def refuse(self, refused):
         """Record this call as refused (see refuse); the Refused, to raise."""
-        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets)
+        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
+                      self.profile)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -275,6 +284,7 @@ class Call:
             done.started = True
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
+            self.cancelled = self.cancelled or bool(self.cancel_mark and os.path.exists(self.cancel_mark))
             error = "cancelled" if self.cancelled else outcome_error(done, timeout)
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
@@ -296,7 +306,7 @@ class Call:
                   if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
-                   tool=plan.runs(self.entry), session=self.session, masked=masked)
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -327,8 +337,10 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None):
-    """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
+           refused=None, masked=None, profile=None):
+    """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
+    profile in force (`profile`, else the one chosen) is logged with it."""
+    profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
     session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
     with skill_state.Update(entry["name"], entry) as state:
@@ -338,7 +350,8 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=session, refused=refused, masked=masked)
+                                      error=error, tool=tool, session=session, refused=refused, masked=masked,
+                                      profile=profile.name if profile else None)
             usage_log.append(entry["name"], state, line, config)
 
 

@@ -54,7 +54,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job logs') flags='--follow --help'; args='none' ;;
         'nexus job wait') flags='--timeout --help'; args='none' ;;
         'nexus job kill') flags='--json --help'; args='none' ;;
-        'nexus mcp') subcommands='config'; flags='--max-output --watch --max-calls --help' ;;
+        'nexus mcp') subcommands='config'; flags='--max-output --watch --max-calls --tools --help' ;;
         'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
         'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
@@ -64,14 +64,14 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-verify') flags='--timeout --jobs --all --stale --static -h --help'; args='skill...' ;;
         'nexus-run') flags='--dry-run --no-verify --no-log --json --background --timeout -h --help'; args='skill'; dashdash=1 ;;
         'nexus-stats') flags='--days --session --stdin --json -h --help'; args='skill' ;;
-        'nexus-mcp') flags='--max-output --watch --max-calls -h --help' ;;
+        'nexus-mcp') flags='--max-output --watch --max-calls --tools -h --help' ;;
         *) return 1 ;;
     esac
 }
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --tools'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --tools') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
         'nexus skills agents-md --write'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;

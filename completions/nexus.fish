@@ -198,6 +198,7 @@ complete -c nexus -n '__nexus_at mcp' -a 'config'
 complete -c nexus -n '__nexus_at mcp' -l max-output -x
 complete -c nexus -n '__nexus_at mcp' -l watch -x
 complete -c nexus -n '__nexus_at mcp' -l max-calls -x
+complete -c nexus -n '__nexus_at mcp' -l tools -x
 complete -c nexus -n '__nexus_at mcp' -l help
 complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue'
 complete -c nexus -n '__nexus_in mcp config' -l scope -x -a 'project user'
@@ -257,5 +258,6 @@ complete -c nexus-mcp -f
 complete -c nexus-mcp -l max-output -x
 complete -c nexus-mcp -l watch -x
 complete -c nexus-mcp -l max-calls -x
+complete -c nexus-mcp -l tools -x
 complete -c nexus-mcp -s h
 complete -c nexus-mcp -l help

@@ -695,3 +695,25 @@ def test_auto_is_the_loader_for_a_large_catalogue_and_each_for_a_small_one(skill
         write_skill(skills, f"tool-{i:02d}", "A tool.", meta={"tool": "say"})
     assert serve(tmp_path, scenario) == ["run_skill", "list_skills", "read_skill"]
     assert serve(tmp_path, scenario, "--tools", "each")[-3:] == ["tool-39", "list_skills", "read_skill"]
+
+
+def test_a_client_of_the_2026_revision_hears_of_a_skill_made_ready_through_subscriptions_listen(
+        skills, bindir, tmp_path):
+    from mcp.client.subscriptions import listen
+    from mcp.shared.subscriptions import ToolsListChanged
+
+    async def main():
+        async with connected(tmp_path, "--watch", "0.1", "--tools", "each") as session:
+            discovered = await session.discover()
+            before = await session.list_tools()
+            async with listen(session, tools_list_changed=True) as events:
+                write_skill(skills, "late", "Came late.", meta={"tool": "late"})
+                make_tool(bindir, "late", "#!/bin/sh\necho late\n")  # ready now: its tool is there
+                with anyio.fail_after(20):
+                    event = await events.__anext__()
+            return discovered, before, event, await session.list_tools()
+
+    discovered, before, event, after = anyio.run(main)
+    assert discovered.capabilities.tools.list_changed
+    assert "late" not in [t.name for t in before.tools] and "late" in [t.name for t in after.tools]
+    assert isinstance(event, ToolsListChanged)

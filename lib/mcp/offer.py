@@ -26,14 +26,12 @@ AUTO_LOADER = 40  # auto: the loader once this many tool and script skills are o
 MAX_INSTRUCTIONS = 8 * 1024  # bytes of the server's instructions in loader mode
 
 CALL_ARGUMENTS = ("args", "stdin", "timeout")
-CALL_PROPERTIES = {
-    "args": {"type": "array", "items": {"type": "string"}},
-    "stdin": {"type": "string"},
-    "timeout": {"type": "number", "exclusiveMinimum": 0},
-}
+CALL_PROPERTIES = {"args": {"type": "array", "items": {"type": "string"}}, "stdin": {"type": "string"},
+                   "timeout": {"type": "number"}}
 # Bare, and one object shared by every tool: an agent reads it once for each tool, and may have 1,000 of
-# them; what args, stdin and timeout mean is said once, in the server's instructions.
-INPUT_SCHEMA = {"type": "object", "properties": CALL_PROPERTIES, "additionalProperties": False}
+# them. What args, stdin and timeout mean is said once, in the server's instructions, and call_arguments
+# checks them (no other key, a timeout above 0) with an error the model can act on.
+INPUT_SCHEMA = {"type": "object", "properties": CALL_PROPERTIES}
 RUN_SKILL_TOOL = {
     "name": RUN_SKILL, "title": "Run a skill",
     "description": "Run a ready skill by name through the nexus gateway: its program gets `args` (a list of strings, "
@@ -147,8 +145,10 @@ def tool(entry):
     instructions when they are short (else they are its prompt, and read_skill's). The result's shape
     (structured content: exit, stdout, stderr, ms, truncated, timedOut) is told once, in the server's
     instructions, not in an output schema for every tool."""
-    program = entry.get("tool") if entry["type"] == "tool" else entry.get("runner")
-    description = f"{entry['description']}\n\nRuns `{program}` with `args` (no shell)."
+    if entry["type"] == "tool":
+        description = f"{entry['description']}\n\nRuns `{entry.get('tool')}`."
+    else:
+        description = f"{entry['description']}\n\nRuns its script {entry.get('script')} with args."
     try:
         instructions = skillmd.prompt(entry).strip()
     except NexusError:

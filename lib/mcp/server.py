@@ -15,6 +15,8 @@ import anyio.to_thread
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import (InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ResourcesListChanged,
+                                      ToolsListChanged)
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError,
@@ -66,7 +68,8 @@ class Nexus:
         self.checked = {}  # (protocol version, the tool's identity) -> the tool as sent, checked by the SDK once
         self.found = None  # (when, every skill with its status): the last look at the catalogue
         self.shown = {}  # tools, prompts, resources -> what the client was last shown of them (offer.signature)
-        self.client = None  # the initialized client's session: where list_changed goes
+        self.client = None  # the initialized client's session: where list_changed goes (the handshake's era)
+        self.bus = None  # where list changes go to subscriptions/listen (the 2026-07-28 revision's)
         self.initialized = None  # an anyio.Event, set when the client is initialized (made in the event loop)
 
     async def run(self):
@@ -77,11 +80,18 @@ class Nexus:
         self.calls, self.workers = anyio.CapacityLimiter(self.max_calls), anyio.CapacityLimiter(WORKERS)
         wire = Wire()
         instructions = await self.work(self.settle_mode)
+        self.bus = InMemorySubscriptionBus()
+        listener = ListenHandler(self.bus)
+
+        async def listen(ctx, params):  # a client of the 2026 revision: no handshake, its listen is where changes go
+            self.initialized.set()
+            return await listener(ctx, params)
+
         server = Server("nexus", version=__version__, instructions=instructions, cache_hints=UNCACHED,
                         on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                         on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
                         on_list_resources=self.list_resources, on_read_resource=self.read_resource,
-                        on_list_resource_templates=self.list_resource_templates)
+                        on_list_resource_templates=self.list_resource_templates, on_subscriptions_listen=listen)
         server.extensions[skills.EXTENSION] = {}
         server.add_request_handler("skills/list", PaginatedRequestParams, self.list_published)
         server.add_request_handler("skills/get", SkillParams, self.get_published)
@@ -316,10 +326,12 @@ class Nexus:
 
     async def watch_catalogue(self):
         """Every --watch seconds, a fresh look at the skills; the client is told of each list that would
-        now show other than what it was last shown."""
+        now show other than what it was last shown: by a notification in the handshake's era, through
+        subscriptions/listen in the 2026 revision's (the Skills extension's skill:// files are resources)."""
         await self.initialized.wait()
-        changed = (("tools", self.client.send_tool_list_changed), ("prompts", self.client.send_prompt_list_changed),
-                   ("resources", self.client.send_resource_list_changed))
+        changed = (("tools", ToolsListChanged(), "send_tool_list_changed"),
+                   ("prompts", PromptsListChanged(), "send_prompt_list_changed"),
+                   ("resources", ResourcesListChanged(), "send_resource_list_changed"))
         problem = None
         while True:
             try:
@@ -330,11 +342,13 @@ class Nexus:
                 problem = str(e)
             else:
                 problem = None
-                for kind, send in changed:
+                for kind, event, send in changed:
                     now = offer.signature(kind, records, self.mode)
                     if self.shown.get(kind, now) != now:
                         self.shown[kind] = now
-                        await send()
+                        if self.client is not None:
+                            await getattr(self.client, send)()
+                        await self.bus.publish(event)
             await anyio.sleep(self.watch)
 
     async def stop_on_signals(self):

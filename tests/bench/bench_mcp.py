@@ -1,4 +1,5 @@
-"""nexus-mcp (issue 16): a tool call inside one session, and tools/list with 1,000 skills.
+"""nexus-mcp (issues 16, 24): a tool call inside one session, tools/list with 1,000 skills, and what the
+client is sent to read (the tools array and the instructions) in each tool mode at three catalogue sizes.
 
 The client is a few lines of JSON-RPC over the server's pipes, newline-delimited as the stdio
 transport defines, so the figures are the server's own: from writing a request to reading its
@@ -16,6 +17,11 @@ from common import Row
 
 CALLS, LISTS = 200, 30
 CALL_TARGET_MS, LIST_TARGET_MS = 5.0, 50.0
+# What tools/list sent before issue 24 (nexus-mcp at 67965f2, the same skills as tool_skills makes), in bytes
+# of the tools array as the wire has it: the targets of each mode are measured against these.
+BEFORE = {"bundled": 1629, 100: 46619, 1000: 452519}
+LOADER_TOOLS, LOADER_INSTRUCTIONS = 16 * 1024, 8 * 1024  # the most bytes at 1,000 skills in loader mode
+START_TARGET_MS = 400  # half of the 0.8 s issue 24 found on a quiet machine
 
 
 class Client:
@@ -26,8 +32,8 @@ class Client:
         self.process = subprocess.Popen([shutil.which("nexus-mcp", path=env["PATH"]), *options], env=env, text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "1"}})
+        _, self.initialized = self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                          "clientInfo": {"name": "bench", "version": "1"}})
         self.start_ms = (time.perf_counter() - started) * 1000
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -83,7 +89,41 @@ def spawn_ms(program):
     return (time.perf_counter() - started) * 1000
 
 
+def wire_bytes(value):
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def sizes(bench):
+    """Rows: the bytes of the tools array and of the instructions (chars/4 as tokens) in each mode, for
+    the bundled skills, 100 and 1,000 tool skills."""
+    for size in ("bundled", 100, 1000):
+        workdir = bench.scratch(f"mcp-sizes-{size}")
+        env = environment(workdir)
+        if size != "bundled":
+            tool_skills(workdir / "nexus" / "skills", size)
+        for mode in ("each", "loader", "auto"):
+            client = Client(env, "--tools", mode, "--watch", "0")
+            try:
+                instructions = client.initialized["instructions"]
+                _, listed = client.request("tools/list")
+            finally:
+                client.close()
+            tools, text = wire_bytes(listed["tools"]), len(instructions.encode())
+            where = "the bundled skills" if size == "bundled" else f"{size:,} tool skills"
+            what = f"nexus-mcp --tools {mode}, {where}: tools, instructions"
+            figure = f"{tools / 1024:.1f}+{text / 1024:.1f} KB"
+            target, ok = "(reference)", True
+            if mode == "loader" and size == 1000:
+                target, ok = "<= 16+8 KB", tools <= LOADER_TOOLS and text <= LOADER_INSTRUCTIONS
+            elif mode == "each" and size == 100 and BEFORE[100]:
+                target, ok = f"<= {0.6 * BEFORE[100] / 1024:.1f} KB", tools <= 0.6 * BEFORE[100]
+            elif mode == "each" and size == "bundled":
+                target, ok = f"<= {BEFORE['bundled'] / 1024:.1f} KB", tools <= BEFORE["bundled"]
+            yield Row(what + f" (~{(tools + text) // 4:,} tokens)", figure, None, target, ok)
+
+
 def rows(bench):
+    yield from sizes(bench)
     workdir = bench.scratch("mcp")
     env = environment(workdir)
     tool_skills(workdir / "nexus" / "skills", 1)
@@ -99,7 +139,8 @@ def rows(bench):
         client.close()
     ok = all(result["structuredContent"]["exit"] == 0 for _, result in calls)
     call_ms = statistics.median(ms for ms, _ in calls)
-    yield Row("nexus-mcp: start to initialized (once a session)", f"{client.start_ms:.0f} ms", None, "(reference)", True)
+    yield Row("nexus-mcp: start to initialized (once a session)", f"{client.start_ms:.0f} ms", None,
+              f"<= {START_TARGET_MS} ms", client.start_ms <= START_TARGET_MS)
     yield Row(f"  starting /bin/true and waiting for it, median of {CALLS}", f"{statistics.median(spawns):.2f} ms",
               None, "(reference)", True)
     yield Row(f"nexus-mcp: tools/call of a tool wrapping /bin/true, median of {CALLS}", f"{call_ms:.2f} ms", None,

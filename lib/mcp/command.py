@@ -57,8 +57,9 @@ Live catalogue: every --watch seconds the server takes a fresh look at the skill
 client of each list that would now show other than what it was last shown (a skill installed,
 added, edited, removed, enabled or disabled): notifications/tools/list_changed, prompts/list_changed
 and resources/list_changed; to a client of the 2026-07-28 revision, which has no handshake, the same
-changes go through subscriptions/listen, and server/discover says so. No restart is needed. The lists themselves are answered from a look at
-most --watch seconds old, as evaluating 1,000 skills takes longer than answering.
+changes go through subscriptions/listen, and server/discover says so. No restart is needed. The
+lists themselves are answered from a look at most --watch seconds old, as evaluating 1,000 skills
+takes longer than answering.
 
 Cancellation: a cancelled call's process group is killed (SIGKILL), or its verify command's when it
 is cancelled during its first use's verification; the call is logged as cancelled (exit 137, error

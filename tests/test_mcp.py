@@ -128,6 +128,7 @@ def test_a_client_of_the_2026_revision_without_a_handshake_gets_the_same(skills,
     assert [t.name for t in tools.tools] == ["say", "list_skills", "read_skill"] and tools.ttl_ms == 0
     assert result.content[0].text == "modern\n" and prompt.messages[0].content.text.startswith("# Body")
     assert [line["type"] for line in read_log(nexus_home, "say")] == ["tool", "prompt"]
+    assert all(line["client"].startswith("mcp/") for line in read_log(nexus_home, "say"))  # from each request
 
 
 def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home, tmp_path):
@@ -161,8 +162,10 @@ def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_h
     [line] = read_log(nexus_home, "say")
     assert line["args"] == ["hello", "wide world"] and line["exit"] == 0
     assert line["session"] == session_id(tmp_path) and line["session"].startswith("mcp-")
+    assert line["client"].startswith("mcp/")  # the Python SDK's client says so in initialize: name/version
     listed = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
-    assert [(s["id"], s["calls"]) for s in listed] == [(line["session"], 1)]
+    assert [(s["id"], s["calls"], s["clients"]) for s in listed] == [(line["session"], 1, [line["client"]])]
+    assert line["client"] in script_runner.run(["nexus", "sessions"]).stdout
 
 
 def test_the_session_is_nexus_session_id_when_set(skills, nexus_home, tmp_path, monkeypatch):

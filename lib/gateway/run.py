@@ -190,7 +190,7 @@ def gate(entry, config, profile=None):
     return checker
 
 
-def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None):
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None, client=None):
     """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
     error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
     the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
@@ -198,7 +198,8 @@ def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, se
     try:
         record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
                args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
-               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile)
+               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile,
+               client=client)
     except OSError as e:
         warn(not_recorded(e))
     return refused
@@ -213,8 +214,9 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, client=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
+        self.client = client  # the agent program calling, when a front end knows it (an MCP client)
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
@@ -253,7 +255,7 @@ class Call:
     def refuse(self, refused):
         """Record this call as refused (see refuse); the Refused, to raise."""
         return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
-                      self.profile)
+                      self.profile, self.client)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -306,7 +308,8 @@ class Call:
                   if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
-                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile)
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
+                   client=self.client)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -337,7 +340,7 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None):
+           refused=None, masked=None, profile=None, client=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it."""
     profile = profile or scope.chosen(config)
@@ -351,7 +354,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
-                                      profile=profile.name if profile else None)
+                                      profile=profile.name if profile else None, client=client)
             usage_log.append(entry["name"], state, line, config)
 
 

@@ -51,7 +51,8 @@ resources/templates/list answers an empty list.
 
 Sessions: every call is logged with NEXUS_SESSION_ID when it is set, else with an id of this
 connection: `mcp-` and an id as `nexus session new` makes them (when it began, then 8 hex digits),
-which the server prints on stderr as it starts; `nexus sessions` lists them.
+which the server prints on stderr as it starts; `nexus sessions` lists them. Each call also logs the
+client program's name and version, as its initialize (or a 2026-07-28 request) says them, as `client`.
 
 Live catalogue: every --watch seconds the server takes a fresh look at the skills, and tells the
 client of each list that would now show other than what it was last shown (a skill installed,

@@ -232,7 +232,7 @@ def result(**fields):
 # -- instructions and files -----------------------------------------------------------------------
 
 
-def instructions(catalog, config, name, session, warn):
+def instructions(catalog, config, name, caller, warn):
     """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
     is not found, and Refused (logged) when it is kept from models, disabled or not for this platform, as
     `nexus skill run` refuses a prompt skill."""
@@ -241,10 +241,10 @@ def instructions(catalog, config, name, session, warn):
         check_invocable(entry)
         gateway.gate(entry, config)
     except Refused as e:
-        raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, session=session) from None
+        raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, **caller) from None
     started, ts = time.monotonic(), schema.now_iso()
     text = skillmd.prompt(entry)
-    log_read(entry, config, ts, started, None, session, warn)
+    log_read(entry, config, ts, started, None, caller, warn)
     return entry, text
 
 
@@ -256,11 +256,12 @@ def check_invocable(entry):
                                "true); a person runs it with `nexus skill run`")
 
 
-def log_read(entry, config, ts, started, args, session, warn):
-    """Reading a skill's instructions or files is a prompt call in its usage log."""
+def log_read(entry, config, ts, started, args, caller, warn):
+    """Reading a skill's instructions or files is a prompt call in its usage log; `caller`: the log's
+    fields that say who read (session, client)."""
     ms = int((time.monotonic() - started) * 1000)
     try:
-        gateway.record({**entry, "type": "prompt"}, config, False, ts, ms, 0, args=args, session=session)
+        gateway.record({**entry, "type": "prompt"}, config, False, ts, ms, 0, args=args, **caller)
     except OSError as e:
         warn(gateway.not_recorded(e))
 
@@ -338,7 +339,7 @@ def resource(entry, path):
     return {k: v for k, v in found.items() if v}
 
 
-def read_resource(records, config, uri, limit, session, warn, shelf):
+def read_resource(records, config, uri, limit, caller, warn, shelf):
     """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, or that a
     published skill's entry lists, by its skill:// URI (see skills.Shelf); logged as a prompt call with
     the file's path in the skill. UsageError when it is no such file (a hidden one, say) or larger than
@@ -357,7 +358,7 @@ def read_resource(records, config, uri, limit, session, warn, shelf):
     started, ts = time.monotonic(), schema.now_iso()
     with open(path, "rb") as f:
         data = f.read(limit)
-    log_read(entry, config, ts, started, [os.path.relpath(path, entry["dir"])], session, warn)
+    log_read(entry, config, ts, started, [os.path.relpath(path, entry["dir"])], caller, warn)
     return resource(entry, path).get("mimeType"), data
 
 

@@ -61,6 +61,7 @@ class Nexus:
         self.mode = tools  # each, loader or auto (None: the config's mcp.tools); settled as the server starts
         self.warned = set()  # what was said: each list would say it again
         self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
+        self.agent = None  # the client program, as name/version: what initialize (or a 2026 request) says
         self.cwd = os.getcwd()
         self.catalog = offer.Catalog(warn)
         self.shelf = skills.Shelf()  # what the Skills extension publishes, and the digests of its files
@@ -96,6 +97,7 @@ class Nexus:
         server.add_request_handler("skills/list", PaginatedRequestParams, self.list_published)
         server.add_request_handler("skills/get", SkillParams, self.get_published)
         server.add_notification_handler("notifications/initialized", NotificationParams, self.on_initialized)
+        server.middleware.append(self.remember_client)
         server.middleware.append(self.checked_tool_list)
         options = server.create_initialization_options(NotificationOptions(True, True, True))
         self.warn(f"session {self.session}")
@@ -124,6 +126,19 @@ class Nexus:
         return offer.loader_instructions(records, stats.call_counts([r["name"] for r in offer.offered(records)]))
 
     # -- what every handler needs --------------------------------------------------------------
+
+    def caller(self):
+        """The fields of a usage log line that say who called: the session, the client program."""
+        return {"session": self.session, "client": self.agent}
+
+    async def remember_client(self, ctx, call_next):
+        """The client program's name and version, from initialize or, in the 2026 revision, the request's
+        own envelope: logged with every call as `client`, so `nexus sessions` says which agent called."""
+        found = ctx.session.client_params
+        if found is not None and found.client_info is not None:
+            info = found.client_info
+            self.agent = "/".join(part for part in (info.name, info.version) if part)[:128] or None
+        return await call_next(ctx)
 
     def warn(self, text):
         """A diagnostic on stderr, once."""
@@ -226,7 +241,7 @@ class Nexus:
             args, stdin, timeout = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
-        call = gateway.Call(entry, config, args, self.warn, session=self.session)
+        call = gateway.Call(entry, config, args, self.warn, **self.caller())
         try:
             offer.check_invocable(entry)
         except Refused as e:
@@ -257,7 +272,7 @@ class Nexus:
         if not isinstance(name, str) or set(arguments) != {"name"}:
             return offer.error_result(f"{offer.READ_SKILL} takes one argument, name: the skill's name")
         try:
-            _, text = offer.instructions(self.catalog, self.config(), name, self.session, self.warn)
+            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), self.warn)
         except NexusError as e:
             return offer.error_result(str(e).splitlines()[0])
         return offer.result(content=[offer.text_content(text)])
@@ -270,7 +285,7 @@ class Nexus:
     async def get_prompt(self, ctx, params):
         try:
             entry, text = await self.work(
-                lambda: offer.instructions(self.catalog, self.config(), params.name, self.session, self.warn))
+                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), self.warn))
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
         return offer.result(description=entry["description"],
@@ -283,7 +298,7 @@ class Nexus:
     async def read_resource(self, ctx, params):
         try:
             mime, data = await self.work(lambda: offer.read_resource(
-                self.records(self.watch), self.config(), params.uri, self.limit, self.session, self.warn, self.shelf))
+                self.records(self.watch), self.config(), params.uri, self.limit, self.caller(), self.warn, self.shelf))
         except (NexusError, OSError) as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         content = {"uri": params.uri, **({"mimeType": mime} if mime else {})}

@@ -48,7 +48,8 @@ def failed(entry):
 
 
 class Summary:
-    """A few running figures per session: id, first and last call, calls, skills, failures."""
+    """A few running figures per session: id, first and last call, calls, skills, failures, and the agent
+    programs that made the calls (`clients`: what an MCP client said it is, as name/version)."""
 
     def __init__(self):
         self.found = {}
@@ -61,13 +62,15 @@ class Summary:
         item = self.found.get(session)
         if item is None:
             item = self.found[session] = {"id": session, "first": ts, "last": ts, "calls": 0, "skills": set(),
-                                          "failures": 0}
+                                          "failures": 0, "clients": set()}
         item["calls"] += 1
         if ts < item["first"]:
             item["first"] = ts
         if ts > item["last"]:
             item["last"] = ts
         item["skills"].add(entry["skill"])
+        if type(entry.get("client")) is str:
+            item["clients"].add(entry["client"])
         item["failures"] += failed(entry) if failure is None else failure
 
     def merge(self, found):
@@ -81,11 +84,12 @@ class Summary:
             item["failures"] += other["failures"]
             item["first"], item["last"] = min(item["first"], other["first"]), max(item["last"], other["last"])
             item["skills"] |= other["skills"]
+            item["clients"] |= other["clients"]
 
     def result(self):
         """The sessions, the one with the latest call first."""
         ordered = sorted(self.found.values(), key=lambda s: (s["last"], s["id"]), reverse=True)
-        return [{**s, "skills": sorted(s["skills"])} for s in ordered]
+        return [{**s, "skills": sorted(s["skills"]), "clients": sorted(s["clients"])} for s in ordered]
 
 
 def summary(days=None):

@@ -13,10 +13,10 @@ def render_sessions(found, out):
     if not found:
         out.write("No calls in the usage logs.\n")
         return
-    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "SKILLS"]]
-    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]), ", ".join(s["skills"])]
-             for s in found]
-    out.write("\n".join(fitted(rows, Style(out).columns, give=(5, 1))) + "\n")
+    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "CLIENT", "SKILLS"]]
+    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
+              ", ".join(s["clients"]) or "-", ", ".join(s["skills"])] for s in found]
+    out.write("\n".join(fitted(rows, Style(out).columns, give=(6, 5, 1))) + "\n")
 
 
 @renders(render_sessions)
@@ -27,7 +27,8 @@ def list_sessions(ctx):
 
     Options:
       --days N   Only calls of the past N days (default: every call the logs hold).
-      --json     An array of {"id", "first", "last", "calls", "skills", "failures"}, newest first.
+      --json     An array of {"id", "first", "last", "calls", "skills", "failures", "clients"}, newest
+                 first; clients: the agent programs that made the calls, as an MCP client names itself.
       -h --help  Show this help.
 
     A session is the calls made with one NEXUS_SESSION_ID (set it with

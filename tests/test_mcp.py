@@ -5,6 +5,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -720,3 +721,17 @@ def test_a_client_of_the_2026_revision_hears_of_a_skill_made_ready_through_subsc
     assert discovered.capabilities.tools.list_changed
     assert "late" not in [t.name for t in before.tools] and "late" in [t.name for t in after.tools]
     assert isinstance(event, ToolsListChanged)
+
+
+def test_a_skill_with_a_unicode_name_is_a_tool_with_a_stable_ascii_name(skills, nexus_home, tmp_path):
+    write_skill(skills, "café", "Makes coffee.", meta={"tool": "say"})
+
+    async def scenario(session):
+        tools = (await session.list_tools()).tools
+        [tool] = [t for t in tools if t.title == "café"]
+        return tool, await session.call_tool(tool.name, {"args": ["espresso"]})
+
+    tool, result = serve(tmp_path, scenario)
+    assert re.fullmatch(r"cafe-[0-9a-f]{8}", tool.name)
+    assert result.content[0].text == "espresso\n"
+    assert read_log(nexus_home, "café")[0]["args"] == ["espresso"]

@@ -155,7 +155,27 @@ def tool(entry):
         instructions = ""
     if instructions and len(instructions) <= SHORT_INSTRUCTIONS:
         description += "\n\n" + instructions
-    return {"name": entry["name"], "description": description, "inputSchema": INPUT_SCHEMA}
+    found = {"name": tool_name(entry["name"]), "description": description, "inputSchema": INPUT_SCHEMA}
+    return found if found["name"] == entry["name"] else {**found, "title": entry["name"]}
+
+
+def tool_name(name):
+    """A skill's tool name: its own when it is ASCII (a skill name is then within the protocol's
+    [A-Za-z0-9_.-]); else its letters folded to ASCII and 8 hex digits of its digest, stable and distinct,
+    the skill's own name kept as the tool's title (`café` is the tool cafe-8c5d2b9e)."""
+    if name.isascii():
+        return name
+    import hashlib
+    import unicodedata
+
+    folded = "".join(c for c in unicodedata.normalize("NFKD", name) if c.isascii() and (c.isalnum() or c == "-"))
+    return f"{folded or 'skill'}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def skill_named(records, name):
+    """The skill whose tool is called `name` when that is no skill's own name (see tool_name); else `name`."""
+    return next((r["name"] for r in tools_of(records) if not r["name"].isascii() and tool_name(r["name"]) == name),
+                name)
 
 
 def prompt(record):

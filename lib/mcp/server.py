@@ -233,7 +233,10 @@ class Nexus:
         try:
             entry = self.catalog.entry(config, name)
         except NexusError as e:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': {str(e).splitlines()[0]}") from None
+            skill = offer.skill_named(self.records(self.watch), name)  # the ASCII tool of a Unicode name?
+            if skill == name:
+                raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': {str(e).splitlines()[0]}") from None
+            entry = self.catalog.entry(config, skill)
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")

@@ -159,7 +159,7 @@ def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_h
     result = serve(tmp_path, scenario)
     assert not result.is_error
     assert result.content[0].text == "hello wide world\n"
-    assert result.structured_content["exit"] == 0 and result.structured_content["stdout"] == "hello wide world\n"
+    assert result.structured_content["exit"] == 0 and len(result.content) == 1  # the output once, as text
     [line] = read_log(nexus_home, "say")
     assert line["args"] == ["hello", "wide world"] and line["exit"] == 0
     assert line["session"] == session_id(tmp_path) and line["session"].startswith("mcp-")
@@ -192,12 +192,12 @@ def test_stdin_reaches_the_tool_and_a_failure_or_timeout_is_an_error_result(skil
                 await session.call_tool("grumpy", {}))
 
     result, dozed, unfed = serve(tmp_path, scenario)
-    assert unfed.structured_content["stdout"] == ""  # no stdin given: it reads none, never the protocol's
+    assert unfed.content[0].text == "stderr:\nno way\n"  # no stdin given: it reads none, never the protocol's
     assert dozed.is_error and dozed.structured_content["timedOut"] and dozed.structured_content["exit"] == 124
     assert dozed.content[-1].text == "timed out after 0.5 s; exit status 124"
     assert result.is_error
-    assert result.structured_content == {"exit": 3, "stdout": "fed in\n", "stderr": "no way\n", "truncated": False,
-                                         "timedOut": False, "ms": result.structured_content["ms"]}
+    assert result.structured_content == {"exit": 3, "truncated": False, "timedOut": False,
+                                         "ms": result.structured_content["ms"]}
     assert [c.text for c in result.content] == ["fed in\n", "stderr:\nno way\n", "exit status 3"]
     line = read_log(nexus_home, "grumpy")[0]
     assert line["exit"] == 3 and line["error"] == "no way"
@@ -368,8 +368,8 @@ def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bin
         return await session.call_tool("flood", {}), await session.call_tool("say", {"args": ["next"]})
 
     flooded, after = serve(tmp_path, scenario, "--max-output", "100000")
-    assert flooded.structured_content["stdout"] == "a" * 100000
-    assert flooded.structured_content["truncated"] and flooded.structured_content["stderr"] == "done\n"
+    assert flooded.content[0].text == "a" * 100000
+    assert flooded.structured_content["truncated"] and flooded.content[1].text == "stderr:\ndone\n"
     assert flooded.content[-1].text == "output cut at 100,000 bytes per stream" and not flooded.is_error
     assert after.content[0].text == "next\n"
 

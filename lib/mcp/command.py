@@ -18,10 +18,10 @@ with `nexus skills prompt`, `agents-md`, `cursor-rules` and `skills link`.
 Tools (--tools each): each offered tool or script skill is a tool named after it, taking `args` (a
 list of strings), `stdin` (text) and `timeout` (seconds), all tools sharing one bare input schema.
 A tool skill runs in the folder the client started the server in, a script skill in its own. The
-result holds the program's stdout, its stderr and a note on its exit status as text, and {exit,
-stdout, stderr, ms, truncated, timedOut} as structured content; isError is set when the exit status
-is not 0. Each of stdout and stderr is cut at --max-output bytes (the rest is read and dropped;
-truncated says so). Calling a tool nexus does not know is a protocol error (invalid params); one that
+result holds the program's stdout, its stderr and a note on its exit status as text (each sent
+once), and {exit, ms, truncated, timedOut} as structured content; isError is set when the exit
+status is not 0. Each of stdout and stderr is cut at --max-output bytes (the rest is read and
+dropped; truncated says so). Calling a tool nexus does not know is a protocol error (invalid params); one that
 cannot run now (its first verification fails, a key was removed) or arguments of the wrong type are
 a tool error with the reason and the setup step, which the model reads and can act on.
 

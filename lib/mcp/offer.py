@@ -127,7 +127,7 @@ def loader_instructions(records, calls):
 LOADER_INSTRUCTIONS = f"""\
 The skills ready on this machine run through the nexus gateway. {RUN_SKILL} runs one by name: its program \
 gets `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and the answer is its \
-stdout, its stderr and its exit status (structured: exit, stdout, stderr, ms, truncated, timedOut; \
+stdout, its stderr and its exit status (structured: exit, ms, truncated, timedOut; \
 isError when it did not exit 0). {READ_SKILL} gives a skill's instructions: read them before a first use. \
 {LIST_SKILLS} finds skills by a query, ready or not, with what one that is not ready needs. Every call \
 is logged."""
@@ -143,7 +143,7 @@ def tool_list(chosen, records):
 def tool(entry):
     """A tool or script skill as an MCP tool, named after it: its description, what it runs, and its
     instructions when they are short (else they are its prompt, and read_skill's). The result's shape
-    (structured content: exit, stdout, stderr, ms, truncated, timedOut) is told once, in the server's
+    (structured content: exit, ms, truncated, timedOut) is told once, in the server's
     instructions, not in an output schema for every tool."""
     if entry["type"] == "tool":
         description = f"{entry['description']}\n\nRuns `{entry.get('tool')}`."
@@ -219,8 +219,9 @@ def call_arguments(arguments):
 
 
 def call_result(done, timeout, limit):
-    """A finished call as a tool result: stdout, then stderr, then what else happened, as text content;
-    all of it as structured content; isError when the exit status is not 0."""
+    """A finished call as a tool result: stdout, then stderr, then what else happened, as text content,
+    each sent once; the figures (exit, ms, truncated, timedOut) as structured content; isError when the
+    exit status is not 0."""
     stdout = done.stdout.decode("utf-8", "replace")
     stderr = done.stderr.decode("utf-8", "replace")
     notes = ["" if done.started else "the program could not be started",
@@ -229,8 +230,8 @@ def call_result(done, timeout, limit):
     texts = ([stdout] if stdout else []) + ([f"stderr:\n{stderr}"] if stderr else [])
     texts += ["; ".join(n for n in notes if n)] if any(notes) else []
     return result(content=[text_content(text) for text in texts or ["(no output)"]],
-                  structuredContent={"exit": done.exit, "stdout": stdout, "stderr": stderr, "ms": done.ms,
-                                     "truncated": done.truncated, "timedOut": done.timed_out},
+                  structuredContent={"exit": done.exit, "ms": done.ms, "truncated": done.truncated,
+                                     "timedOut": done.timed_out},
                   isError=done.exit != 0)
 
 

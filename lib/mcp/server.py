@@ -33,7 +33,7 @@ from . import offer, skills
 INSTRUCTIONS = """\
 These tools are the skills that are ready on this machine; each runs one program through the nexus
 gateway, with `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and answers
-with its stdout, its stderr and its exit status (structured: exit, stdout, stderr, ms, truncated,
+with its stdout, its stderr and its exit status (as text; structured: exit, ms, truncated,
 timedOut). read_skill, or the prompt named after a skill, gives its instructions; a skill's files are
 resources. list_skills names every skill, ready or not, with what one that is not ready needs. Every
 call is logged."""

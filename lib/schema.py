@@ -12,7 +12,8 @@ DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when th
 
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
-META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always")
+META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always", "sandbox")
+SANDBOX_KEYS = ("network", "write", "read")  # metadata.nexus.sandbox: what a skill needs when confined
 TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
 FLAG_FIELDS = ("bundled", "always", "requiresAuth")
 
@@ -88,9 +89,9 @@ def secret_name(name):
     return any(word in upper for word in SECRET_WORDS)
 
 
-def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):
-    """One UsageLogEntry, with only the keys that apply."""
+def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, sandbox=None):
+    """One UsageLogEntry, with only the keys that apply (sandbox: how a tool or script was confined, or 'none')."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
-    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session}
+    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "sandbox": sandbox}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

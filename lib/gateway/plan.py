@@ -20,7 +20,24 @@ def environment(entry, config):
     if extra:
         env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
     env["NEXUS_CALLER_CWD"] = os.getcwd()
+    env[MARK] = entry["name"]  # inside a gateway call: what lowers the gate is refused (refuse_inside)
     return env
+
+
+MARK = "NEXUS_SKILL"
+
+
+def refuse_inside(what):
+    """NexusError when we run inside a gateway call (a skill's process tree): no skill lowers its own gate."""
+    if os.environ.get(MARK):
+        raise NexusError(f"refused: {what} from inside a gateway call (of skill '{os.environ[MARK]}')")
+
+
+def confined(entry, config):
+    """True when the skill's calls run confined (gateway.sandbox): skills.sandbox.mode all, or untrusted (the
+    default) for a skill added from elsewhere. Here, so that an unconfined call never imports the sandbox."""
+    mode = configlib.get(config, "skills.sandbox.mode", "untrusted")
+    return mode == "all" or mode == "untrusted" and entry.get("source") == "nexus-managed"
 
 
 def secrets(entry, env, config):

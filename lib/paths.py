@@ -23,6 +23,11 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/data/", "A confined skill's {state}: the folder of its own it keeps, with "
+                                                   "its XDG_*_HOME folders."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/tmp/", "A confined skill's {tmp}: its TMPDIR."),
+    ("$NEXUS_HOME/state/nexus/sandbox-notice", "Written once the notice of which added skills now run confined "
+                                               "was given."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
@@ -154,6 +159,16 @@ def skill_lock(name):
 
 def config_cache():
     return os.path.join(state_root(), "config-cache.json")
+
+
+def sandbox_folders(name):
+    """(its {state}, its {tmp}): a confined skill's own folders; the name is validated before it becomes a path."""
+    folder = skill_state_dir(name)
+    return os.path.join(folder, "data"), os.path.join(folder, "tmp")
+
+
+def sandbox_notice():
+    return os.path.join(state_root(), "sandbox-notice")
 
 
 def links_file():

@@ -349,3 +349,15 @@ def test_skills_check_validates_a_declaration(workspace):
     done = subprocess.run(["nexus", "skills", "check", str(workspace / "loose")], capture_output=True, text=True)
     assert done.returncode != 0
     assert "sandbox network must be true or false" in done.stdout + done.stderr
+
+
+@needs_sandbox
+def test_the_first_confined_run_after_the_upgrade_names_the_added_skills_now_confined_once(managed, bindir, home):
+    probe_skill(managed, bindir)
+    write_skill(managed, "other", meta={"tool": "probe"})
+    first = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work")
+    assert first.returncode == 0
+    assert "now runs skills added from elsewhere confined (skills.sandbox.mode" in first.stderr
+    assert ": other, probe. To give one the network and your home folder back: nexus skill allow NAME" in first.stderr
+    again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work")
+    assert again.returncode == 0 and "now runs" not in again.stderr

@@ -59,10 +59,10 @@ not an option).
 Environment:
   NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
   NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
-                    folder).
-  NEXUS_SKILL       Set for the tool: the skill's name. Where it is set, what would lower the sandbox
-                    (--no-sandbox, nexus skill allow, config set of sandbox keys) is refused. The tool also gets the skill's configured env and apiKey, and
+                    folder). The tool also gets the skill's configured env and apiKey, and
                     skills.binPath before PATH.
+  NEXUS_SKILL       Set for the tool: the skill's name. Where it is set, what would lower the sandbox
+                    (--no-sandbox, nexus skill allow, config set of sandbox keys) is refused.
 
 Exit status:
   N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
@@ -263,7 +263,6 @@ class Call:
                     on_start(child)
                 return child.wait(timeout)
 
-        hint = None
         try:
             if self.confined:
                 from . import sandbox

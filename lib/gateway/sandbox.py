@@ -3,8 +3,8 @@ and a network namespace inside a user namespace).
 
 A skill's permissions are the default profile widened by its declaration (metadata.nexus.sandbox) and
 set per key by the user's config (skills.entries.NAME.sandbox): it reads everything but the secrets of
-skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private folder made for the
-call), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
+skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private temporary folder of the
+skill, kept), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
 it has no network. Landlock only allows: a denied folder is left out by allowing each of its siblings,
 and each of its ancestors' listing, instead. `network: false` is a new network namespace, so UDP and
 DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4) cuts TCP alone, and
@@ -18,7 +18,7 @@ import os
 import struct
 import sys
 
-from .. import config as configlib, paths
+from .. import config as configlib, fileio, paths
 from ..config import keys
 from ..errors import NexusError
 from . import plan, process
@@ -52,13 +52,37 @@ def refusal(entry, why):
 
 def check(entry, config, warn):
     """Before a confined call: True when it can be confined; False (warned) where it cannot and the config
-    accepts that; NexusError (a refusal) otherwise."""
+    accepts that; NexusError (a refusal) otherwise. The first confined call also says, once, which added
+    skills now run confined and how to give each what it had."""
+    notice(config, warn)
     if landlock_abi():
         return True
     if fallback(config) == "warn":
         warn(f"{entry['name']}: runs unconfined: {NO_LANDLOCK} (skills.sandbox.fallback = \"warn\")")
         return False
     raise refusal(entry, NO_LANDLOCK)
+
+
+def notice(config, warn):
+    """Once (paths.sandbox_notice): the skills added before confinement came, now confined, each with the
+    command that gives it back what it had (with mode untrusted, everything but the deny list)."""
+    marker = paths.sandbox_notice()
+    if os.path.exists(marker):
+        return
+    from ..catalog import manifest
+
+    added = sorted(name for name, entry in manifest.cached_skills().items()
+                   if plan.confined(entry, config) and entry.get("type") != "prompt")
+    if added:
+        warn("nexus now runs skills added from elsewhere confined (skills.sandbox.mode; see the README's "
+             "Security section): " + ", ".join(added) + ". To give one the network and your home folder back: "
+             "nexus skill allow NAME network --write ~ ; to run them all as before: "
+             "nexus config set skills.sandbox.mode off")
+    try:
+        fileio.private_dirs(paths.state_root(), paths.home())
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass  # said again next time: better than never
 
 
 NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
@@ -182,7 +206,7 @@ class Call:
 
         confined = sandbox.Call(entry, config, env)   # NexusError when it cannot be confined
         child = process.Child(argv, env=confined.env, prepare=confined.child, ...)
-        confined.finish()                              # after the call: the ruleset closed, {tmp} removed
+        confined.finish()                              # after the call: the ruleset closed
     """
 
     def __init__(self, entry, config, env, fallback_network=False):
@@ -193,22 +217,22 @@ class Call:
         allowed = permissions(entry, config)
         self.network = allowed["network"]
         self.netns = not self.network and not fallback_network
-        state = os.path.join(paths.skill_state_dir(self.name), "data")
-        os.makedirs(state, mode=0o700, exist_ok=True)
-        top = env.get("TMPDIR") if os.path.isabs(env.get("TMPDIR") or "") else "/tmp"
-        self.tmp = os.path.join(top, f"nexus-{self.name}-{os.urandom(6).hex()}")
-        os.mkdir(self.tmp, 0o700)  # a new name: never a folder or link someone else put there
+        state, self.tmp = paths.sandbox_folders(self.name)
+        for made in (state, self.tmp):
+            if not os.path.isdir(made):
+                fileio.private_dirs(made, paths.state_root())
         places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
-        self.write = [expand(p, places) for p in writable(entry, allowed)]
-        self.read = [expand(p, places) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
+        # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
+        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)]
+        self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
         deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
         self.env = dict(env, TMPDIR=self.tmp)
-        for var, (folder, default) in XDG.items():
+        for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
-            if not any(paths.contains(real, p) or paths.contains(p, real) for p in self.read + self.write):
-                self.env[var] = os.path.join(state, folder)  # where tools cache and refresh their tokens
+            if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
+                self.env[var] = os.path.join(state, name)  # where tools cache and refresh their tokens
         self.kind = "landlock+netns" if self.netns else "landlock"
         self.fd = None
         try:
@@ -232,18 +256,18 @@ class Call:
         if fd < 0:
             raise NexusError(f"refused: sandbox: Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
         read = EXECUTE | READ_FILE | READ_DIR
-        rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0)) for p in DEVICES]
+        rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         for top, access in [("/", read)] + [(p, read) for p in self.read] + [(p, fs) for p in self.write]:
             rules += _allowed(top, self.deny, access)
-        for path, access in rules:
+        for path, access, folder in rules:
             try:
                 target = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue  # not there: nothing to allow
             try:
-                if os.stat(target).st_mode & 0o170000 != 0o040000:  # not a folder
-                    access &= FILE_ONLY
-                rule = struct.pack("=Qi", access, target)
+                if folder is None:
+                    folder = os.stat(target).st_mode & 0o170000 == 0o040000
+                rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
                 if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
                     error = ctypes.get_errno()
                     os.close(fd)
@@ -271,21 +295,10 @@ class Call:
             raise OSError(ctypes.get_errno(), "Landlock: " + os.strerror(ctypes.get_errno()), "sandbox")
 
     def finish(self):
-        """After the call: the ruleset is closed, and {tmp} goes."""
+        """After the call: the ruleset is closed."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-        for top, folders, files in os.walk(self.tmp, topdown=False):
-            for name in files + folders:
-                try:
-                    (os.rmdir if name in folders and not os.path.islink(os.path.join(top, name)) else os.unlink)(
-                        os.path.join(top, name))
-                except OSError:
-                    pass
-        try:
-            os.rmdir(self.tmp)
-        except OSError:
-            pass
 
 
 def hint(entry, config, stderr):
@@ -321,28 +334,32 @@ def _last_path(text):
     return next((w for w in reversed(words) if w.startswith("/") or w.startswith("~/")), None)
 
 
+def _within(path, folder):
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _denied(deny, granted):
-    """The paths to deny: each as written and where its links lead, unless granted as a whole."""
-    found = {c for p in deny for c in (p, os.path.realpath(p)) if os.path.lexists(c)}
+    """The paths to deny, real (the walk from / never follows a link), unless granted as a whole."""
+    found = {os.path.realpath(p) for p in deny if os.path.lexists(p)}
     return sorted(found - {g for p in granted for g in (p, os.path.realpath(p))})
 
 
-def _allowed(folder, deny, access):
-    """Rules that allow `access` to everything under `folder` but the denied paths (Landlock cannot deny
-    below an allowed folder): a folder with a denied path inside may only be listed, and each of its
-    entries that is not a link is allowed the same way (a link leads somewhere allowed or not on its own)."""
+def _allowed(folder, deny, access, is_folder=None):
+    """Rules (path, access, whether a folder: None when unknown) that allow `access` to everything under
+    `folder` but the denied paths (Landlock cannot deny below an allowed folder): a folder with a denied
+    path inside may only be listed, and each of its entries that is not a link is allowed the same way (a
+    link leads somewhere allowed or not on its own)."""
     if folder in deny:
         return []
     inside = [d for d in deny if d.startswith(folder.rstrip("/") + "/")]
     if not inside:
-        return [(folder, access)]
-    rules = [(folder, READ_DIR)]
+        return [(folder, access, is_folder)]
+    rules = [(folder, READ_DIR, True)]
     try:
-        names = os.listdir(folder)
+        entries = list(os.scandir(folder))
     except OSError:
         return rules
-    for name in names:
-        child = os.path.join(folder, name)
-        if not os.path.islink(child):
-            rules += _allowed(child, inside, access)
+    for found in entries:
+        if not found.is_symlink():
+            rules += _allowed(found.path, inside, access, found.is_dir(follow_symlinks=False))
     return rules

@@ -158,9 +158,9 @@ def status(ctx):
                  and "sandbox": {"mode", "landlock" (its ABI, 0: none), "netns", "text", "problem"}.
       -h --help  Show this help.
 
-    --check also prints a line, and exits 1, when skills.sandbox.mode asks for confinement this system
-    cannot give ("sandbox: landlock ABI 7, network namespace no: ..."); `nexus skill show` says what it
-    offers.
+    With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
+    give ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status is 1; `nexus skill
+    show` says what it offers.
 
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.

@@ -26,9 +26,9 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/data/", "A confined skill's {state}: the folder of its own it keeps, with "
                                                    "its XDG_*_HOME folders."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/tmp/", "A confined skill's {tmp}: its TMPDIR."),
-    ("$NEXUS_HOME/state/nexus/sandbox-notice", "Written once the notice of which added skills now run confined "
-                                               "was given."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
+    ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
+                                              "with when."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
@@ -167,8 +167,8 @@ def sandbox_folders(name):
     return os.path.join(folder, "data"), os.path.join(folder, "tmp")
 
 
-def sandbox_notice():
-    return os.path.join(state_root(), "sandbox-notice")
+def upgrades_file():
+    return os.path.join(state_root(), "upgrades.json")
 
 
 def links_file():

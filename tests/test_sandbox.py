@@ -215,8 +215,8 @@ def test_where_confinement_cannot_be_given_the_call_is_refused_unless_the_config
     key = str(home / ".ssh" / "id_rsa")
     refused = run("probe", "--", "read", key, env={"NEXUS_SANDBOX_UNAVAILABLE": "1"})
     assert refused.returncode == 1 and refused.stdout == ""
-    assert "refused: sandbox: 'probe' must run confined, and cannot here: Landlock is not available" in refused.stderr
-    assert last_log(nexus_home)["error"].startswith("refused: sandbox")
+    assert "Skill 'probe' must run confined, and cannot be here: Landlock is not available" in refused.stderr
+    assert last_log(nexus_home)["refused"] == "sandbox"
     write_config(nexus_home, '[skills.sandbox]\nfallback = "warn"\n')
     warned = run("probe", "--", "read", key, env={"NEXUS_SANDBOX_UNAVAILABLE": "1"})
     assert warned.returncode == 0 and "runs unconfined" in warned.stderr
@@ -257,13 +257,14 @@ def test_no_sandbox_is_for_a_person_at_a_terminal_and_refused_from_inside_a_gate
     assert last_log(nexus_home)["sandbox"] == "none"
 
     piped = run("probe", "--no-sandbox", "--", "read", key)
-    assert piped.returncode == 1 and "for a person at a terminal" in piped.stderr
+    assert piped.returncode == 1 and "for a person at a terminal: refused (stdin and stderr" in piped.stderr
+    assert last_log(nexus_home)["refused"] == "sandbox"
 
     # a skill's tool that calls the gateway to lower it: refused, even at a terminal
     make_tool(bindir, "escape", f"#!/bin/sh\nexec nexus skill run probe --no-sandbox -- read {key}\n")
     write_skill(workspace, "escape", meta={"tool": "escape"})
     code, said = at_a_terminal(["nexus", "skill", "run", "escape"])
-    assert code == 1 and "refused: --no-sandbox from inside a gateway call (of skill 'escape')" in said, said
+    assert code == 1 and "refused (inside a gateway call of skill 'escape')" in said, said
 
 
 @pytest.mark.once
@@ -321,7 +322,7 @@ def test_skill_allow_grants_in_one_command_and_is_refused_from_inside_a_gateway_
     write_skill(workspace, "widen", meta={"tool": "widen"})
     inside = run("widen")
     assert inside.returncode == 1
-    assert "refused: nexus skill allow from inside a gateway call (of skill 'widen')" in inside.stderr
+    assert "refused: nexus skill allow from inside a gateway call of skill 'widen'" in inside.stderr
     assert "skills.sandbox" not in (nexus_home / "nexus.toml").read_text().split("[skills.entries.probe")[0]
     assert '"/"' not in (nexus_home / "nexus.toml").read_text()
 
@@ -351,13 +352,18 @@ def test_skills_check_validates_a_declaration(workspace):
     assert "sandbox network must be true or false" in done.stdout + done.stderr
 
 
-@needs_sandbox
-def test_the_first_confined_run_after_the_upgrade_names_the_added_skills_now_confined_once(managed, bindir, home):
+def test_the_first_command_after_the_upgrade_names_the_added_skills_now_confined_once(managed, bindir, home,
+                                                                                     nexus_home):
     probe_skill(managed, bindir)
-    write_skill(managed, "other", meta={"tool": "probe"})
-    first = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work")
-    assert first.returncode == 0
-    assert "now runs skills added from elsewhere confined (skills.sandbox.mode" in first.stderr
-    assert ": other, probe. To give one the network and your home folder back: nexus skill allow NAME" in first.stderr
-    again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work")
-    assert again.returncode == 0 and "now runs" not in again.stderr
+    added = subprocess.run(["nexus", "skills", "add", str(managed / "probe"), "--copy"], capture_output=True,
+                           text=True, env={**os.environ, "MANAGED_SKILLS_DIR": str(home / "added")})
+    assert added.returncode == 0, added.stderr
+    upgrades = nexus_home / "state" / "nexus" / "upgrades.json"
+    upgrades.unlink()  # as an earlier nexus left it: a manifest, skills added, and no record of upgrades
+    first = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
+                env={"MANAGED_SKILLS_DIR": str(home / "added")})
+    assert "Skills added with `nexus skills add` now run confined" in first.stderr
+    assert "Now confined: probe. To give one the network and your home folder back: nexus skill allow" in first.stderr
+    again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
+                env={"MANAGED_SKILLS_DIR": str(home / "added")})
+    assert "now run confined" not in again.stderr

@@ -16,7 +16,7 @@ import time
 from .. import config as configlib, fastjson, schema
 from ..catalog import manifest, status
 from ..cli.command import Help, number, quiet_stdout
-from ..errors import NexusError, UsageError
+from ..errors import NexusError, Refused, UsageError
 from ..skill import entry as entrylib
 from ..state import health, skill_state, usage_log
 from . import plan, process
@@ -127,8 +127,11 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
-    checker = gate(entry, config)
     if entry["type"] == "prompt":
+        try:
+            checker = gate(entry, config)
+        except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
+            raise e if args["--dry-run"] else refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
         if args["--background"]:
             raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
         if args["ARGS"]:
@@ -139,15 +142,17 @@ def command(ctx):
         if lacking:  # the instructions still come: they may say how to get what is missing
             ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
         return prompt(entry, config, args, ctx.warn)
-    if args["--no-sandbox"]:
-        plan.refuse_inside("--no-sandbox")
-        if not (os.isatty(0) and os.isatty(2)):
-            raise NexusError("refused: --no-sandbox is for a person at a terminal (stdin and stderr are not one)")
+    if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
+        why = plan.inside() or (None if os.isatty(0) and os.isatty(2) else "stdin and stderr are not a terminal")
+        if why:
+            raise refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: refused "
+                                                           f"({why})"), ctx.warn, args["ARGS"], args["--no-log"])
     call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], no_sandbox=args["--no-sandbox"])
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
         argv = [call.masked(a) for a in call.argv]
-        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD",
+                                                                                           plan.MARK], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
     if args["--background"]:
@@ -176,20 +181,37 @@ def write_or_quit(text):
 
 
 def gate(entry, config):
-    """The Checker for this config; NexusError when the config or the platform rules the skill out."""
+    """The Checker for this config; Refused when the config, the platform or a skill it requires rules
+    the skill out. Nothing is recorded here: a caller that refuses records it (refuse, Call.prepare)."""
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
-        raise NexusError(f"Skill '{entry['name']}' is disabled ({reason}). To enable it: {plan.enable_command(entry, config)}")
+        raise Refused("disabled", f"Skill '{entry['name']}' is disabled ({reason}). "
+                                  f"To enable it: {plan.enable_command(entry, config)}")
     if not checker.supported(entry):
-        raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
+        raise Refused("unsupported", f"Skill '{entry['name']}' is not available on {checker.platform} "
+                                     f"(os: {', '.join(entry['os'])})")
     if any(entrylib.required(entry, key) for key in schema.DEPENDS_KEYS):
         from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
 
         record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
         if record.get("reason") or record["status"] == "invalid":
-            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
+            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
     return checker
+
+
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=()):
+    """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
+    error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
+    the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
+    a failure of the skill (schema.POLICY_REFUSALS)."""
+    try:
+        record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
+               args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
+               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code)
+    except OSError as e:
+        warn(not_recorded(e))
+    return refused
 
 
 class Call:
@@ -216,24 +238,28 @@ class Call:
         return plan.mask(text, self.secrets)
 
     def prepare(self, verify=True, record_refusal=True):
-        """Resolve the command line and check what it needs; verify on first use. NexusError (recorded
-        as a refused call unless told otherwise) when the skill cannot run."""
-        ts = schema.now_iso()
+        """Gate the skill, resolve the command line and check what it needs; verify on first use. Refused
+        (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
+            gate(self.entry, self.config)
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
-                raise NexusError(plan.setup_message(self.entry, missing))
+                raise Refused("needs-setup", plan.setup_message(self.entry, missing))
             if self.confined:
                 from . import sandbox
 
                 self.confined = sandbox.check(self.entry, self.config, self.warn)
             self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn,
                                            self.confined) if verify else {}
-        except NexusError as e:
+        except Refused as e:
             if record_refusal:
-                self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
+                self.refuse(e)
             raise
+
+    def refuse(self, refused):
+        """Record this call as refused (see refuse); the Refused, to raise."""
+        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -274,10 +300,12 @@ class Call:
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
             error = "cancelled" if self.cancelled else outcome_error(done, timeout)
-        except NexusError as e:  # it had to run confined, and could not be
-            done = process.Finished(1, False, None, b"", b"", False)
-            done.started, error = False, str(e).splitlines()[0]
+        except Refused as e:  # it had to run confined, and could not be: recorded as refused, as in prepare
+            self.refuse(e)
             self.warn(str(e))
+            done = process.Finished(1, False, None, b"", b"", False)
+            done.started, done.ms = False, int((time.monotonic() - started) * 1000)
+            return done
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
@@ -328,16 +356,17 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           sandbox=None):
+           refused=None, sandbox=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
+    policy = refused in schema.POLICY_REFUSALS
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
-        skill_state.count_call(state, ts, exit_code == 0, ms)
-        if error:
+        skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy)
+        if error and not policy:
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=session, sandbox=sandbox)
+                                      error=error, tool=tool, session=session, refused=refused, sandbox=sandbox)
             usage_log.append(entry["name"], state, line, config)
 
 
@@ -360,7 +389,7 @@ def prompt(entry, config, args, warn):
 
 
 def ensure_verified(entry, config, binary, warn, confined=False):
-    """First-run verification: the state changes to record, or NexusError when it fails. A skill whose
+    """First-run verification: the state changes to record, or Refused when it fails. A skill whose
     binary changed since it was verified is verified again, and says why."""
     state = skill_state.read(entry["name"], entry, warn)
     if status.is_verified(entry, state):
@@ -378,7 +407,7 @@ def ensure_verified(entry, config, binary, warn, confined=False):
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:
-        raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
+        raise Refused("needs-setup", f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
                          f"Run 'nexus skill show {entry['name']}' for setup instructions.")
     return {}
 

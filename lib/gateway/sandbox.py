@@ -20,7 +20,7 @@ import sys
 
 from .. import config as configlib, fileio, paths
 from ..config import keys
-from ..errors import NexusError
+from ..errors import Refused
 from . import plan, process
 
 XDG = {"XDG_CONFIG_HOME": ("config", "~/.config"), "XDG_CACHE_HOME": ("cache", "~/.cache"),
@@ -45,16 +45,14 @@ def fallback(config):
 
 def refusal(entry, why):
     """The one line a refusal for want of confinement says, and what a person can do about it."""
-    return NexusError(f"refused: sandbox: '{entry['name']}' must run confined, and cannot here: {why}\n"
+    return Refused("sandbox", f"Skill '{entry['name']}' must run confined, and cannot be here: {why}\n"
                       f"To run it anyway: nexus skill run {entry['name']} --no-sandbox (at a terminal), or "
                       f"nexus config set skills.sandbox.fallback warn")
 
 
 def check(entry, config, warn):
     """Before a confined call: True when it can be confined; False (warned) where it cannot and the config
-    accepts that; NexusError (a refusal) otherwise. The first confined call also says, once, which added
-    skills now run confined and how to give each what it had."""
-    notice(config, warn)
+    accepts that; Refused otherwise."""
     if landlock_abi():
         return True
     if fallback(config) == "warn":
@@ -63,34 +61,12 @@ def check(entry, config, warn):
     raise refusal(entry, NO_LANDLOCK)
 
 
-def notice(config, warn):
-    """Once (paths.sandbox_notice): the skills added before confinement came, now confined, each with the
-    command that gives it back what it had (with mode untrusted, everything but the deny list)."""
-    marker = paths.sandbox_notice()
-    if os.path.exists(marker):
-        return
-    from ..catalog import manifest
-
-    added = sorted(name for name, entry in manifest.cached_skills().items()
-                   if plan.confined(entry, config) and entry.get("type") != "prompt")
-    if added:
-        warn("nexus now runs skills added from elsewhere confined (skills.sandbox.mode; see the README's "
-             "Security section): " + ", ".join(added) + ". To give one the network and your home folder back: "
-             "nexus skill allow NAME network --write ~ ; to run them all as before: "
-             "nexus config set skills.sandbox.mode off")
-    try:
-        fileio.private_dirs(paths.state_root(), paths.home())
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
-    except OSError:
-        pass  # said again next time: better than never
-
-
 NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
 
 
 def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
-    'landlock'). NexusError when the child could not be confined (user namespaces blocked, say) and the config
+    'landlock'). Refused when the child could not be confined (user namespaces blocked, say) and the config
     does not accept less; with fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone."""
     confined = Call(entry, config, env)
     try:
@@ -204,7 +180,7 @@ def expand(path, places):
 class Call:
     """One confined call: the folders it gets, its environment's changes, and the ruleset for its child.
 
-        confined = sandbox.Call(entry, config, env)   # NexusError when it cannot be confined
+        confined = sandbox.Call(entry, config, env)   # Refused when it cannot be confined
         child = process.Child(argv, env=confined.env, prepare=confined.child, ...)
         confined.finish()                              # after the call: the ruleset closed
     """
@@ -254,7 +230,7 @@ class Call:
         libc = process.libc()
         fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
         if fd < 0:
-            raise NexusError(f"refused: sandbox: Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
+            raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         for top, access in [("/", read)] + [(p, read) for p in self.read] + [(p, fs) for p in self.write]:
@@ -271,7 +247,7 @@ class Call:
                 if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
                     error = ctypes.get_errno()
                     os.close(fd)
-                    raise NexusError(f"refused: sandbox: Landlock refused a rule for {path}: {os.strerror(error)}")
+                    raise Refused("sandbox", f"Landlock refused a rule for {path}: {os.strerror(error)}")
             finally:
                 os.close(target)
         return fd

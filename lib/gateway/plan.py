@@ -5,7 +5,7 @@ import os
 
 from .. import config as configlib, paths
 from ..catalog import status
-from ..errors import Refused
+from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 

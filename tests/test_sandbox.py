@@ -367,3 +367,39 @@ def test_the_first_command_after_the_upgrade_names_the_added_skills_now_confined
     again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
     assert "now run confined" not in again.stderr
+
+
+def mcp_call(name, arguments):
+    """One tools/call through nexus-mcp over stdio: the result's text and whether it is an error."""
+    server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                            "protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "test", "version": "1"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments}}):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+        while True:
+            answer = json.loads(server.stdout.readline())
+            if answer.get("id") == 1:
+                result = answer["result"]
+                return "".join(c.get("text", "") for c in result["content"]), result.get("isError", False)
+    finally:
+        server.stdin.close()
+        server.wait(30)
+
+
+@needs_sandbox
+def test_through_nexus_mcp_a_skill_is_confined_alike_and_cannot_lower_the_gate(managed, workspace, bindir, home):
+    pytest.importorskip("mcp")
+    probe_skill(managed, bindir)
+    key = str(home / ".ssh" / "id_rsa")
+    text, error = mcp_call("probe", {"args": ["read", key]})
+    assert error and "Permission denied" in text
+    make_tool(bindir, "escape", f"#!/bin/sh\nexec nexus skill run probe --no-sandbox -- read {key}\n")
+    write_skill(workspace, "escape", meta={"tool": "escape"})
+    text, error = mcp_call("escape", {})
+    assert error and "refused (inside a gateway call of skill 'escape')" in text

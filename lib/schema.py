@@ -105,9 +105,10 @@ def is_session_id(value):
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
-                masked=None, profile=None):
+                masked=None, profile=None, sandbox=None):
     """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a
-    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one."""
+    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one;
+    `sandbox`: how a tool or script was confined, or 'none'."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
     optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
                 "masked": masked, "profile": profile, "sandbox": sandbox}

@@ -403,3 +403,14 @@ def test_through_nexus_mcp_a_skill_is_confined_alike_and_cannot_lower_the_gate(m
     write_skill(workspace, "escape", meta={"tool": "escape"})
     text, error = mcp_call("escape", {})
     assert error and "refused (inside a gateway call of skill 'escape')" in text
+
+
+def test_skills_add_says_what_each_skill_will_be_allowed(tmp_path, bindir):
+    source = tmp_path / "source"
+    probe_skill(source, bindir, sandbox={"network": True})
+    write_skill(source, "quiet", meta={"tool": "probe"})
+    added = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True)
+    assert added.returncode == 0, added.stderr
+    assert "  probe: runs confined: network yes; writes {tmp}, {state}, {cwd}" in added.stdout
+    assert "  quiet: runs confined: network no; writes {tmp}, {state}, {cwd} (to grant more: nexus skill allow quiet" \
+        in added.stdout

@@ -44,10 +44,10 @@ def fallback(config):
 
 
 def refusal(entry, why):
-    """The one line a refusal for want of confinement says, and what a person can do about it."""
+    """The refusal for want of confinement: why, then what a person can do about it."""
     return Refused("sandbox", f"Skill '{entry['name']}' must run confined, and cannot be here: {why}\n"
-                      f"To run it anyway: nexus skill run {entry['name']} --no-sandbox (at a terminal), or "
-                      f"nexus config set skills.sandbox.fallback warn")
+                              f"To run it anyway: nexus skill run {entry['name']} --no-sandbox (at a terminal), or "
+                              f"nexus config set skills.sandbox.fallback warn")
 
 
 def check(entry, config, warn):
@@ -107,10 +107,19 @@ def _strings(value):
 
 
 def effective(entry, config):
-    """What `skill show` and `skills list --json` show: confined or not, and the permissions it has."""
+    """What `skill show` and `skills add` show: confined or not, and the permissions it has (folders as written)."""
     allowed = permissions(entry, config)
     return {"confined": plan.confined(entry, config), "network": allowed["network"],
             "write": writable(entry, allowed), "read": allowed["read"]}
+
+
+def said(name, allowed):
+    """One line of what a skill will be allowed (`allowed`: effective()), as `skills add` and `update` say it."""
+    if not allowed["confined"]:
+        return f"{name}: runs unconfined (skills.sandbox.mode)"
+    reads = "; reads of the deny list: " + ", ".join(allowed["read"]) if allowed["read"] else ""
+    return (f"{name}: runs confined: network {'yes' if allowed['network'] else 'no'}; writes "
+            f"{', '.join(allowed['write'])}{reads} (to grant more: nexus skill allow {name} ...)")
 
 
 def writable(entry, allowed):

@@ -19,6 +19,7 @@ from ..state import health, skill_state
 from . import plan, process
 
 VERIFY_TIMEOUT = 30
+OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
 def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None):
@@ -36,12 +37,12 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None):
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
     elif entry.get("verify") and entry["type"] != "prompt":
         env = plan.environment(entry, config)
-        # A group of its own, ended once the shell is done: a background process the command
-        # left behind cannot hold verification open.
         def start(env, prepare):
+            # A group of its own, ended once the shell is done: a background process the command
+            # left behind cannot hold verification open.
             return process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
                                stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
-                               timeout=timeout, prepare=prepare)
+                               timeout=timeout, limit=OUTPUT_LIMIT, prepare=prepare)
 
         done = _start_confined(entry, config, env, start, warn or (lambda text: None)) if (
             plan.confined(entry, config) if confined is None else confined) else start(env, None)

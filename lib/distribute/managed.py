@@ -86,16 +86,35 @@ def record(candidate, source, copy, now):
             "placement": "copy" if copy else "link", "updatedAt": now}
 
 
-def edited_in_place(name, entry):
-    """True when the copy placed at MANAGED_SKILLS_DIR/NAME no longer has the files its lock entry
-    records. A linked skill has no copy of its own to edit, and a missing one is gone, not edited."""
+MISSING, PLACED, EDITED, FOREIGN = "missing", "placed", "edited", "foreign"
+
+
+def found_at(name, entry):
+    """What is at MANAGED_SKILLS_DIR/NAME, judged against its lock entry: MISSING; PLACED (nexus's link,
+    or a copy whose files match the lockfile); EDITED (a copy whose files no longer match); FOREIGN
+    (anything else: a folder where nexus's link was, a link where its copy was). Only what nexus placed
+    is ever removed or replaced without being asked to."""
     folder = skill_path(name)
-    if entry.get("placement") != "copy" or not os.path.lexists(folder):
-        return False
+    if not os.path.lexists(folder):
+        return MISSING
+    if entry.get("placement") != "copy":
+        return PLACED if os.path.islink(folder) else FOREIGN
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return FOREIGN
     try:
-        return sources.digest(folder, sources.files(folder, folder)) != entry.get("sha256")
+        same = sources.digest(folder, sources.files(folder, folder)) == entry.get("sha256")
     except (OSError, NexusError):  # unreadable, or a symlink out of it: not what was placed
-        return True
+        same = False
+    return PLACED if same else EDITED
+
+
+def why_kept(name, found):
+    """Why what is at MANAGED_SKILLS_DIR/NAME (EDITED or FOREIGN) is left alone."""
+    path = skill_path(name)
+    if found == EDITED:
+        return f"{path}: its files no longer match the lockfile: kept"
+    folder = os.path.isdir(path) and not os.path.islink(path)
+    return f"{path} is {'a folder where nexus placed a link' if folder else 'not what nexus placed'}: kept"
 
 
 class EditedCopies:
@@ -116,7 +135,7 @@ class EditedCopies:
             return None
         self.lock = self.lock or read_lock()
         entry = self.lock["skills"].get(name)
-        if entry is None or not edited_in_place(name, entry):
+        if entry is None or found_at(name, entry) != EDITED:
             return None
         return Problem("warning", f"edited in place: its files no longer match the sha256 in {paths.managed_lockfile()}; "
                        "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
@@ -127,9 +146,10 @@ def conflict(lock, name, source, candidate):
     entry = lock["skills"].get(name)
     if entry is not None:
         if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
-            if edited_in_place(name, entry):
+            found = found_at(name, entry)
+            if found == EDITED:
                 return f"skill '{name}' was edited in place since it was added"
-            return None  # the same skill again: adding it refreshes it
+            return why_kept(name, found) if found == FOREIGN else None  # the same skill again: adding it refreshes it
         return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
     if os.path.lexists(skill_path(name)):
         return f"skill '{name}' already exists at {skill_path(name)}"
@@ -180,9 +200,11 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
         report.update(source=source.location, revision=source.revision)
         copy = copy or source.kind == "git"  # a clone is scratch: its skills are copied out
-        seen = set()
+        seen, others = set(), skills_elsewhere()
         for candidate in select(sources.find(source, on_problem or (lambda m: None)), names, source):
-            why = _refusal(candidate, seen, lock, source, force)
+            shadows = _shadows(candidate, lock, source, others)
+            why = _refusal(candidate, seen, lock, source, force) or (
+                shadows and not force and shadows[0] + "; --force adds it all the same")
             if why:
                 report["refused"].append({"name": candidate.label, "path": candidate.path, "error": why})
                 continue
@@ -195,7 +217,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             place(name, candidate, copy)
             lock["skills"][name] = {**entry, "addedAt": old.get("addedAt", entry["updatedAt"])}
             report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
-                                    "sha256": entry["sha256"]})
+                                    "sha256": entry["sha256"], **({"shadows": shadows[1]} if shadows else {})})
     return report
 
 
@@ -209,19 +231,45 @@ def _refusal(candidate, seen, lock, source, force):
     return why and why + "; --force replaces it"
 
 
+def skills_elsewhere():
+    """{name: (source, skill folder)} of the skills the user has in every source but the managed folder."""
+    from ..catalog import discovery
+
+    scan = discovery.scan([s for s in configlib.sources(configlib.load()) if s[0] != "nexus-managed"])
+    return {e["name"]: (e["source"], e["dir"]) for e in reversed(scan.records()) if e.get("name") and e.get("dir")}
+
+
+def _shadows(candidate, lock, source, others):
+    """(refusal, note): what adding a candidate would do to a skill of its name the user already has, said
+    before and after; None when there is none, or the skill was added from here before (accepted then)."""
+    name, old = candidate.name, lock["skills"].get(candidate.name) or {}
+    if name not in others or (old.get("source"), old.get("path")) == (source.location, candidate.path):
+        return None
+    where, folder = others[name]
+    if where == "nexus-workspace":  # the workspace wins: the added skill would never run
+        other = f"the workspace skill '{name}' ({folder})"
+        return f"{other} would hide it", f"{other} hides it"
+    other = f"the bundled skill '{name}'" if where == "nexus-bundled" else f"the skill '{name}' in {os.path.dirname(folder)}"
+    return f"it would shadow {other}", f"it shadows {other}"
+
+
 def _already_placed(name, old, new):
     """NAME is recorded and placed just as adding `new` would place it (a copy edited since is not)."""
     keys = ("source", "path", "sha256", "placement")
-    return (all(old.get(k) == new[k] for k in keys) and os.path.lexists(skill_path(name))
-            and not edited_in_place(name, old))
+    return all(old.get(k) == new[k] for k in keys) and found_at(name, old) == PLACED
 
 
 def remove(names):
-    """Remove added skills and their lock entries; nothing is removed when one was not added."""
+    """Remove added skills and their lock entries; nothing is removed when one was not added, or when
+    what is in its place is not what nexus placed (an edited copy, a folder where its link was)."""
     if _nothing_added(names):
         return
     with locked() as lock:
         require_added(lock, names)
+        kept = [why_kept(n, found) for n in names if (found := found_at(n, lock["skills"][n])) in (EDITED, FOREIGN)]
+        if kept:
+            raise NexusError("; ".join(kept) + ": nothing removed (remove it yourself, and then `nexus skills remove` "
+                             "drops its record)")
         for name in names:
             unplace(name)
             del lock["skills"][name]
@@ -270,13 +318,17 @@ def _update_one(entry, name, source, force, report):
         error = candidate.error or f"the skill at {candidate.path} is now named '{candidate.name}'"
         report["failed"].append({"name": name, "error": error})
         return
-    edited = edited_in_place(name, entry)
+    found = found_at(name, entry)
+    if found == FOREIGN:  # never replaced, even when forced: it holds what the user put there
+        report["failed"].append({"name": name, "error": why_kept(name, found)})
+        return
+    edited = found == EDITED
     if edited and not force:
         report["editedLocally"].append(name)
         return
     fresh = record(candidate, source, entry.get("placement") == "copy", now_iso())
     entry["revision"] = fresh["revision"]
-    missing = not os.path.lexists(skill_path(name))  # deleted by hand: put back from the source
+    missing = found == MISSING  # deleted by hand: put back from the source
     if fresh["sha256"] == entry.get("sha256") and not missing and not edited:
         report["unchanged"].append(name)
         return

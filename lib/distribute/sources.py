@@ -35,10 +35,12 @@ class Candidate:
 
     def __init__(self, source, folder):
         self.dir = folder
-        self.path = os.path.relpath(folder, source.root)
+        rel = os.path.relpath(folder, source.root)
+        self.path = os.fsencode(rel).decode("utf-8", "backslashreplace")  # text, even for a name that is not
         self.name = self.description = self.error = None
         self.files = []
         try:
+            utf8_name(rel)
             self.files = files(folder, source.root)
         except NexusError as e:
             self.error = str(e)
@@ -155,7 +157,7 @@ def files(skill_dir, root):
         seen.add(real)
         with os.scandir(folder) as it:
             for entry in sorted(it, key=lambda e: e.name):
-                rel = prefix + entry.name
+                rel = utf8_name(prefix + entry.name)
                 if entry.is_symlink() and not paths.contains(root, entry.path):
                     raise NexusError(f"'{rel}' is a symlink that points outside the source")
                 if entry.is_dir() and entry.name != ".git":
@@ -165,6 +167,17 @@ def files(skill_dir, root):
 
     walk(skill_dir, "")
     return found
+
+
+def utf8_name(rel):
+    """`rel` when it is a UTF-8 file name; NexusError showing its bytes otherwise (a lockfile, a digest and
+    an agent's tool list all need text)."""
+    try:
+        rel.encode()
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("ascii", "backslashreplace")
+        raise NexusError(f"'{shown}': the file name is not UTF-8") from None
+    return rel
 
 
 def digest(skill_dir, rels):

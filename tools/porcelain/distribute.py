@@ -13,7 +13,8 @@ def render_add(report, out):
         out.write("\n".join(table(rows, indent="")) + "\n")
         return
     for added in report["added"]:
-        out.write(f"added {added['name']} ({added['placement']}, {added['path']})\n")
+        shadows = f": {added['shadows']}" if added.get("shadows") else ""
+        out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
     for name in report["unchanged"]:
         out.write(f"unchanged {name}\n")
 
@@ -28,8 +29,9 @@ def add(ctx):
       --skill NAME  Only this skill (repeat for more).
       --list        Show the skills SOURCE holds; add nothing.
       --copy        Copy a folder's skills instead of linking them (skills from git are always copied).
-      --force       Replace a skill of the same name that was placed by hand or came from elsewhere.
-      --json        The outcome as JSON: source, revision, added, unchanged, refused.
+      --force       Replace a skill of the same name that was placed by hand or came from elsewhere, and
+                    add one that shadows a skill you have (bundled, workspace, extra folders).
+      --json        The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused.
       -h --help     Show this help.
 
     SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
@@ -74,11 +76,14 @@ def remove(ctx):
       --json     An array of the names removed.
       -h --help  Show this help.
 
-    Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed; when one NAME is not,
-    nothing is removed. A linked skill's own folder is never touched, only the link.
+    Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed, and only what nexus placed:
+    its link (a linked skill's own folder is never touched), or a copy whose files still match the
+    lockfile. When one NAME is not, or something else is in its place (an edited copy, a folder where
+    the link was), that is reported and nothing is removed.
 
     Exit status:
-      0  removed;  1  a NAME was not added by `nexus skills add`;  2  usage error, or an unreadable lockfile
+      0  removed;  1  a NAME was not added, or what is in its place is kept;  2  usage error, or an
+      unreadable lockfile
     """
     names = list(dict.fromkeys(ctx.args["NAME"]))
     managed.remove(names)
@@ -109,8 +114,9 @@ def update(ctx):
 
     Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
     compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
-    edited in place: it is reported as edited locally and kept as it is, unless --force. A skill gone
-    from its source is reported and left in place. Safe to run from cron.
+    edited in place: it is reported as edited locally and kept as it is, unless --force. Anything else in
+    a skill's place (a folder where nexus's link was) is reported as failed and kept, even with --force.
+    A skill gone from its source is reported and left in place. Safe to run from cron.
 
     Exit status:
       0  done;  1  a skill or its source failed (the others are still updated);  2  usage error

@@ -25,7 +25,7 @@ complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities ca
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
-complete -c nexus -n '__nexus_at skills' -a 'list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'
+complete -c nexus -n '__nexus_at skills' -a 'list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'
 complete -c nexus -n '__nexus_at skills' -l help
 complete -c nexus -n '__nexus_in skills list' -l ready
 complete -c nexus -n '__nexus_in skills list' -l locked
@@ -50,6 +50,11 @@ complete -c nexus -n '__nexus_in skills check' -l json
 complete -c nexus -n '__nexus_in skills check' -l help
 complete -c nexus -n '__nexus_in skills check' -F
 complete -c nexus -n '__nexus_in skills check; and __nexus_after_dashdash' -F
+complete -c nexus -n '__nexus_in skills audit' -l strict
+complete -c nexus -n '__nexus_in skills audit' -l json
+complete -c nexus -n '__nexus_in skills audit' -l help
+complete -c nexus -n '__nexus_in skills audit' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skills audit; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skills cursor-rules' -l write -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills cursor-rules' -l help
 complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F

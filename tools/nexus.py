@@ -19,6 +19,8 @@ COMMANDS = (
             "Re-verify every skill never verified or verified over HOURS ago (for cron)."),
     Command("skills rotate", "usage:rotate", DOCUMENT, "Prune every usage log to its limits (for cron)."),
     Command("skills check", "check:check", DOCUMENT, "Lint SKILL.md files against the Agent Skills and nexus rules."),
+    Command("skills audit", "audit:audit", DOCUMENT,
+            "Read every file of skills for what hostile skills do: hidden text, pipe-to-shell, credentials, ..."),
     Command("skills cursor-rules", "agents:cursor_rules", TEXT,
             "The Cursor rules text; --write puts it in DIR/.cursor/rules/."),
     Command("skills agents-md", "agents:agents_md", TEXT,

@@ -12,7 +12,8 @@ from .. import config as configlib, fileio, paths
 from ..catalog import manifest
 from ..errors import BadInput, NexusError
 from ..schema import now_iso
-from ..skill import skillmd
+from ..style import plural
+from ..skill import audit as auditlib, skillmd
 from ..skill.skillmd import Problem
 from . import sources
 
@@ -214,10 +215,19 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             if _already_placed(name, old, entry):
                 report["unchanged"].append(name)
                 continue
+            findings = auditlib.audit(candidate.dir, name)
+            high = sum(f.severity == auditlib.HIGH for f in findings)
+            if high and not force:  # nothing is placed
+                report["refused"].append({"name": name, "path": candidate.path, "findings": [f.as_dict() for f in findings],
+                                          "error": f"{plural(high, 'high finding')} of `nexus skills audit` (below); "
+                                                   "--force adds it all the same"})
+                continue
             place(name, candidate, copy)
-            lock["skills"][name] = {**entry, "addedAt": old.get("addedAt", entry["updatedAt"])}
+            lock["skills"][name] = {**entry, "audit": auditlib.keys(findings),
+                                    "addedAt": old.get("addedAt", entry["updatedAt"])}
             report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
-                                    "sha256": entry["sha256"], **({"shadows": shadows[1]} if shadows else {})})
+                                    "sha256": entry["sha256"], **({"shadows": shadows[1]} if shadows else {}),
+                                    "findings": [f.as_dict() for f in findings]})
     return report
 
 
@@ -277,11 +287,11 @@ def remove(names):
 
 def update(names=(), force=False):
     """Fetch the sources of added skills again:
-    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
+    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'refused', 'failed', 'findings'}.
 
     A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
     report = {"changed": [], "restored": [], "unchanged": [], "editedLocally": [], "removedUpstream": [],
-              "failed": []}
+              "refused": [], "failed": [], "findings": []}
     if _nothing_added(names):
         return report
     with locked() as lock:
@@ -332,13 +342,30 @@ def _update_one(entry, name, source, force, report):
     if fresh["sha256"] == entry.get("sha256") and not missing and not edited:
         report["unchanged"].append(name)
         return
+    findings = auditlib.audit(candidate.dir, name)
+    new = auditlib.new_since(findings, _accepted(entry, name, found, findings))
+    report["findings"] += [f.as_dict() for f in new]
+    if any(f.severity == auditlib.HIGH for f in new) and not force:  # the classic: clean once, risky upstream
+        report["refused"].append(name)
+        return
     try:
         place(name, candidate, fresh["placement"] == "copy")
     except NexusError as e:
         report["failed"].append({"name": name, "error": str(e)})
         return
-    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"])
+    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"], audit=auditlib.keys(findings))
     report["restored" if missing else "changed"].append(name)
+
+
+def _accepted(entry, name, found, findings):
+    """The findings the user accepted for the version they have: those recorded when it was added or
+    updated; for a skill added before audits were recorded, those of its copy, or (a link, whose source
+    is already the new version) those found now."""
+    if "audit" in entry:
+        return entry["audit"]
+    if found == PLACED and entry.get("placement") == "copy":
+        return auditlib.keys(auditlib.audit(skill_path(name), name))
+    return auditlib.keys(findings)
 
 
 def refresh_manifest(config):

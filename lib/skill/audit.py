@@ -86,8 +86,7 @@ class Finding:
         return RULES[self.code].severity
 
     def format(self):
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.severity}: {self.code}: {self.message}"
+        return formatted(self.as_dict())
 
     def as_dict(self):
         return {"path": self.path, "line": self.line, "severity": self.severity, "code": self.code,
@@ -642,14 +641,26 @@ def audit(skill_dir, label=None):
     return Audit(skill_dir, label).run().findings
 
 
+def formatted(finding):
+    """A finding (as a dict) as its line: `path:line: severity: code: message`."""
+    where = f"{finding['path']}:{finding['line']}" if finding["line"] else finding["path"]
+    return f"{where}: {finding['severity']}: {finding['code']}: {finding['message']}"
+
+
+def keys(findings):
+    """What a user accepted: the findings' keys as JSON lists, for the lockfile."""
+    return [list(f.key()) for f in findings]
+
+
 def highest(findings):
     """The most severe severity among findings, or None."""
     return next((s for s in SEVERITIES if any(f.severity == s for f in findings)), None)
 
 
-def new_since(findings, before):
-    """The findings not in `before` (another version's), matched by file, rule and what was seen."""
-    known = {f.key() for f in before}
+def new_since(findings, accepted):
+    """The findings not among `accepted` (keys of another version's: file, rule and what was seen; not
+    the line, which moves with every edit above it)."""
+    known = {tuple(k) for k in accepted}
     return [f for f in findings if f.key() not in known]
 
 

@@ -11,9 +11,7 @@ from nexus.style import one_line, plural
 
 
 def render_findings(report, out):
-    for f in report["findings"]:
-        where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        out.write(f"{where}: {f['severity']}: {f['code']}: {one_line(f['message'])}\n")
+    out.write("".join(one_line(auditlib.formatted(f)) + "\n" for f in report["findings"]))
 
 
 def skill_dirs(ctx, targets):

@@ -119,6 +119,7 @@ complete -c nexus -n '__nexus_at skill enable' -a '(nexus --list-skills 2>/dev/n
 complete -c nexus -n '__nexus_in skill disable' -l json
 complete -c nexus -n '__nexus_in skill disable' -l help
 complete -c nexus -n '__nexus_at skill disable' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill env' -l secret
 complete -c nexus -n '__nexus_in skill env' -l unset -x
 complete -c nexus -n '__nexus_in skill env' -l json
 complete -c nexus -n '__nexus_in skill env' -l help

@@ -84,7 +84,7 @@ class Context:
         return bool(self.args.get("--json"))
 
     def warn(self, message):
-        print(f"{self.prog}: {message}", file=sys.stderr)
+        output.say(self.prog, message)
 
 
 def parse(doc, argv, words=()):
@@ -309,7 +309,7 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
     except NexusError as e:
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-        print(f"{prog}: {e}", file=sys.stderr)
+        output.say(prog, str(e))
         return e.exit_code
     except BrokenPipeError:  # not a failure: the reader has what it wanted
         quiet_stdout()
@@ -319,7 +319,7 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
     except OSError as e:  # a file nexus must write or read failed: one line, not a traceback
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-        print(f"{prog}: {e.filename}: {e.strerror}" if e.filename else f"{prog}: {e}", file=sys.stderr)
+        output.say(prog, f"{e.filename}: {e.strerror}" if e.filename else str(e))
         return 1
 
 

@@ -191,7 +191,7 @@ class Call:
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.session = session or os.environ.get("NEXUS_SESSION_ID")
         self.env = plan.environment(entry, config)
-        self.secrets = plan.secrets(entry, self.env)
+        self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
@@ -337,7 +337,7 @@ def ensure_verified(entry, config, binary, warn):
 
 
 def dry_run(entry, argv, cwd, env_names, args):
-    import shlex
+    from ..style import shell_line, shell_word
 
     timeout = float(args["--timeout"]) if args["--timeout"] else None
     planned = {"skill": entry["name"], "type": entry["type"], "argv": argv, "cwd": cwd or os.getcwd(),
@@ -345,9 +345,9 @@ def dry_run(entry, argv, cwd, env_names, args):
     if args["--json"]:
         print(fastjson.dumps(planned))
     else:
-        print(shlex.join(argv))
-        print(f"cwd: {planned['cwd']}")
-        print("env: " + (" ".join(env_names) or "(none injected)"))
+        print(shell_line(argv))  # the exact argv, as a shell would need it, nothing in it obeyed by the terminal
+        print(f"cwd: {shell_word(planned['cwd'])}")
+        print("env: " + (shell_line(env_names) or "(none injected)"))
     return 0
 
 

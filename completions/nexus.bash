@@ -20,8 +20,9 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
-        'nexus skill') subcommands='install show verify run stats enable disable env key'; flags='--help' ;;
+        'nexus skill') subcommands='install trust show verify run stats enable disable env key'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
+        'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --timeout --help'; args='skill'; dashdash=1 ;;

@@ -82,7 +82,7 @@ complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_dir
 complete -c nexus -n '__nexus_in skills link' -l unlink
 complete -c nexus -n '__nexus_in skills link' -l json
 complete -c nexus -n '__nexus_in skills link' -l help
-complete -c nexus -n '__nexus_at skill' -a 'install show verify run stats enable disable env key'
+complete -c nexus -n '__nexus_at skill' -a 'install trust show verify run stats enable disable env key'
 complete -c nexus -n '__nexus_at skill' -l help
 complete -c nexus -n '__nexus_in skill install' -l id -x
 complete -c nexus -n '__nexus_in skill install' -l dry-run
@@ -90,6 +90,11 @@ complete -c nexus -n '__nexus_in skill install' -l yes
 complete -c nexus -n '__nexus_in skill install' -l json
 complete -c nexus -n '__nexus_in skill install' -l help
 complete -c nexus -n '__nexus_at skill install' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill trust' -l yes
+complete -c nexus -n '__nexus_in skill trust' -l force
+complete -c nexus -n '__nexus_in skill trust' -l json
+complete -c nexus -n '__nexus_in skill trust' -l help
+complete -c nexus -n '__nexus_at skill trust' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill show' -l json
 complete -c nexus -n '__nexus_in skill show' -l prompt-only
 complete -c nexus -n '__nexus_in skill show' -l help

@@ -23,6 +23,8 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/trust.json", "An added skill's files as it was added, updated or trusted: "
+                                                       "the SHA-256 and stat stamp of each; it runs only while they hold."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
@@ -144,6 +146,10 @@ def state_file(name):
 
 def usage_log(name):
     return os.path.join(skill_state_dir(name), "usage.log")
+
+
+def trust_file(name):
+    return os.path.join(skill_state_dir(name), "trust.json")
 
 
 def skill_lock(name):

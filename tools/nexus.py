@@ -32,6 +32,8 @@ COMMANDS = (
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents)."),
     Command("skill install", "skill:install", DOCUMENT, "Run the install spec that fits this platform, then verify the skill."),
+    Command("skill trust", "audit:trust", DOCUMENT,
+            "Accept an added skill's files as they are now, after showing the change and its audit."),
     Command("skill show", "skill:show", DOCUMENT, "A skill's status, requirements, usage and prompt."),
     Command("skill verify", "skill:verify_skill", DOCUMENT, "Run a skill's verify command and record the outcome."),
     Command("skill run", "nexus.gateway.run:command", PROCESS,

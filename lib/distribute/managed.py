@@ -13,7 +13,7 @@ from ..catalog import manifest
 from ..errors import BadInput, NexusError
 from ..schema import now_iso
 from ..style import plural
-from ..skill import audit as auditlib, skillmd
+from ..skill import audit as auditlib, skillmd, trust
 from ..skill.skillmd import Problem
 from . import sources
 
@@ -223,6 +223,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
                                                    "--force adds it all the same"})
                 continue
             place(name, candidate, copy)
+            trust.record(name, skill_path(name))
             lock["skills"][name] = {**entry, "audit": auditlib.keys(findings),
                                     "addedAt": old.get("addedAt", entry["updatedAt"])}
             report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
@@ -282,6 +283,7 @@ def remove(names):
                              "drops its record)")
         for name in names:
             unplace(name)
+            trust.forget(name)
             del lock["skills"][name]
 
 
@@ -350,11 +352,22 @@ def _update_one(entry, name, source, force, report):
         return
     try:
         place(name, candidate, fresh["placement"] == "copy")
+        trust.record(name, skill_path(name))
     except NexusError as e:
         report["failed"].append({"name": name, "error": str(e)})
         return
     entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"], audit=auditlib.keys(findings))
     report["restored" if missing else "changed"].append(name)
+
+
+def accept(name, sha256, audit):
+    """Record an added skill's files as they are now (`nexus skill trust`): the digest and the audit
+    accepted, so that update and check take them as placed."""
+    with locked() as lock:
+        entry = lock["skills"].get(name)
+        if entry is None:
+            raise NexusError(f"{name} is not an added skill")
+        entry.update(sha256=sha256, audit=audit, trustedAt=now_iso())
 
 
 def _accepted(entry, name, found, findings):

@@ -6,7 +6,6 @@ out of it: a skill with a symlink that leads outside the source is refused.
 """
 
 import contextlib
-import hashlib
 import os
 import shutil
 import tempfile
@@ -14,7 +13,7 @@ import tempfile
 from .. import fileio, paths
 from ..errors import NexusError
 from ..gateway import process
-from ..skill import skillmd
+from ..skill import skillmd, trust
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
@@ -160,6 +159,8 @@ def files(skill_dir, root):
                 rel = utf8_name(prefix + entry.name)
                 if entry.is_symlink() and not paths.contains(root, entry.path):
                     raise NexusError(f"'{rel}' is a symlink that points outside the source")
+                if trust.left_by_runs(entry.name, entry.is_dir()):
+                    continue
                 if entry.is_dir() and entry.name != ".git":
                     walk(entry.path, rel + "/")
                 elif entry.is_file():
@@ -182,8 +183,4 @@ def utf8_name(rel):
 
 def digest(skill_dir, rels):
     """SHA-256 over a skill's files: each relative path, then the SHA-256 of its contents."""
-    total = hashlib.sha256()
-    for rel in rels:
-        with open(os.path.join(skill_dir, rel), "rb") as f:
-            total.update(rel.encode() + b"\0" + hashlib.file_digest(f, "sha256").digest())
-    return total.hexdigest()
+    return trust.combined({rel: trust.file_digest(os.path.join(skill_dir, rel)) for rel in rels})

@@ -17,7 +17,7 @@ from .. import config as configlib, fastjson, schema
 from ..catalog import manifest, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, UsageError
-from ..skill import entry as entrylib
+from ..skill import entry as entrylib, trust
 from ..state import health, skill_state, usage_log
 from . import plan, process
 
@@ -162,7 +162,12 @@ def write_or_quit(text):
 
 
 def gate(entry, config):
-    """The Checker for this config; NexusError when the config or the platform rules the skill out."""
+    """The Checker for this config; NexusError when the config or the platform rules the skill out, or
+    when an added skill's files changed behind nexus's back (that refusal is logged)."""
+    untrusted = trust.refusal(entry)
+    if untrusted:
+        record(entry, config, False, schema.now_iso(), 0, 1, error=untrusted[-schema.ERROR_CHARS:])
+        raise NexusError(untrusted)
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
@@ -172,9 +177,9 @@ def gate(entry, config):
     if any(entrylib.required(entry, key) for key in schema.DEPENDS_KEYS):
         from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
 
-        record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
-        if record.get("reason") or record["status"] == "invalid":
-            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
+        found = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
+        if found.get("reason") or found["status"] == "invalid":
+            raise NexusError(f"Skill '{entry['name']}' is not ready: {found.get('reason') or found.get('error')}")
     return checker
 
 

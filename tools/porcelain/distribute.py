@@ -4,7 +4,7 @@ from nexus.agents import links
 from nexus.catalog import listing
 from nexus.cli.command import renders
 from nexus.distribute import managed, sources
-from nexus.skill import audit
+from nexus.skill import audit, trust
 from nexus.style import table
 
 
@@ -186,5 +186,6 @@ def link(ctx):
     folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
     if ctx.args["--unlink"]:
         return links.unlink(folder, ctx.warn)
-    ready = {r["name"]: r["dir"] for r in listing.records(ctx.config, ctx.warn) if r["status"] == "ready"}
+    ready = {r["name"]: r["dir"] for r in listing.records(ctx.config, ctx.warn)
+             if r["status"] == "ready" and not trust.refusal(r)}  # an added skill changed behind nexus's back: not offered
     return links.sync(folder, ready, ctx.warn)

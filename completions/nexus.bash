@@ -56,7 +56,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job wait') flags='--timeout --help'; args='none' ;;
         'nexus job kill') flags='--json --help'; args='none' ;;
         'nexus mcp') subcommands='config'; flags='--max-output --watch --help' ;;
-        'nexus mcp config') flags='--client --write --dir --help' ;;
+        'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
         'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
         'nexus-manifest write') flags='--help' ;;
@@ -74,12 +74,13 @@ _nexus_value() {  # $1: command words and an option; prints the kind of the valu
     case $1 in
         'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
         'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
-        'nexus skills agents-md --write'|'nexus report -o') echo 'file' ;;
+        'nexus skills agents-md --write'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
-        'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
+        'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
         'nexus config set --type') echo 'words bool int string list table' ;;
-        'nexus mcp config --client') echo 'words claude-code cursor vscode codex gemini' ;;
+        'nexus mcp config --client') echo 'words claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue' ;;
+        'nexus mcp config --scope') echo 'words project user' ;;
         *) return 1 ;;
     esac
 }

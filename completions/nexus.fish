@@ -77,7 +77,7 @@ complete -c nexus -n '__nexus_in skills update' -l force
 complete -c nexus -n '__nexus_in skills update' -l json
 complete -c nexus -n '__nexus_in skills update' -l help
 complete -c nexus -n '__nexus_in skills update' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents'
+complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline'
 complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills link' -l unlink
 complete -c nexus -n '__nexus_in skills link' -l json
@@ -206,9 +206,15 @@ complete -c nexus -n '__nexus_at mcp' -a 'config'
 complete -c nexus -n '__nexus_at mcp' -l max-output -x
 complete -c nexus -n '__nexus_at mcp' -l watch -x
 complete -c nexus -n '__nexus_at mcp' -l help
-complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code cursor vscode codex gemini'
-complete -c nexus -n '__nexus_in mcp config' -l write
+complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue'
+complete -c nexus -n '__nexus_in mcp config' -l scope -x -a 'project user'
+complete -c nexus -n '__nexus_in mcp config' -l command -r -F
 complete -c nexus -n '__nexus_in mcp config' -l dir -r -a '(__fish_complete_directories)'
+complete -c nexus -n '__nexus_in mcp config' -l write
+complete -c nexus -n '__nexus_in mcp config' -l force
+complete -c nexus -n '__nexus_in mcp config' -l remove
+complete -c nexus -n '__nexus_in mcp config' -l list-clients
+complete -c nexus -n '__nexus_in mcp config' -l json
 complete -c nexus -n '__nexus_in mcp config' -l help
 complete -c nexus-discover -f
 complete -c nexus-discover -l shadowed

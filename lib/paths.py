@@ -26,6 +26,8 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/trust.json", "An added skill's files as it was added, updated or trusted: "
                                                        "the SHA-256 and stat stamp of each; it runs only while they hold."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
+    ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
+                                              "with when."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
@@ -36,8 +38,10 @@ FILES = (  # (where, what), in the order a reader meets them
 )
 
 CURSOR_RULES = os.path.join(".cursor", "rules", "nexus-skills.mdc")
-AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
-                 "agents": ".agents/skills"}
+AGENT_FOLDERS = {  # agent -> the folder of skills it documents reading in a project
+    "cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills", "agents": ".agents/skills",
+    "gemini": ".gemini/skills", "opencode": ".opencode/skills", "copilot": ".github/skills", "kiro": ".kiro/skills",
+    "roo-code": ".roo/skills", "windsurf": ".windsurf/skills", "cline": ".cline/skills"}
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -158,6 +162,10 @@ def skill_lock(name):
 
 def config_cache():
     return os.path.join(state_root(), "config-cache.json")
+
+
+def upgrades_file():
+    return os.path.join(state_root(), "upgrades.json")
 
 
 def links_file():

@@ -238,11 +238,12 @@ def choices():
     """The values of the flags that take one of a few words, from the tables that define them."""
     from nexus.agents.instructions import PROMPT_FORMATS
     from nexus.config.keys import TYPES
-    from nexus.mcp.clients import CLIENTS
+    from nexus.mcp.clients import CLIENTS, SCOPES
     from nexus.paths import AGENT_FOLDERS
 
     return {"nexus skills prompt --format": list(PROMPT_FORMATS), "nexus skills link --agent": list(AGENT_FOLDERS),
-            "nexus config set --type": list(TYPES), "nexus mcp config --client": list(CLIENTS)}
+            "nexus config set --type": list(TYPES), "nexus mcp config --client": list(CLIENTS),
+            "nexus mcp config --scope": list(SCOPES)}
 
 
 def render():

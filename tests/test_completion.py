@@ -44,7 +44,9 @@ def words_after(*group):
 @pytest.mark.parametrize("words, expected", [
     (["nexus", ""], words_after()),
     (["nexus", "mcp", ""], ["config"]),
-    (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
+    (["nexus", "mcp", "config", "--client", "c"],
+     ["claude-code", "claude-desktop", "cursor", "codex", "cline", "copilot-cli", "continue"]),
+    (["nexus", "mcp", "config", "--scope", ""], ["project", "user"]),
     (["nexus", "--"], ["--help", "--version"]),
     (["nexus", "skill", ""], words_after("skill")),
     (["nexus", "config", "set", "--type", ""], ["bool", "int", "string", "list", "table"]),

@@ -107,14 +107,24 @@ def test_workspace_and_by_hand_skills_are_not_bound(script_runner, workspace, tm
     assert refused.returncode == 1 and "not a skill added with `nexus skills add`" in refused.stderr
 
 
-def test_a_skill_added_before_digests_is_recorded_on_its_first_run(script_runner, added, nexus_home):
+def test_a_skill_added_before_digests_is_recorded_on_the_first_run_after_the_upgrade(script_runner, added,
+                                                                                       nexus_home):
     trust_file = nexus_home / "state" / "nexus" / "skills" / "hello" / "trust.json"
+    upgrades = nexus_home / "state" / "nexus" / "upgrades.json"
+    done = json.loads(upgrades.read_text())
+    del done["done"]["trust-digests"]
+    upgrades.write_text(json.dumps(done))
     trust_file.unlink()
     first = run(script_runner)
-    assert first.returncode == 0 and "'hello' was added before nexus bound an added skill to its files" in first.stderr
+    assert first.returncode == 0 and first.stdout == "hello\n"
+    assert "An added skill now runs only while its files are those it was added with: the files of hello " \
+           "are recorded" in first.stderr and first.stderr.count("this version changes") == 1
     assert trust_file.exists()
     second = run(script_runner)
-    assert second.returncode == 0 and "bound" not in second.stderr
+    assert second.returncode == 0 and second.stderr == ""
+
+    trust_file.unlink()  # no upgrade step left: the gateway records it on its own, quietly
+    assert run(script_runner).returncode == 0 and trust_file.exists()
 
     trust_file.unlink()
     (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")

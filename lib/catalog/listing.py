@@ -149,7 +149,7 @@ def _entry(line):
 
 def _present(checker, bins, env):
     """[the binaries found, the env vars set] among those named."""
-    return [[b for b in bins if checker.has_binary(b)], [n for n in env if checker.environ.get(n)]]
+    return [[b for b in bins if checker.has_binary(b)], [n for n in env if status.is_set(checker.environ.get(n))]]
 
 
 def _computed(checker, skill, key):

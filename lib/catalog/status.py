@@ -43,6 +43,11 @@ def injected_env(entry, config):
     return env
 
 
+def is_set(value):
+    """An env var's value counts when it holds something other than blanks, as OpenClaw trims it."""
+    return isinstance(value, str) and bool(value.strip())
+
+
 class Checker:
     """Evaluates entries against one config and environment, caching binary lookups."""
 
@@ -79,7 +84,7 @@ class Checker:
         if any_bins and not any(self.has_binary(b) for b in any_bins):
             missing["anyBins"] = any_bins
         injected = injected_env(entry, self.config)
-        missing["env"] = [n for n in env_names(entry) if not self.environ.get(n) and not injected.get(n)]
+        missing["env"] = [n for n in env_names(entry) if not is_set(self.environ.get(n)) and not is_set(injected.get(n))]
         missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
         return missing
 

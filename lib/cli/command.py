@@ -300,6 +300,7 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
         parser = getattr(function, "parser", None)
         args = parser(argv, doc) if parser else parse(doc, [*words, *argv], words)
         ctx = Context(prog, args)
+        upgraded()
         output.emit(kind, function(ctx), function, ctx)
         sys.stdout.flush()
         return ctx.status
@@ -321,6 +322,18 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
             raise
         output.say(prog, f"{e.filename}: {e.strerror}" if e.filename else str(e))
         return 1
+
+
+def upgraded():
+    """Do and say once what an upgrade changes (nexus.upgrade), before the first command after it. A
+    home nexus cannot write to leaves it to a later command, quietly: it never stops this one."""
+    from .. import upgrade
+
+    try:
+        upgrade.run(lambda text: print(text, file=sys.stderr))
+    except OSError:
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise
 
 
 def tool(prog, kind, doc, body):

@@ -5,7 +5,7 @@ import os
 
 from .. import config as configlib, paths
 from ..catalog import status
-from ..errors import NexusError
+from ..errors import Refused
 from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
@@ -51,20 +51,21 @@ def runs(entry):
 
 
 def command(entry, args, config):
-    """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    """(argv, cwd) to execute a tool or script skill; Refused when it may not run as it says (invalid) or
+    its binary or script is missing (not-installed)."""
     unsafe = entrylib.unsafe(entry)
     if unsafe:
-        raise NexusError(f"Skill '{entry['name']}': {unsafe}")
+        raise Refused("invalid", f"Skill '{entry['name']}': {unsafe}")
     binary = runs(entry)
     found = status.which(binary, status.search_dirs(config)) if binary else None
     if not found:
-        raise NexusError(not_installed_message(entry, binary))
+        raise Refused("not-installed", not_installed_message(entry, binary))
     if entry["type"] == "tool":
         return [found, *args], None
     skill_dir = os.path.realpath(entry["dir"])
     script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
     if not paths.contains(skill_dir, script) or not os.path.isfile(script):
-        raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
+        raise Refused("not-installed", f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
     return [found, script, *args], skill_dir
 
 

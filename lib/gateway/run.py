@@ -16,7 +16,7 @@ import time
 from .. import config as configlib, fastjson, schema
 from ..catalog import manifest, status
 from ..cli.command import Help, number, quiet_stdout
-from ..errors import NexusError, UsageError
+from ..errors import NexusError, Refused, UsageError
 from ..skill import entry as entrylib, trust
 from ..state import health, skill_state, usage_log
 from . import plan, process
@@ -117,8 +117,11 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
-    checker = gate(entry, config)
     if entry["type"] == "prompt":
+        try:
+            checker = gate(entry, config)
+        except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
+            raise e if args["--dry-run"] else refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
         if args["--background"]:
             raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
         if args["ARGS"]:
@@ -162,25 +165,41 @@ def write_or_quit(text):
 
 
 def gate(entry, config):
-    """The Checker for this config; NexusError when the config or the platform rules the skill out, or
-    when an added skill's files changed behind nexus's back (that refusal is logged)."""
+    """The Checker for this config; Refused when the config, the platform or a skill it requires rules
+    the skill out, or when an added skill's files changed behind nexus's back (trust). Nothing is
+    recorded here: a caller that refuses records it (refuse, Call.prepare)."""
     untrusted = trust.refusal(entry)
     if untrusted:
-        record(entry, config, False, schema.now_iso(), 0, 1, error=untrusted[-schema.ERROR_CHARS:])
-        raise NexusError(untrusted)
+        raise Refused("trust", untrusted)
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
-        raise NexusError(f"Skill '{entry['name']}' is disabled ({reason}). To enable it: {plan.enable_command(entry, config)}")
+        raise Refused("disabled", f"Skill '{entry['name']}' is disabled ({reason}). "
+                                  f"To enable it: {plan.enable_command(entry, config)}")
     if not checker.supported(entry):
-        raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
+        raise Refused("unsupported", f"Skill '{entry['name']}' is not available on {checker.platform} "
+                                     f"(os: {', '.join(entry['os'])})")
     if any(entrylib.required(entry, key) for key in schema.DEPENDS_KEYS):
         from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
 
         found = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
         if found.get("reason") or found["status"] == "invalid":
-            raise NexusError(f"Skill '{entry['name']}' is not ready: {found.get('reason') or found.get('error')}")
+            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {found.get('reason') or found.get('error')}")
     return checker
+
+
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=()):
+    """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
+    error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
+    the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
+    a failure of the skill (schema.POLICY_REFUSALS)."""
+    try:
+        record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
+               args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
+               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code)
+    except OSError as e:
+        warn(not_recorded(e))
+    return refused
 
 
 class Call:
@@ -205,29 +224,34 @@ class Call:
         return plan.mask(text, self.secrets)
 
     def prepare(self, verify=True, record_refusal=True):
-        """Resolve the command line and check what it needs; verify on first use. NexusError (recorded
-        as a refused call unless told otherwise) when the skill cannot run."""
-        ts = schema.now_iso()
+        """Gate the skill, resolve the command line and check what it needs; verify on first use. Refused
+        (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
+            gate(self.entry, self.config)
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
-                raise NexusError(plan.setup_message(self.entry, missing))
+                raise Refused("needs-setup", plan.setup_message(self.entry, missing))
             self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn) if verify else {}
-        except NexusError as e:
+        except Refused as e:
             if record_refusal:
-                self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
+                self.refuse(e)
             raise
 
+    def refuse(self, refused):
+        """Record this call as refused (see refuse); the Refused, to raise."""
+        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets)
+
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
-                stdout=None, stderr=None):
+                stdout=None, stderr=None, parent_death=False):
         """Spawn the tool, wait for it (ending it after `timeout` seconds), and record the call.
 
         capture: read stdout and stderr (at most `limit` bytes each) instead of passing ours on;
         stdin: bytes to feed it, or process.DEVNULL (else it reads ours); stdout, stderr: file
         descriptors to give it instead of ours; tee: copy its stderr to ours and keep its tail;
         forward: pass on the signals we get (main thread only); on_start(child): called once it runs,
-        so that another thread can kill() it. Returns a process.Finished with `ms` and `started`.
+        so that another thread can kill() it; parent_death: the tool is killed when this thread ends (a
+        server's calls: see process.Child). Returns a process.Finished with `ms` and `started`.
         """
         group = timeout is not None or not forward  # a group of its own can be ended as a whole
         to_file = stderr
@@ -239,7 +263,7 @@ class Call:
         try:
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
-                                      stdout=stdout, stdin=stdin)
+                                      stdout=stdout, stdin=stdin, parent_death=parent_death)
                 forwarding.child = child
                 if on_start:
                     on_start(child)
@@ -286,16 +310,18 @@ class _Nothing:
         return None
 
 
-def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None):
+def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
+           refused=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
+    policy = refused in schema.POLICY_REFUSALS
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
-        skill_state.count_call(state, ts, exit_code == 0, ms)
-        if error:
+        skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy)
+        if error and not policy:
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=session)
+                                      error=error, tool=tool, session=session, refused=refused)
             usage_log.append(entry["name"], state, line, config)
 
 
@@ -318,7 +344,7 @@ def prompt(entry, config, args, warn):
 
 
 def ensure_verified(entry, config, binary, warn):
-    """First-run verification: the state changes to record, or NexusError when it fails. A skill whose
+    """First-run verification: the state changes to record, or Refused when it fails. A skill whose
     binary changed since it was verified is verified again, and says why."""
     state = skill_state.read(entry["name"], entry, warn)
     if status.is_verified(entry, state):
@@ -336,7 +362,7 @@ def ensure_verified(entry, config, binary, warn):
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:
-        raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
+        raise Refused("needs-setup", f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
                          f"Run 'nexus skill show {entry['name']}' for setup instructions.")
     return {}
 

@@ -135,27 +135,54 @@ def changes(name, skill_dir):
     return found
 
 
-def unbound(name):
-    """For an added skill with no trust.json (added before trust was bound to content): record its files
-    now when they are still those the lockfile's sha256 says were added, saying so once; otherwise what
-    changed. None for a skill not in the lockfile (placed by hand: the user's own, not bound)."""
+def added_skills():
+    """{name: lock entry} of the lockfile's skills; {} when there is none or it cannot be read."""
     try:
         with open(paths.managed_lockfile(), "rb") as f:
-            lock = fastjson.loads(f.read())
-        added = lock["skills"][name]
+            skills = fastjson.loads(f.read())["skills"]
     except (OSError, ValueError, KeyError, TypeError):
-        return None
-    skill_dir = os.path.join(paths.managed_skills(), name)
+        return {}
+    return skills if isinstance(skills, dict) else {}
+
+
+def bind_unbound(name, added):
+    """Record the files of an added skill that has no trust.json (added before trust was bound to its
+    content) when they are still those the lockfile's sha256 says were added; True when it did."""
+    skill_dir = os.path.join(paths.managed_skills(), paths.checked_name(name))
     files = measure(skill_dir)
     if combined({rel: f["sha256"] for rel, f in files.items()}) != added.get("sha256"):
-        return {"changed": ["its files differ from the sha256 the lockfile recorded when it was added"],
-                "added": [], "removed": []}
+        return False
     _write(name, files)
-    import sys
+    return True
 
-    print(f"nexus: '{name}' was added before nexus bound an added skill to its files: they are recorded now, "
-          f"and it runs only while they stay so (`nexus skill trust {name}` accepts a change)", file=sys.stderr)
-    return {"changed": [], "added": [], "removed": []}
+
+def unbound(name):
+    """changes() for an added skill with no trust.json: none once its files are recorded (the upgrade
+    step `trust-digests` does it for all, and says so), else that they differ from the lockfile. None
+    for a skill not in the lockfile (placed by hand: the user's own, not bound)."""
+    added = added_skills().get(name)
+    if not isinstance(added, dict):
+        return None
+    if bind_unbound(name, added):
+        return {"changed": [], "added": [], "removed": []}
+    return {"changed": ["its files differ from the sha256 the lockfile recorded when it was added"],
+            "added": [], "removed": []}
+
+
+def upgrade_step(config):
+    """The upgrade step `trust-digests`: the files of every skill added before are recorded now."""
+    bound, differ = [], []
+    for name, added in sorted(added_skills().items()):
+        if paths.is_valid_name(name) and isinstance(added, dict) and recorded(name) is None:
+            (bound if bind_unbound(name, added) else differ).append(name)
+    if not bound and not differ:
+        return None
+    lines = [f"An added skill now runs only while its files are those it was added with: the files of "
+             f"{', '.join(bound) or 'none'} are recorded; a change made behind nexus's back is refused until "
+             f"`nexus skill trust NAME` accepts it."]
+    if differ:
+        lines.append(f"Changed since they were added, so refused until trusted: {', '.join(differ)}.")
+    return lines
 
 
 def refusal(entry):

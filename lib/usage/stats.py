@@ -13,7 +13,7 @@ from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
 from ..errors import UsageError
 from ..style import plural
-from ..skill.entry import primary_env
+from ..skill.entry import env_names, primary_env
 from ..state import usage_log
 
 MAX_DAYS = 36500
@@ -33,6 +33,7 @@ INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
 TYPES = frozenset(schema.TYPES)
+POLICY = schema.POLICY_REFUSALS
 
 
 def parse_days(text):
@@ -75,7 +76,7 @@ def category(meta):
         return "prompts"
     if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
         return "userData"
-    if primary_env(meta):
+    if primary_env(meta) or env_names(meta):
         return "credentials"
     return "other"
 
@@ -125,15 +126,17 @@ class Durations:
 class Figures:
     """The running figures of one skill, or of all of them."""
 
-    __slots__ = ("calls", "successes", "ms", "last", "last_ok", "type", "tool", "durations")
+    __slots__ = ("calls", "successes", "refused", "ms", "last", "last_ok", "type", "tool", "durations")
 
     def __init__(self):
-        self.calls = self.successes = self.ms = 0
+        self.calls = self.successes = self.refused = self.ms = 0
         self.last = self.last_ok = self.type = self.tool = None
         self.durations = Durations()
 
-    def count(self, ts, ok, ms, type_, tool):
+    def count(self, ts, ok, ms, type_, tool, policy=False):
+        """One call; a refusal for `policy` counts as a call, never in the success rate."""
         self.calls += 1
+        self.refused += policy
         self.ms += ms
         self.durations.add(ms)
         if ok:
@@ -146,6 +149,7 @@ class Figures:
     def merge(self, other):
         self.calls += other.calls
         self.successes += other.successes
+        self.refused += other.refused
         self.ms += other.ms
         self.durations.merge(other.durations)
         if other.last_ok is not None and (self.last_ok is None or other.last_ok > self.last_ok):
@@ -154,9 +158,11 @@ class Figures:
             self.last, self.type, self.tool = other.last, other.type, other.tool
 
     def as_json(self):
+        judged = self.calls - self.refused
         return {
             "totalInvocations": self.calls,
-            "successRate": round(self.successes / self.calls, 4) if self.calls else None,
+            "successRate": round(self.successes / judged, 4) if judged else None,
+            "refusedForPolicy": self.refused,
             "avgDurationMs": round(self.ms / self.calls) if self.calls else None,
             "p50Ms": self.durations.quantile(0.5),
             "p95Ms": self.durations.quantile(0.95),
@@ -241,8 +247,11 @@ class Aggregator:
                 self.skipped[INVALID] += 1
                 return
             figures = self.skills[name] = Figures()
+        refused = get("refused")
+        policy = type(refused) is str and refused in POLICY
         ok = code == 0 if "exit" in entry else not get("error")
-        figures.count(ts, ok, ms, type_, get("tool"))
+        figures.count(ts, ok, ms, type_, get("tool"), policy)
+        ok = ok or policy  # from here on: whether it failed
         if not ok:
             self._failed(name, ts, entry)
         if self.series:

@@ -169,8 +169,12 @@ def link(ctx):
       nexus skills link (-h | --help)
 
     Options:
-      --agent AGENT  cursor (.cursor/skills), claude-code (.claude/skills), codex (.codex/skills)
-                     or agents (.agents/skills).
+      --agent AGENT  Where the agent reads skills: cursor (.cursor/skills), claude-code
+                     (.claude/skills), codex (.codex/skills), agents (.agents/skills: the shared
+                     folder that Codex, Gemini CLI, opencode, Copilot and Goose read too), gemini
+                     (.gemini/skills), opencode (.opencode/skills), copilot (.github/skills:
+                     GitHub Copilot in VS Code, its CLI and cloud agent), kiro (.kiro/skills),
+                     roo-code (.roo/skills), windsurf (.windsurf/skills) or cline (.cline/skills).
       --dir DIR      The project folder holding the agent's folder [default: .].
       --unlink       Remove the links nexus made there, and nothing else.
       --json         The outcome as JSON: folder, linked, unchanged, skipped, unlinked.

@@ -101,7 +101,8 @@ def render_show(shown, out):
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
-                  f"  {bullet} Success rate: {state.get('successRate', 0) * 100:.1f}%",
+                  *([f"  {bullet} Success rate: {state['successRate'] * 100:.1f}%"] if "successRate" in state else []),
+                  *([f"  {bullet} Refused for policy: {state['policyRefusals']}"] if state.get("policyRefusals") else []),
                   f"  {bullet} Last used: {when(state.get('lastUsed'))}"]
     for flag in ("degraded", "drifted"):
         if shown.get(flag):

@@ -45,7 +45,7 @@ def test_an_edit_behind_nexuss_back_is_refused_until_trusted(script_runner, adde
            "scripts/extra.sh added" in refused.stderr
     assert "`nexus skill trust hello`" in refused.stderr
     last = read_log(nexus_home, "hello")[-1]
-    assert last["exit"] == 1 and "changed since it was added" in last["error"]
+    assert last["exit"] == 1 and last["refused"] == "trust" and "changed since it was added" in last["error"]
 
     no_terminal = script_runner.run(["nexus", "skill", "trust", "hello"], stdin=open(os.devnull))
     assert no_terminal.returncode == 1 and "no terminal to ask: run it again with --yes" in no_terminal.stderr

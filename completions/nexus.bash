@@ -5,13 +5,14 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
         'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp'; flags='-h --help --version' ;;
-        'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
+        'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
         'nexus skills verify') flags='--all --stale --jobs --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
         'nexus skills check') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
+        'nexus skills audit') flags='--strict --json --help'; args='skill...'; dashdash=1 ;;
         'nexus skills cursor-rules') flags='--write --help' ;;
         'nexus skills agents-md') flags='--write --help' ;;
         'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
@@ -19,8 +20,9 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
-        'nexus skill') subcommands='install show verify run stats enable disable env key allow'; flags='--help' ;;
+        'nexus skill') subcommands='install trust show verify run stats enable disable env key allow'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
+        'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --help'; args='skill'; dashdash=1 ;;

@@ -26,6 +26,8 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/data/", "A confined skill's {state}: the folder of its own it keeps, with "
                                                    "its XDG_*_HOME folders."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/tmp/", "A confined skill's {tmp}: its TMPDIR."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/trust.json", "An added skill's files as it was added, updated or trusted: "
+                                                       "the SHA-256 and stat stamp of each; it runs only while they hold."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
                                               "with when."),
@@ -151,6 +153,10 @@ def state_file(name):
 
 def usage_log(name):
     return os.path.join(skill_state_dir(name), "usage.log")
+
+
+def trust_file(name):
+    return os.path.join(skill_state_dir(name), "trust.json")
 
 
 def skill_lock(name):

@@ -63,9 +63,18 @@ def _sandbox_untrusted(config):
             f"NAME network --write ~ ; to run them all as before: nexus config set skills.sandbox.mode off"]
 
 
+def _trust_digests(config):
+    """An added skill runs only while its files are those it was added with: record them for the skills
+    added before (nexus.skill.trust)."""
+    from .skill import trust
+
+    return trust.upgrade_step(config)
+
+
 STEPS = (
     ("api-key-primary-env", _api_key_primary_env),
     ("sandbox-untrusted", _sandbox_untrusted),
+    ("trust-digests", _trust_digests),
 )
 
 

@@ -17,7 +17,7 @@ from .. import config as configlib, fastjson, schema
 from ..catalog import manifest, scope, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, Refused, UsageError
-from ..skill import entry as entrylib
+from ..skill import entry as entrylib, trust
 from ..state import health, skill_state, usage_log
 from . import plan, process
 
@@ -182,12 +182,16 @@ def write_or_quit(text):
 
 def gate(entry, config, profile=None):
     """The Checker for this config; Refused when the profile in force (`profile`, else the one chosen:
-    scope.chosen), the config, the platform or a skill it requires rules the skill out. Nothing is
-    recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+    scope.chosen), the config, the platform or a skill it requires rules the skill out, or when an added
+    skill's files changed behind nexus's back (trust). Nothing is recorded here: a caller that refuses
+    records it (refuse, Call.prepare)."""
     profile = profile or scope.chosen(config)
     if profile and not profile.admits(entry):
         raise Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
                                f"To see what it may use: nexus profiles")
+    untrusted = trust.refusal(entry)
+    if untrusted:
+        raise Refused("trust", untrusted)
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:

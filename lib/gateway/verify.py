@@ -22,8 +22,10 @@ VERIFY_TIMEOUT = 30
 OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
-def verify(entry, config, timeout=VERIFY_TIMEOUT, on_start=None, cancelled=None):
-    """Check requirements, run the verify command, record the outcome in state; returns the outcome.
+def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_start=None, cancelled=None):
+    """Check requirements, run the verify command, record the outcome in state; returns the outcome. The
+    command runs confined as the skill's calls do (`confined`: as the policy says, unless told); warn(text)
+    hears that it could only be confined less, where the config accepts that.
 
     on_start(child): called once the verify command runs, so that another thread can kill it (a front
     end's cancel); cancelled(): true when it did, and then nothing is recorded (NexusError): a
@@ -39,13 +41,18 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, on_start=None, cancelled=None)
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
     elif entry.get("verify") and entry["type"] != "prompt":
         env = plan.environment(entry, config)
-        # A group of its own, ended once the shell is done: a background process the command
-        # left behind cannot hold verification open.
-        child = process.Child(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
-                              stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, limit=OUTPUT_LIMIT)
-        if on_start:
-            on_start(child)
-        done = child.wait(timeout, kill_group=True)
+        def start(env, prepare):
+            # A group of its own, ended once the shell is done: a background process the command
+            # left behind cannot hold verification open.
+            child = process.Child(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
+                                  stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, limit=OUTPUT_LIMIT,
+                                  prepare=prepare)
+            if on_start:
+                on_start(child)
+            return child.wait(timeout, kill_group=True)
+
+        done = _start_confined(entry, config, env, start, warn or (lambda text: None)) if (
+            plan.confined(entry, config) if confined is None else confined) else start(env, None)
         if cancelled and cancelled():
             raise NexusError(f"Skill '{entry['name']}': verification cancelled")
         output = done.stdout
@@ -62,6 +69,18 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, on_start=None, cancelled=None)
         outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]
     return outcome
+
+
+def _start_confined(entry, config, env, start, warn):
+    """The verify command confined as the skill's calls are; a refusal is its failure, with the reason."""
+    from . import sandbox
+
+    try:
+        if not sandbox.check(entry, config, warn):
+            return start(env, None)
+        return sandbox.run(entry, config, env, warn, start)[0]
+    except NexusError as e:
+        return process.Finished(1, False, None, b"", str(e).encode(), False)
 
 
 def _record(entry, config, outcome, output):

@@ -5,6 +5,11 @@ import time
 MANIFEST_VERSION = 2  # 2: one record per line, with the stamps of every record (catalog.manifest)
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
+# A usage log's types: TYPES, and `unknown` for a skill whose metadata names a type nexus cannot run (it
+# runs as a prompt skill, with a warning; skills spec 10).
+LOG_TYPES = (*TYPES, "unknown")
+# The skills spec's spellings of requires (9.1), read as nexus's own: `nexus skills check --strict` suggests them.
+SPEC_SPELLINGS = {"tools": "requires.skills", "connectors": "metadata.nexus.connectors"}
 SECRET = "***"  # what a secret's value is logged and shown as, everywhere
 # Why the gateway refused a call: the `refused` of its log line (errors.Refused). A refusal for policy (the
 # skill is disabled or not for this platform, or scope, trust or sandbox rules it out) counts as a call but
@@ -92,6 +97,12 @@ def secret_name(name):
     "Usage log and state" has it."""
     upper = name.upper()
     return any(word in upper for word in SECRET_WORDS)
+
+
+def logged_type(entry):
+    """The type a call of this entry is logged as: `unknown` for a skill read as a prompt because its
+    metadata names a type nexus cannot run."""
+    return "unknown" if entry.get("unknownType") else entry.get("type")
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None):

@@ -107,3 +107,203 @@ def test_an_upgrade_that_does_not_concern_the_user_says_nothing(script_runner, w
     run(script_runner, "skills", "list")
     (nexus_home / "state" / "nexus" / "upgrades.json").unlink()
     assert "this version changes" not in run(script_runner, "skills", "list").stderr
+
+
+# -- 2. a type nexus cannot run: the prompt, with a warning, logged as unknown -----------------------------
+
+
+def test_a_skill_of_a_type_nexus_cannot_run_warns_and_is_logged_as_unknown(script_runner, workspace, nexus_home):
+    write_skill(workspace, "lam", meta={"type": "lambda"}, body="Do it.\n")
+    write_skill(workspace, "plain", body="Plain.\n")  # no execution metadata: a prompt skill, no warning
+    ran = run(script_runner, "skill", "run", "lam")
+    assert ran.returncode == 0 and "Do it." in ran.stdout
+    assert "'lam' has type 'lambda', which nexus cannot run" in ran.stderr
+    plain = run(script_runner, "skill", "run", "plain")
+    assert plain.returncode == 0 and "cannot run" not in plain.stderr
+    assert [e["type"] for e in read_log(nexus_home, "lam")] == ["unknown"]
+    assert [e["type"] for e in read_log(nexus_home, "plain")] == ["prompt"]
+    stats = json.loads(run(script_runner, "skill", "stats", "--json").stdout)
+    lam = by_name(stats["skills"])["lam"]
+    assert (lam["type"], lam["category"], stats["skippedLines"]) == ("unknown", "prompts", 0)
+    assert json.loads(run(script_runner, "skill", "run", "lam", "--json").stdout)["type"] == "unknown"
+
+
+# -- 3. the skills spec's own dependency keys ------------------------------------------------------------
+
+
+def test_requires_tools_and_connectors_are_read_and_check_suggests_nexus_spelling(script_runner, workspace):
+    write_skill(workspace, "base", meta={"tool": "spec-absent-tool"})  # not installed
+    mailer = write_skill(workspace, "mailer", meta={"requires": {"tools": ["base"], "connectors": ["google"]}})
+    shown = json.loads(run(script_runner, "skill", "show", "mailer", "--json").stdout)
+    assert shown["requires"]["skills"] == ["base"] and shown["connectors"] == ["google"]
+    assert shown["status"] != "ready" and "base" in shown["missing"]["skills"]
+    plain = run(script_runner, "skills", "check", str(mailer))
+    assert plain.returncode == 0 and "unknown key" not in plain.stdout and "spelling" not in plain.stdout
+    strict = run(script_runner, "skills", "check", "--strict", str(mailer))
+    assert "requires.tools: the skills spec's spelling; nexus's is requires.skills" in strict.stdout
+    assert "requires.connectors: the skills spec's spelling; nexus's is metadata.nexus.connectors" in strict.stdout
+
+
+# -- 4. configEnv is a required env var ------------------------------------------------------------------
+
+
+def test_config_env_is_required_and_shown(script_runner, workspace, bindir, monkeypatch):
+    make_tool(bindir, "cfg")
+    write_skill(workspace, "cfg", meta={"tool": "cfg", "configEnv": ["SPEC_CFG_HOME"]})
+    shown = json.loads(run(script_runner, "skill", "show", "cfg", "--json").stdout)
+    assert (shown["status"], shown["missing"]["env"]) == ("needs-setup", ["SPEC_CFG_HOME"])
+    assert "Env: SPEC_CFG_HOME MISSING (configEnv)" in run(script_runner, "skill", "show", "cfg").stdout
+    assert run(script_runner, "skill", "run", "cfg").returncode == 1
+    monkeypatch.setenv("SPEC_CFG_HOME", "/somewhere")
+    assert json.loads(run(script_runner, "skill", "show", "cfg", "--json").stdout)["status"] == "ready"
+
+
+# -- 5. the known-tools table is the gateway design's ----------------------------------------------------
+
+# The gateway design's "Known Skill Tools" table, row by row: (tool binary, verify command); None for
+# "(env check)" (no binary of its own to check) and for "(none)" / "-".
+DESIGN_TABLE = {
+    "gog": ("gog", "gog gmail labels list --account default"),
+    "eve": ("eve", "eve messages --limit 1"),
+    "1password": ("op", "op whoami"),
+    "tmux": ("tmux", "tmux -V"),
+    "peekaboo": ("peekaboo", "peekaboo --version"),
+    "qmd": ("qmd", "qmd status"),
+    "aix": ("aix", "aix --version"),
+    "video-frames": ("ffmpeg", "ffmpeg -version"),
+    "camsnap": ("camsnap", "camsnap --help"),
+    "brave-search": (None, 'test -n "$BRAVE_API_KEY"'),
+    "summarize": (None, 'test -n "$SUMMARIZE_API_KEY"'),
+    "nano-pdf": ("nano-pdf", "nano-pdf --version"),
+    "filesystem": (None, None),
+    "computer-use": (None, None),
+    "weather": (None, None),
+}
+
+
+def test_the_known_tools_table_is_the_designs(script_runner, workspace):
+    for name in DESIGN_TABLE:
+        write_skill(workspace, name)
+    listed = by_name(json.loads(run(script_runner, "skills", "list", "--json").stdout))
+    for name, (binary, verify) in DESIGN_TABLE.items():
+        entry = listed[name]
+        assert entry.get("verify") == verify, name
+        if binary:
+            assert (entry["type"], entry["tool"]) == ("tool", binary), name
+        elif verify:  # an env check: the skill is set up once its key is there
+            variable = verify.split("$")[1].rstrip('"')
+            assert (entry["requiredEnv"], entry["missing"]["env"]) == ([variable], [variable]), name
+        else:
+            assert entry["type"] == "prompt", name
+
+
+# -- 16. as OpenClaw reads skills --------------------------------------------------------------------------
+
+
+def test_openclaw_metadata_that_is_no_mapping_falls_back_to_clawdbot(script_runner, workspace):
+    (workspace / "claw").mkdir()
+    (workspace / "claw" / "SKILL.md").write_text(
+        '---\nname: claw\ndescription: x\nmetadata: {"openclaw": "oops", "clawdbot": {"requires": {"env": ["SPEC_CLAW"]}}}\n'
+        "---\nbody\n")
+    shown = json.loads(run(script_runner, "skill", "show", "claw", "--json").stdout)
+    assert shown["missing"]["env"] == ["SPEC_CLAW"]
+
+
+def test_check_keeps_spaces_in_quoted_names_and_knows_user_invocable(script_runner, workspace):
+    skill = write_skill(workspace, "spaced", meta={"requires": {"skills": ["a  b"]}}, extra="user-invocable: true\n")
+    strict = run(script_runner, "skills", "check", "--strict", str(skill))
+    assert "'a  b' is not a valid skill name" in strict.stdout
+    assert "user-invocable" not in strict.stdout
+
+
+# -- 7. the class of a skill; when verification configured it ---------------------------------------------
+
+
+def test_show_says_the_class_and_verify_when_it_was_configured(script_runner, workspace, bindir):
+    for tool in ("gog", "plaincli", "keyed"):
+        make_tool(bindir, tool)
+    write_skill(workspace, "gog")  # the known table: it signs in to a Google account
+    write_skill(workspace, "plaincli", meta={"tool": "plaincli", "verify": "true"})
+    write_skill(workspace, "keyed", meta={"tool": "keyed", "primaryEnv": "SPEC_KEY"})
+    write_skill(workspace, "words")
+    classes = {name: json.loads(run(script_runner, "skill", "show", name, "--json").stdout)["class"]
+               for name in ("gog", "plaincli", "keyed", "words")}
+    assert classes == {"gog": "oauth", "plaincli": "cli", "keyed": "api-key", "words": "prompt"}
+    assert "Class:      OAuth/Complex" in run(script_runner, "skill", "show", "gog").stdout
+    verified = run(script_runner, "skill", "verify", "plaincli")
+    assert verified.returncode == 0 and "verified successfully.\n   Configured at: 20" in verified.stdout
+    outcome = json.loads(run(script_runner, "skill", "verify", "plaincli", "--force", "--json").stdout)
+    assert outcome["configuredAt"] == read_state_of(script_runner, "plaincli")["configuredAt"]
+
+
+def read_state_of(script_runner, name):
+    return json.loads(run(script_runner, "skill", "show", name, "--json").stdout)["state"]
+
+
+# -- 14. skills check DIR looks as deep as skills add --------------------------------------------------
+
+
+def test_check_finds_skills_as_add_does_and_says_where(script_runner, tmp_path):
+    root = tmp_path / "repo"
+    for name in ("alpha", "beta", "gamma"):
+        write_skill(root / "skills", name)
+    write_skill(root, "template")
+    write_skill(root / "a" / "b" / "c", "deep")  # four levels below the root: found, as skills add finds it
+    write_skill(root / "a" / "b" / "c" / "d", "deeper")  # five: not
+    checked = run(script_runner, "skills", "check", str(root))
+    assert checked.returncode == 0, checked.stdout
+    assert f"{root}: 5 skills found: 1 in ./, 1 in a/b/c/, 3 in skills/" in checked.stderr
+    assert "5 skills checked: 0 errors" in checked.stderr
+    empty = tmp_path / "empty"
+    (empty / "x").mkdir(parents=True)
+    nothing = run(script_runner, "skills", "check", str(empty))
+    assert nothing.returncode == 1 and "no SKILL.md here or in folders up to 4 levels below it" in nothing.stdout
+
+
+# -- 6. the single-file state of the earlier implementation is imported once ---------------------------------
+
+
+def test_the_single_file_state_is_imported_once_and_kept(script_runner, workspace, nexus_home):
+    write_skill(workspace, "gog")
+    legacy = nexus_home / "state"
+    legacy.mkdir(parents=True)
+    old_state = {"version": 1, "skills": {
+        "gog": {"version": 1, "configured": True, "configuredAt": "2026-01-14T10:30:00Z", "totalInvocations": 312,
+                "successCount": 308, "totalDurationMs": 312000, "successRate": 0.9872},
+        "../evil": {"configured": True}}}
+    (legacy / "skill-state.json").write_text(json.dumps(old_state))
+    calls = [{"ts": "2026-01-14T10:31:00.000Z", "skill": "gog", "type": "tool", "ms": 900, "exit": 0, "args": ["x"]},
+             {"ts": "2026-01-14T10:32:00.000Z", "skill": "weather", "type": "prompt", "ms": 3},
+             "not json", {"ts": "2026-01-14T10:33:00.000Z", "skill": "gog", "type": "tool", "ms": 800, "exit": 1}]
+    (legacy / "skill-usage.log").write_text("".join((c if isinstance(c, str) else json.dumps(c)) + "\n" for c in calls))
+    before = {p.name: p.read_bytes() for p in legacy.iterdir() if p.is_file()}
+    first = run(script_runner, "skills", "list")
+    assert first.returncode == 0
+    assert "imported into the per-skill files: the state of 1 skill(s)" in first.stderr
+    assert "3 call(s)" in first.stderr
+    state = read_state(nexus_home, "gog")
+    assert (state["totalInvocations"], state["configuredAt"], state["logEntries"]) == (312, "2026-01-14T10:30:00Z", 2)
+    assert [e["ms"] for e in read_log(nexus_home, "gog")] == [900, 800]
+    assert [e["skill"] for e in read_log(nexus_home, "weather")] == ["weather"]
+    assert not (nexus_home / "evil").exists() and not (legacy / "nexus" / "evil").exists()
+    assert {p.name: p.read_bytes() for p in legacy.iterdir() if p.is_file()} == before  # the originals are kept
+    again = run(script_runner, "skills", "list")
+    assert "imported" not in again.stderr and len(read_log(nexus_home, "gog")) == 2
+
+
+# -- 8. a manifest of the spec's version 1 is read by rebuilding it ----------------------------------------
+
+
+def test_a_version_1_manifest_is_rebuilt(script_runner, workspace, nexus_home):
+    write_skill(workspace, "notes")
+    manifest = nexus_home / "state" / "nexus" / "skills" / "manifest.json"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(json.dumps({"version": 1, "generatedAt": "2026-01-14T10:30:00Z", "skills": {
+        "ghost": {"name": "ghost", "description": "gone", "source": "nexus-workspace", "filePath": "/nowhere/SKILL.md"}}},
+        indent=2))
+    listed = run(script_runner, "skills", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    names = {r["name"] for r in json.loads(listed.stdout)}
+    assert "notes" in names and "ghost" not in names
+    assert json.loads(manifest.read_text())["version"] == 2
+    assert run(script_runner, "skill", "run", "notes").returncode == 0

@@ -128,6 +128,9 @@ def command(ctx):
             ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        if entry.get("unknownType"):  # skills spec 10: the prompt, with a warning, logged as unknown
+            ctx.warn(f"'{entry['name']}' has type '{entry['unknownType']}', which nexus cannot run: "
+                     f"here are its instructions (logged as type unknown)")
         lacking = [item for items in checker.missing(entry).values() for item in items]
         if lacking:  # the instructions still come: they may say how to get what is missing
             ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
@@ -316,7 +319,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if error and not policy:
             state["lastError"] = error
         if not no_log:
-            line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
+            line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused)
             usage_log.append(entry["name"], state, line, config)
 
@@ -329,8 +332,8 @@ def prompt(entry, config, args, warn):
     text = skillmd.prompt(entry)
     ms = int((time.monotonic() - started) * 1000)
     if args["--json"]:
-        text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
-                               "stderr": ""}) + "\n"
+        text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": ms,
+                               "stdout": text, "stderr": ""}) + "\n"
     write_or_quit(text)
     try:
         record(entry, config, args["--no-log"], ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))

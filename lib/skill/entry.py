@@ -34,15 +34,19 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
     entry["requires"] = {k: schema.string_list(requires.get(k)) for k in schema.REQUIRE_KEYS}
     entry["requires"].update((k, schema.string_list(requires[k])) for k in schema.DEPENDS_KEYS if k in requires)
+    tools = schema.string_list(requires.get("tools"))  # the skills spec's spelling of requires.skills
+    if tools:
+        entry["requires"]["skills"] = list(dict.fromkeys(entry["requires"].get("skills", []) + tools))
     from . import known  # only discovery builds entries: the gateway, which reads them, never loads the tables
 
     execution = known.execution(skill.name, meta)
-    if "requiredEnv" in execution:
-        execution["requiredEnv"] = schema.string_list(execution["requiredEnv"])
+    for key in ("requiredEnv", "configEnv"):
+        if key in execution:
+            execution[key] = schema.string_list(execution[key])
     entry.update(execution)
     implements = schema.string_list(meta.get("implements"))
-    connectors = schema.string_list(meta.get("connectors")) or sorted(
-        {known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS})
+    connectors = (schema.string_list(meta.get("connectors")) or schema.string_list(requires.get("connectors"))
+                  or sorted({known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS}))
     entry.update({k: v for k, v in (("implements", implements), ("connectors", connectors)) if v})
     install = meta.get("install")
     entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
@@ -86,6 +90,8 @@ def _sanitize(entry, meta):
         fallback = "script" if runnable["script"] else "tool" if runnable["tool"] else "prompt"
         problem = "is not tool, script or prompt" if entry["type"] not in schema.TYPES else "names nothing to run"
         warnings.append(f"type {entry['type']!r} {problem}; read as {fallback}")
+        if fallback == "prompt" and entry["type"] not in schema.TYPES:
+            entry["unknownType"] = str(entry["type"])  # its runs warn, and are logged as `unknown`
         entry["type"] = fallback
     return warnings
 
@@ -103,8 +109,10 @@ def binaries(entry):
 
 
 def env_names(entry):
-    """Every env var the skill needs: requires.env and requiredEnv."""
-    return list(dict.fromkeys(required(entry, "env") + schema.string_list(entry.get("requiredEnv"))))
+    """Every env var the skill needs: requires.env, requiredEnv and configEnv (the skills spec's
+    ToolSkillConfig: the env vars that say the tool is configured)."""
+    return list(dict.fromkeys(required(entry, "env") + schema.string_list(entry.get("requiredEnv"))
+                              + schema.string_list(entry.get("configEnv"))))
 
 
 def primary_env(entry):
@@ -112,6 +120,26 @@ def primary_env(entry):
     key never stands for another variable (DECISIONS.md), even the first one the skill requires."""
     primary = entry.get("primaryEnv")
     return primary if isinstance(primary, str) and primary else None
+
+
+CLASSES = {  # a skill's class (the gateway design's `Class:`): what a person must set up before it works
+    "prompt": "Prompt (instructions only: nothing to set up)",
+    "oauth": "OAuth/Complex (signs in to an account)",
+    "api-key": "API key (needs a secret in its environment)",
+    "cli": "CLI (needs its binary only)",
+}
+
+
+def skill_class(entry):
+    """prompt, oauth (it signs in to a person's account), api-key (it needs a secret) or cli (a binary
+    alone): the skills spec's connector classification (3.4), read from the entry."""
+    if entry.get("type") in ("prompt", "unknown"):
+        return "prompt"
+    if entry.get("requiresAuth") or entry.get("connectors"):
+        return "oauth"
+    if primary_env(entry) or env_names(entry):
+        return "api-key"
+    return "cli"
 
 
 def os_fits(os_values, platform):

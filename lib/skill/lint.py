@@ -15,6 +15,7 @@ from .entry import OS_ALIASES
 from .skillmd import Problem
 
 AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+OTHER_LOADERS_FIELDS = ("user-invocable", "disable-model-invocation")  # OpenClaw's and Claude Code's
 META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.
@@ -116,7 +117,7 @@ def _requires(requires, where, line):
                      "requires")
         return
     for key, value in requires.items():
-        known_keys = schema.REQUIRE_KEYS + schema.DEPENDS_KEYS
+        known_keys = schema.REQUIRE_KEYS + schema.DEPENDS_KEYS + tuple(schema.SPEC_SPELLINGS)
         if key not in known_keys:
             yield _error(f"{where} has an unknown key '{key}'{_close(key, known_keys)}; "
                          f"nexus reads {', '.join(known_keys)}", line, "requires")
@@ -175,9 +176,10 @@ def _execution(skill, skill_dir):
     bad = [k for k in ("type", "tool", "verify", "runner", "script") if k in meta and not isinstance(meta[k], str)]
     for key in bad:
         yield _error(f"{where}.{key} must be a string", line, "execution")
-    if "requiredEnv" in meta:
-        yield from _expect_string_list(meta["requiredEnv"], f"{where}.requiredEnv", line, "execution")
-        yield from _env_names(schema.string_list(meta["requiredEnv"]), f"{where}.requiredEnv", line, "execution")
+    for key in ("requiredEnv", "configEnv"):
+        if key in meta:
+            yield from _expect_string_list(meta[key], f"{where}.{key}", line, "execution")
+            yield from _env_names(schema.string_list(meta[key]), f"{where}.{key}", line, "execution")
     if bad:
         return
     declared = meta.get("type")
@@ -211,9 +213,14 @@ def _unexpected(skill, _skill_dir):
         yield _warning(f"name {skill.name!r} is not ASCII: it travels badly (shells, file systems and loaders "
                        "that take only a-z, 0-9 and -)", skill.lines.get("name"), "name")
     for key in skill.frontmatter:
-        if key not in AGENT_SKILLS_FIELDS and key not in schema.FRONTMATTER_KEYS:
+        if key not in AGENT_SKILLS_FIELDS + OTHER_LOADERS_FIELDS and key not in schema.FRONTMATTER_KEYS:
             yield _warning(f"unexpected field '{key}': neither Agent Skills nor nexus defines it",
                            skill.lines[key], "unexpected-field")
+    requires = skill.meta.get("requires")
+    for key, spelling in schema.SPEC_SPELLINGS.items():
+        if isinstance(requires, dict) and key in requires:
+            yield _warning(f"metadata.{skill.meta_key}.requires.{key}: the skills spec's spelling; nexus's is "
+                           f"{spelling} (both are read)", skill.lines.get("metadata"), "spelling")
     for key in skill.meta:
         if key not in META_KEYS:
             yield _warning(f"unexpected field 'metadata.{skill.meta_key}.{key}'{_close(key, META_KEYS)}",

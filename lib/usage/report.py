@@ -210,7 +210,7 @@ def _success(skills):
 
 def _durations(skills):
     title = "Duration, by skill: median (p50) and p95"
-    timed = [s for s in skills if s.get("type") != "prompt"]
+    timed = [s for s in skills if s.get("type") not in ("prompt", "unknown")]  # unknown: read as a prompt
     largest = nice_top(max([s.get("p95Ms") or 0 for s in timed] + [1]))
     items = [(s["name"], [(s.get("p50Ms"), "var(--c0)", "p50"), (s.get("p95Ms"), "var(--c1)", "p95")]) for s in timed]
     chart = _bars(title, items, largest, "milliseconds (p50 above, p95 below)", lambda v: f"{v:,.0f}")

@@ -13,7 +13,7 @@ from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
 from ..errors import UsageError
 from ..style import plural
-from ..skill.entry import env_names, primary_env
+from ..skill.entry import skill_class
 from ..state import usage_log
 
 MAX_DAYS = 36500
@@ -32,7 +32,7 @@ CORRUPT = "not a JSON object"
 INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
-TYPES = frozenset(schema.TYPES)
+TYPES = frozenset(schema.LOG_TYPES)
 POLICY = schema.POLICY_REFUSALS
 
 
@@ -72,13 +72,7 @@ def command(args):
 
 def category(meta):
     """userData: the tool signs in to the user's accounts; credentials: the skill needs a secret."""
-    if meta.get("type") == "prompt":
-        return "prompts"
-    if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
-        return "userData"
-    if primary_env(meta) or env_names(meta):
-        return "credentials"
-    return "other"
+    return {"prompt": "prompts", "oauth": "userData", "api-key": "credentials", "cli": "other"}[skill_class(meta)]
 
 
 class Durations:
@@ -338,7 +332,7 @@ class Aggregator:
         figures = self.skills.get(name) or Figures()
         entry = manifest_skills.get(name)
         meta = entry or {"type": figures.type, "tool": figures.tool}
-        return {"name": name, "type": meta.get("type"), "category": category(meta),
+        return {"name": name, "type": schema.logged_type(meta), "category": category(meta),
                 "removed": entry is None, **figures.as_json()}
 
     def _detail(self):

@@ -18,7 +18,7 @@ def _percent(rate):
 
 def _duration(record, key="avgDurationMs"):
     ms = record.get(key)
-    if record["type"] == "prompt":
+    if record["type"] in ("prompt", "unknown"):  # unknown: read as a prompt
         return "(prompt)" if key == "avgDurationMs" else "-"
     if ms is None:
         return "-"

@@ -307,3 +307,84 @@ def test_a_version_1_manifest_is_rebuilt(script_runner, workspace, nexus_home):
     assert "notes" in names and "ghost" not in names
     assert json.loads(manifest.read_text())["version"] == 2
     assert run(script_runner, "skill", "run", "notes").returncode == 0
+
+
+# -- 11. variables ------------------------------------------------------------------------------------------
+
+VARIABLES = [{"name": "CONTACT_EMAIL", "description": "Email address of your contact", "type": "string"},
+             {"name": "SPEC_LIMIT", "description": "How many", "type": "number", "default": "5"}]
+
+
+def test_variables_fill_a_prompt_and_reach_a_tools_environment(script_runner, workspace, bindir, nexus_home):
+    write_skill(workspace, "mailto", meta={"variables": VARIABLES},
+                body='Run: gog gmail search "from:${CONTACT_EMAIL}" --max ${SPEC_LIMIT} (not ${OTHER})\n')
+    make_tool(bindir, "envy", '#!/bin/sh\necho "$CONTACT_EMAIL $SPEC_LIMIT"\n')
+    write_skill(workspace, "envy", meta={"tool": "envy", "variables": VARIABLES})
+    shown = run(script_runner, "skill", "show", "mailto").stdout
+    assert "CONTACT_EMAIL (string): Email address of your contact" in shown and "[default: 5]" in shown
+    missing = run(script_runner, "skill", "run", "mailto")
+    assert missing.returncode == 1 and "needs CONTACT_EMAIL (Email address of your contact)" in missing.stderr
+    assert read_log(nexus_home, "mailto")[-1]["refused"] == "variables"
+    filled = run(script_runner, "skill", "run", "mailto", "--var", "CONTACT_EMAIL=mom@example.com")
+    assert filled.returncode == 0
+    assert 'search "from:mom@example.com" --max 5 (not ${OTHER})' in filled.stdout
+    ran = run(script_runner, "skill", "run", "envy", "--var=CONTACT_EMAIL=a@b", "--var", "SPEC_LIMIT=9", "--", "x")
+    assert ran.returncode == 0 and ran.stdout == "a@b 9\n"
+    refused = run(script_runner, "skill", "run", "envy")
+    assert refused.returncode == 1 and "--var CONTACT_EMAIL=..." in refused.stderr
+    assert read_log(nexus_home, "envy")[-1]["refused"] == "variables"
+    assert read_state(nexus_home, "envy")["successRate"] == 1  # the caller's omission: no failure of the skill
+    unknown = run(script_runner, "skill", "run", "envy", "--var", "NOPE=1")
+    assert unknown.returncode == 2 and "has no variable NOPE (it declares: CONTACT_EMAIL, SPEC_LIMIT)" in unknown.stderr
+    assert run(script_runner, "skill", "run", "envy", "--var", "no-equals").returncode == 2
+
+
+# -- 13. aliases -------------------------------------------------------------------------------------------------
+
+
+def test_an_alias_runs_its_skill_and_never_hides_another(script_runner, workspace, bindir, nexus_home):
+    make_tool(bindir, "gog", '#!/bin/sh\necho "gog $*"\n')
+    write_skill(workspace, "gog", meta={"tool": "gog", "aliases": ["gmail", "google-mail", "tmuxy"]})
+    write_skill(workspace, "tmuxy", body="I am tmuxy.\n")  # a skill of that name wins over the alias
+    write_skill(workspace, "other", meta={"aliases": ["google-mail"]})  # claimed twice: stands for neither
+    ran = run(script_runner, "skill", "run", "gmail", "--", "inbox")
+    assert ran.returncode == 0 and ran.stdout == "gog inbox\n"
+    assert [e["skill"] for e in read_log(nexus_home, "gog")] == ["gog"] and read_log(nexus_home, "gmail") == []
+    assert "I am tmuxy." in run(script_runner, "skill", "run", "tmuxy").stdout
+    assert run(script_runner, "skill", "run", "google-mail").returncode == 1
+    assert "Aliases:    gmail, google-mail, tmuxy" in run(script_runner, "skill", "show", "gog").stdout
+    check = run(script_runner, "skills", "check")
+    assert "alias 'tmuxy' is the name of a skill, which it never hides" in check.stdout
+    assert "alias 'google-mail' is claimed by gog, other" in check.stdout
+
+
+# -- 12. the model, its tokens, and the call that made a call --------------------------------------------------
+
+
+def test_calls_carry_the_model_and_their_parent_and_stats_group_by_model(script_runner, workspace, bindir, nexus_home,
+                                                                         monkeypatch):
+    make_tool(bindir, "inner")
+    make_tool(bindir, "outer", "#!/bin/sh\nexec nexus-run inner -- from-outer\n")
+    write_skill(workspace, "inner", meta={"tool": "inner"})
+    write_skill(workspace, "outer", meta={"tool": "outer"})
+    for model, prompt, completion in (("model-a", "100", "20"), ("model-a", "50", "x"), ("model-b", "7", "3")):
+        monkeypatch.setenv("NEXUS_MODEL", model)
+        monkeypatch.setenv("NEXUS_PROMPT_TOKENS", prompt)
+        monkeypatch.setenv("NEXUS_COMPLETION_TOKENS", completion)
+        monkeypatch.setenv("NEXUS_MODEL_VERSION", "2026-01")
+        assert run(script_runner, "skill", "run", "outer").returncode == 0
+    outer, inner = read_log(nexus_home, "outer"), read_log(nexus_home, "inner")
+    assert [(e["model"], e["modelVersion"], e["promptTokens"]) for e in outer] == [
+        ("model-a", "2026-01", 100), ("model-a", "2026-01", 50), ("model-b", "2026-01", 7)]
+    assert "completionTokens" not in outer[1]  # not a count: left out
+    assert [e["parentCall"] for e in inner] == [e["call"] for e in outer] and len({e["call"] for e in outer}) == 3
+    assert "parentCall" not in outer[0]
+    stats = json.loads(run(script_runner, "skill", "stats", "--json").stdout)
+    models = {m["name"]: m for m in stats["models"]}
+    # each outer call made an inner one, which logged the same model
+    assert (models["model-a"]["totalInvocations"], models["model-a"]["promptTokens"]) == (4, 300)
+    assert (models["model-b"]["completionTokens"], models["model-b"]["successRate"]) == (6, 1)
+    assert "By Model:" in run(script_runner, "skill", "stats").stdout
+    monkeypatch.delenv("NEXUS_MODEL")
+    report = json.loads(run(script_runner, "report", "--json").stdout)
+    assert [m["name"] for m in report["stats"]["models"]] == ["model-a", "model-b"]

@@ -31,7 +31,7 @@ usage log and counted in its state.
 
 USAGE = """\
 Usage:
-  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--timeout SECONDS] [-- ARGS...]
+  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--timeout SECONDS] [--var NAME=VALUE]... [-- ARGS...]
   PROG (-h | --help)
 
 Options:
@@ -43,6 +43,10 @@ Options:
                      stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends.
   --timeout SECONDS  End the tool after SECONDS as timeout(1) does: SIGTERM to its process group,
                      SIGKILL 5 s later; the exit status is then 124.
+  --var NAME=VALUE   A variable the skill declares (metadata.nexus.variables): filled in for ${NAME} in a
+                     prompt skill's text, and in the environment of a tool or script skill. A variable
+                     not given comes from the environment, else its default; one still missing is a
+                     refusal that names it.
   -h --help          Show this help.
 
 Options go right after NAME; the tool's arguments follow `--` (or start at the first word that is
@@ -50,6 +54,11 @@ not an option).
 
 Environment:
   NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+  NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
+                    Recorded with each call when an agent sets them (model, modelVersion,
+                    promptTokens, completionTokens); `nexus skill stats` groups calls by model.
+  NEXUS_PARENT_CALL Set for the tool: this call's id (the `call` of its log line), recorded as
+                    parentCall by the calls the tool makes in turn (a crystallized replay's).
   NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
                     folder). The tool also gets the skill's configured env and apiKey, and
                     skills.binPath before PATH.
@@ -81,7 +90,7 @@ def parse(argv, doc):
 
     synopsis = "usage: " + doc.partition("Usage:\n")[2].partition("\n")[0].strip()
     args = dict.fromkeys(FLAGS, False)
-    args.update({"NAME": None, "ARGS": [], "--timeout": None, "--": False, "--help": False})
+    args.update({"NAME": None, "ARGS": [], "--timeout": None, "--var": [], "--": False, "--help": False})
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -100,6 +109,11 @@ def parse(argv, doc):
             except UsageError as e:
                 raise UsageError(f"{e}\n{synopsis}") from None
             args["--timeout"] = value
+        elif word == "--var" or word.startswith("--var="):
+            if "=" not in word and i + 1 >= len(argv):
+                raise UsageError(f"--var requires argument\n{synopsis}")
+            args["--var"].append(word.partition("=")[2] if "=" in word else argv[i + 1])
+            i += "=" not in word
         elif word.startswith("-") and word != "-":
             raise UsageError(f"unknown option {word!r} (pass the tool's options after '--')\n{synopsis}")
         elif args["NAME"] is None:
@@ -117,9 +131,11 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
+    given = given_variables(args["--var"])
     if entry["type"] == "prompt":
         try:
             checker = gate(entry, config)
+            values = plan.variables(entry, given)
         except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
             raise e if args["--dry-run"] else refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
         if args["--background"]:
@@ -134,12 +150,13 @@ def command(ctx):
         lacking = [item for items in checker.missing(entry).values() for item in items]
         if lacking:  # the instructions still come: they may say how to get what is missing
             ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
-        return prompt(entry, config, args, ctx.warn)
-    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"])
+        return prompt(entry, config, args, ctx.warn, values)
+    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], variables=given)
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
         argv = [call.masked(a) for a in call.argv]
-        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+        injected = {*status.injected_env(entry, config), *(v["name"] for v in entry.get("variables") or [])}
+        return dry_run(entry, argv, call.cwd, sorted(injected) + ["NEXUS_CALLER_CWD"], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
     if args["--background"]:
@@ -156,6 +173,17 @@ def command(ctx):
         write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
                                       "ms": done.ms, **output}) + "\n")
     return done.exit
+
+
+def given_variables(words):
+    """{NAME: VALUE} of the --var words; UsageError for one that is not NAME=VALUE."""
+    given = {}
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not schema.is_env_name(name):
+            raise UsageError(f"--var takes NAME=VALUE, NAME a variable's name: not {word!r}")
+        given[name] = value
+    return given
 
 
 def write_or_quit(text):
@@ -210,11 +238,14 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, variables=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
+        self.variables = variables or {}  # as given (--var): prepare adds the environment's and defaults
+        self.id = schema.call_id()  # in its log line, and NEXUS_PARENT_CALL of the calls its program makes
         self.session = session or os.environ.get("NEXUS_SESSION_ID")
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
+        self.env["NEXUS_PARENT_CALL"] = self.id
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
@@ -227,6 +258,7 @@ class Call:
         (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
             gate(self.entry, self.config)
+            self.env.update(plan.variables(self.entry, self.variables))
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
@@ -280,15 +312,16 @@ class Call:
         if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
-        self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
+        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id)
         return done
 
-    def record(self, ts, ms, exit_code, error=None, changes=None):
+    def record(self, ts, ms, exit_code, error=None, changes=None, call=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
-                   args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session)
+                   args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session,
+                   call=call)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -310,8 +343,9 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None):
-    """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
+           refused=None, call=None):
+    """Count one call in the skill's state and append it to its usage log, under the skill's lock: with
+    `call`, its id, and what the agent says of itself in the environment (schema.call_context)."""
     policy = refused in schema.POLICY_REFUSALS
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
@@ -321,15 +355,16 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused)
+            line.update(schema.call_context(os.environ), **({"call": call} if call else {}))
             usage_log.append(entry["name"], state, line, config)
 
 
-def prompt(entry, config, args, warn):
-    """A prompt skill: print its instructions, and record the call."""
+def prompt(entry, config, args, warn, values=None):
+    """A prompt skill: print its instructions, its variables filled in, and record the call."""
     from ..skill import skillmd  # lazily, as verify and shlex below: each serves one kind of call
 
     started, ts = time.monotonic(), schema.now_iso()
-    text = skillmd.prompt(entry)
+    text = plan.fill(skillmd.prompt(entry), values or {})
     ms = int((time.monotonic() - started) * 1000)
     if args["--json"]:
         text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": ms,

@@ -48,6 +48,12 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     connectors = (schema.string_list(meta.get("connectors")) or schema.string_list(requires.get("connectors"))
                   or sorted({known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS}))
     entry.update({k: v for k, v in (("implements", implements), ("connectors", connectors)) if v})
+    aliases = [a for a in schema.string_list(meta.get("aliases")) if paths.is_valid_name(a) and a != skill.name]
+    if aliases:
+        entry["aliases"] = list(dict.fromkeys(aliases))  # other names `nexus skill run` takes for it
+    variables = _variables(meta.get("variables"))
+    if variables:
+        entry["variables"] = variables
     install = meta.get("install")
     entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
     entry["hasInstall"] = bool(entry["install"])
@@ -57,6 +63,19 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     entry["dirMtimeNs"] = dir_mtime_ns
     entry["fileMtimeNs"] = file_mtime_ns
     return entry, _sanitize(entry, meta)
+
+
+VARIABLE_KEYS = ("name", "description", "type", "default")
+
+
+def _variables(declared):
+    """metadata.nexus.variables (skills spec 9.4) as [{name, description, type, default}], the values
+    text; a variable is required unless it has a default. Those without a usable name are left out
+    (_sanitize warns)."""
+    if not isinstance(declared, list):
+        return []
+    return [{key: str(v[key]) for key in VARIABLE_KEYS if v.get(key) is not None}
+            for v in declared if isinstance(v, dict) and schema.is_env_name(v.get("name"))]
 
 
 def _sanitize(entry, meta):
@@ -84,6 +103,10 @@ def _sanitize(entry, meta):
     for key in ("implements", "connectors"):
         if entry.get(key) == []:
             del entry[key]
+    declared = meta.get("variables")
+    if declared is not None and (not isinstance(declared, list) or len(entry.get("variables", [])) < len(declared)):
+        warnings.append("variables must be a list of {name, description, type, default}, each name an env var "
+                        "name; those that are not were ignored")
     runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
                 "prompt": True}
     if not runnable.get(entry["type"]):

@@ -16,7 +16,8 @@ from .skillmd import Problem
 
 AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 OTHER_LOADERS_FIELDS = ("user-invocable", "disable-model-invocation")  # OpenClaw's and Claude Code's
-META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", *known.EXECUTION_KEYS)
+META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", "aliases", "variables",
+             *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.
 LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon", "description", "compatibility", "metadata"})
@@ -88,6 +89,19 @@ def _product(skill, _skill_dir):
     for key in ("implements", "connectors"):
         if key in meta:
             yield from _names(meta[key], f"{where}.{key}", line, schema.is_capability)
+    if "aliases" in meta:
+        yield from _names(meta["aliases"], f"{where}.aliases", line, is_valid_name)
+    if "variables" in meta:
+        yield from _variables(meta["variables"], f"{where}.variables", line)
+
+
+def _variables(value, where, line):
+    """skills spec 9.4: a list of {name, description, type, default}, each name an env var name."""
+    items = value if isinstance(value, list) else [value]
+    for i, variable in enumerate(items):
+        if not isinstance(variable, dict) or not schema.is_env_name(variable.get("name")):
+            yield _error(f"{where}[{i}] must be a mapping with a name that is an env var name "
+                         f"(and a description, type, default)", line, "metadata")
 
 
 def _expect_string_list(value, where, line, code):

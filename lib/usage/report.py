@@ -74,7 +74,7 @@ def render(data):
         f"<title>nexus usage, past {data['days']} days</title>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<h1>nexus usage</h1><p class=\"lede\">The past {data['days']} days, since {_e(stats['since'][:10])}; "
         f"written {_e(data['generatedAt'][:16].replace('T', ' '))} UTC.</p>",
-        _figures(stats), _daily(data["daily"], skills), _success(skills), _durations(skills),
+        _figures(stats), _daily(data["daily"], skills), _success(skills), _durations(skills), _models(stats),
         _failures(data["failures"], [d["date"] for d in data["daily"]]), _sessions(data["sessions"]),
         _health(data["health"]),
         "</body>", "</html>",
@@ -206,6 +206,17 @@ def _success(skills):
     chart = _bars(title, items, 1.0, "calls that succeeded", lambda v: f"{v:.0%}")
     rows = [[_e(s["name"]), f"{s['totalInvocations']:,}", _pct(s["successRate"])] for s in skills]
     return _section(title, chart, _table(title, ["Skill", "Calls", "Success rate"], rows, numeric=(1, 2)))
+
+
+def _models(stats):
+    """By model, when agents said theirs (NEXUS_MODEL): a table, nothing otherwise."""
+    if not stats.get("models"):
+        return ""
+    title = "By model"
+    rows = [[_e(m["name"]), f"{m['totalInvocations']:,}", _pct(m["successRate"]), _ms(m["avgDurationMs"]),
+             f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in stats["models"]]
+    return _section(title, "", _table(title, ["Model", "Calls", "Success rate", "Average", "Prompt tokens",
+                                              "Completion tokens"], rows, numeric=(1, 2, 3, 4, 5)))
 
 
 def _durations(skills):

@@ -43,12 +43,23 @@ def _all_skills(report, style):
         more = len(report["recentFailures"]) - MOST_FAILURES
         if more > 0:
             lines.append(f"  {style.bullet} {plural(more, 'other message')}: see --json")
+    lines += _models(report)
     used = [c for c in report["categories"] if c["totalInvocations"]]
     width = max(len(str(c["totalInvocations"])) for c in used)
     lines += ["", "Skill Categories:"]
     lines += [f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width}} "
               f"{'call' if c['totalInvocations'] == 1 else 'calls'} ({_names(c['skills'])})" for c in used]
     return lines
+
+
+def _models(report):
+    """By model, when agents said theirs (NEXUS_MODEL): calls, success rate, tokens."""
+    if not report.get("models"):
+        return []
+    rows = [["Model", "Calls", "Success", "Avg Time", "Prompt tokens", "Completion tokens"]]
+    rows += [[m["name"], str(m["totalInvocations"]), _percent(m["successRate"]), _duration({**m, "type": "tool"}),
+              f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in report["models"]]
+    return ["", "By Model:", *table(rows, indent="  ")]
 
 
 def _names(names, most=4):
@@ -79,7 +90,7 @@ def _one_skill(report, style):
         for error in report["recentErrors"]:
             resolved = " (resolved)" if error["resolved"] else ""
             lines.append(f'  {style.bullet} {local(error["ts"])}: "{truncate(error["error"], 60)}"{resolved}')
-    return lines
+    return lines + _models(report)
 
 
 def render(report, out):

@@ -4,7 +4,7 @@ import collections
 import os
 
 from nexus import config as configlib, paths
-from nexus.catalog import capabilities, discovery, listing
+from nexus.catalog import capabilities, discovery, listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.config import edit
 from nexus.distribute import managed, sources
@@ -63,6 +63,9 @@ class Findings:
             if name in self.entries:
                 self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
                                for severity, message in problems]
+        for owners, message in manifestlib.alias_table(entries.values())[1]:
+            self.found += [(self.entries[name][0], skillmd.Problem("warning", message, code="alias"))
+                           for name in owners if name in self.entries]
 
     def path(self, path):
         """A SKILL.md, a skill folder, or a folder of skills up to sources.MAX_DEPTH levels below it; the
@@ -143,7 +146,8 @@ def check(ctx):
     Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
     name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
     capability nothing provides, a warning, and a cycle of requirements, an error), install,
-    execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
+    execution, script, unexpected-field, alias (an alias that is a skill's name, or that two skills
+    claim), no-skill, edited (a skill copied into the managed folder by
     `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
     file: an error where nexus cannot use it, a warning for a key naming a skill that is not there).
 

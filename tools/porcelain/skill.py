@@ -94,7 +94,14 @@ def render_show(shown, out):
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
+    if entry.get("aliases"):
+        lines.append(f"Aliases:    {', '.join(entry['aliases'])}")
     lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
+    if entry.get("variables"):  # skills spec 9.4: given with `nexus skill run NAME --var NAME=VALUE`
+        lines += ["", "Variables (nexus skill run NAME --var NAME=VALUE):"]
+        lines += [f"  {bullet} {v['name']}" + (f" ({v['type']})" if v.get("type") else "")
+                  + (f": {v['description']}" if v.get("description") else "")
+                  + (f" [default: {v['default']}]" if "default" in v else "") for v in entry["variables"]]
     from_config = shown["fromConfig"]
     if from_config["env"] or from_config["apiKey"]:
         lines += ["", "From the config (nexus skill env / nexus skill key):"]

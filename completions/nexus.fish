@@ -21,7 +21,7 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities capability connectors sessions session report jobs job mcp'
+complete -c nexus -n '__nexus_at' -a 'skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp'
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
@@ -143,6 +143,8 @@ complete -c nexus -n '__nexus_in config list' -l help
 complete -c nexus -n '__nexus_in config path' -l json
 complete -c nexus -n '__nexus_in config path' -l help
 complete -c nexus -n '__nexus_in config edit' -l help
+complete -c nexus -n '__nexus_in profiles' -l json
+complete -c nexus -n '__nexus_in profiles' -l help
 complete -c nexus -n '__nexus_in status' -l check
 complete -c nexus -n '__nexus_in status' -l json
 complete -c nexus -n '__nexus_in status' -l help

@@ -134,9 +134,21 @@ def logged_type(entry):
     return "unknown" if entry.get("unknownType") else entry.get("type")
 
 
-def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None):
-    """One UsageLogEntry, with only the keys that apply."""
+MAX_SESSION_CHARS = 128
+
+
+def is_session_id(value):
+    """A session id nexus records: printable text (no line break, no control character, no byte that was
+    not UTF-8), 1 to 128 characters. An agent sets NEXUS_SESSION_ID: it is checked where it enters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_CHARS and value.isprintable()
+
+
+def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
+                masked=None, profile=None):
+    """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a
+    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
-    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused}
+    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
+                "masked": masked, "profile": profile}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

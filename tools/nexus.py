@@ -45,6 +45,8 @@ COMMANDS = (
     Command("config list", "config:list_keys", DOCUMENT, "Every key nexus knows, its value and where it comes from."),
     Command("config path", "config:show_path", DOCUMENT, "Print the path of the config file."),
     Command("config edit", "config:edit_file", DOCUMENT, "Edit the config in $VISUAL or $EDITOR; an invalid result is never saved."),
+    Command("profiles", "profiles:list_profiles", DOCUMENT,
+            "Each profile: what it allows and denies, and the skills an agent given it may see and run."),
     Command("status", "skills:status", DOCUMENT,
             "One line: how many skills are ready, need setup, are not installed, disabled."),
     Command("capabilities", "capabilities:list_capabilities", DOCUMENT,

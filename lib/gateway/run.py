@@ -14,7 +14,7 @@ import sys
 import time
 
 from .. import config as configlib, fastjson, schema
-from ..catalog import manifest, status
+from ..catalog import manifest, scope, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, Refused, UsageError
 from ..skill import entry as entrylib
@@ -195,9 +195,14 @@ def write_or_quit(text):
         quiet_stdout()
 
 
-def gate(entry, config):
-    """The Checker for this config; Refused when the config, the platform or a skill it requires rules
-    the skill out. Nothing is recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+def gate(entry, config, profile=None):
+    """The Checker for this config; Refused when the profile in force (`profile`, else the one chosen:
+    scope.chosen), the config, the platform or a skill it requires rules the skill out. Nothing is
+    recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+    profile = profile or scope.chosen(config)
+    if profile and not profile.admits(entry):
+        raise Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
+                               f"To see what it may use: nexus profiles")
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
@@ -215,7 +220,7 @@ def gate(entry, config):
     return checker
 
 
-def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=()):
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None):
     """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
     error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
     the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
@@ -223,7 +228,7 @@ def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, se
     try:
         record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
                args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
-               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code)
+               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile)
     except OSError as e:
         warn(not_recorded(e))
     return refused
@@ -238,11 +243,12 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None, variables=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, variables=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
+        self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.variables = variables or {}  # as given (--var): prepare adds the environment's and defaults
         self.id = schema.call_id()  # in its log line, and NEXUS_PARENT_CALL of the calls its program makes
-        self.session = session or os.environ.get("NEXUS_SESSION_ID")
+        self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
         self.env["NEXUS_PARENT_CALL"] = self.id
@@ -257,7 +263,7 @@ class Call:
         """Gate the skill, resolve the command line and check what it needs; verify on first use. Refused
         (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
-            gate(self.entry, self.config)
+            gate(self.entry, self.config, self.profile)
             self.env.update(plan.variables(self.entry, self.variables))
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
@@ -271,7 +277,8 @@ class Call:
 
     def refuse(self, refused):
         """Record this call as refused (see refuse); the Refused, to raise."""
-        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets)
+        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
+                      self.profile)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -318,12 +325,23 @@ class Call:
     def record(self, ts, ms, exit_code, error=None, changes=None, call=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
+        args = [self.masked(a) for a in self.args]
+        masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
+                  if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
-            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
-                   args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session,
-                   call=call)
+            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile, call=call)
         except OSError as e:
             self.warn(not_recorded(e))
+
+
+def session_id(value, warn):
+    """The session a call is logged under: NEXUS_SESSION_ID (or a front end's id) when it is one
+    (schema.is_session_id); else None, said once, and the call is logged without a session."""
+    if not value or schema.is_session_id(value):
+        return value or None
+    warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")
+    return None
 
 
 def not_recorded(error):
@@ -343,10 +361,13 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, call=None):
-    """Count one call in the skill's state and append it to its usage log, under the skill's lock: with
-    `call`, its id, and what the agent says of itself in the environment (schema.call_context)."""
+           refused=None, masked=None, profile=None, call=None):
+    """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
+    profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
+    the agent says of itself in the environment (schema.call_context)."""
+    profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
+    session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
         skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy)
@@ -354,7 +375,8 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=session, refused=refused)
+                                      error=error, tool=tool, session=session, refused=refused, masked=masked,
+                                      profile=profile.name if profile else None)
             line.update(schema.call_context(os.environ), **({"call": call} if call else {}))
             usage_log.append(entry["name"], state, line, config)
 
@@ -371,7 +393,7 @@ def prompt(entry, config, args, warn, values=None):
                                "stdout": text, "stderr": ""}) + "\n"
     write_or_quit(text)
     try:
-        record(entry, config, args["--no-log"], ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))
+        record(entry, config, args["--no-log"], ts, ms, 0, session=session_id(os.environ.get("NEXUS_SESSION_ID"), warn))
     except OSError as e:
         warn(not_recorded(e))
     return 0

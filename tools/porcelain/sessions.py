@@ -103,7 +103,8 @@ def crystallize(ctx):
                         new skill: --NAME VALUE, or in order. Repeat for more. VALUE *** stands for a
                         secret that was masked in the log.
       --dry-run         Print the SKILL.md and the script; write nothing.
-      --force           Replace a skill of that name in the workspace.
+      --force           Take a name a skill already has: replace it in the workspace, or hide one
+                        of another source.
       --json            {"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}.
       -h --help         Show this help.
 
@@ -123,7 +124,10 @@ def crystallize(ctx):
     path = crystal.folder(name)
     picked = crystal.chosen_calls(args["ID"], numbers)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
-    files = crystal.plan(name, args["ID"], picked, named, manifest.skills())
+    skills = manifest.skills()
+    if not args["--dry-run"]:
+        crystal.taken(name, skills, args["--force"])
+    files = crystal.plan(name, args["ID"], picked, named, skills)
     made = {"name": name, "path": path, "calls": files["calls"], "requires": files["requires"], "env": files["env"],
             "skillMd": files["skillMd"], "script": files["script"].decode("utf-8", "surrogateescape"),
             "dryRun": bool(args["--dry-run"])}

@@ -57,7 +57,8 @@ Environment:
   NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
                     Recorded with each call when an agent sets them (model, modelVersion,
                     promptTokens, completionTokens); `nexus skill stats` groups calls by model.
-  NEXUS_PARENT_CALL Set for the tool: this call's id (the `call` of its log line), recorded as
+  NEXUS_PARENT_CALL
+                    Set for the tool: this call's id (the `call` of its log line), recorded as
                     parentCall by the calls the tool makes in turn (a crystallized replay's).
   NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
                     folder). The tool also gets the skill's configured env and apiKey, and

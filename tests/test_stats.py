@@ -179,7 +179,34 @@ def expected_gog(entries):
 
 
 def exact_quantile(values, q):
-    return sorted(values)[int(q * (len(values) - 1))]
+    """The nearest-rank quantile: the ceil(q * n)-th smallest value, the largest for p95 of few values."""
+    import fractions
+    import math
+
+    return sorted(values)[max(1, math.ceil(fractions.Fraction(str(q)) * len(values))) - 1]
+
+
+def test_p50_and_p95_are_exact_quantiles_for_small_samples(script_runner, workspace, nexus_home):
+    rng = random.Random(25)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    samples = {}
+    for n in range(1, 51):
+        name = f"s{n}"
+        write_skill(workspace, name, meta={"tool": "sh"})
+        samples[name] = [rng.choice((0, 1, 2, 7, 40, 300, 999, 4321, rng.randrange(10_000))) for _ in range(n)]
+        write_log(nexus_home, name, [{"ts": ago(now, minutes=i + 1), "skill": name, "type": "tool", "ms": ms, "exit": 0}
+                                     for i, ms in enumerate(samples[name])])
+    report = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
+    assert len(report["skills"]) == 50
+    for skill in report["skills"]:
+        for key, q in (("p50Ms", 0.5), ("p95Ms", 0.95)):
+            exact = exact_quantile(samples[skill["name"]], q)
+            assert abs(skill[key] - exact) <= exact * 0.01 + 0.5, (skill["name"], key, skill[key], exact)
+    write_skill(workspace, "two", meta={"tool": "sh"})  # the issue's case: p95 was the faster call, below the average
+    write_log(nexus_home, "two", [{"ts": ago(now, minutes=m), "skill": "two", "type": "tool", "ms": ms, "exit": 0}
+                                  for m, ms in ((2, 300), (1, 1))])
+    shown = script_runner.run(["nexus", "skill", "stats", "two"]).stdout
+    assert "(p50 1ms, p95 0.3s)" in shown
 
 
 def quantiles_checked(figures_, entries):

@@ -130,6 +130,21 @@ class Checker:
         return ("needs-setup" if base == "ready" and state.get("lastVerifyOk") is False else base), added
 
 
+WORDS = {"ready": "ready", "needs-setup": "needs setup", "not-installed": "not installed", "disabled": "disabled",
+         "unsupported": "not for this platform", "invalid": "invalid"}
+
+
+def state_words(record):
+    """The words for a skill's state, the same in every command: its status, then for a ready skill
+    whether it is verified yet and its health flags. ['ready', 'not verified yet'], ['needs setup']."""
+    words = [WORDS[record["status"]]]
+    if record["status"] == "ready":
+        if not record.get("verified"):
+            words.append("verifies again on its next run" if record.get("verifiesAgain") else "not verified yet")
+        words += [flag for flag in ("degraded", "drifted") if record.get(flag)]
+    return words
+
+
 def is_verified(entry, state):
     """Prompt skills need no verification; others passed it for the SKILL.md they have now."""
     if entry.get("type") == "prompt":

@@ -114,8 +114,33 @@ def not_installed_message(entry, binary):
 
 
 def setup_message(entry, missing):
-    needs = missing["env"] + [f"config {p} (nexus config set {p} true)" for p in missing["config"]]
-    return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+    needs = missing["env"] + [f"config {p}" for p in missing["config"]]
+    step = next_step({**entry, "status": "needs-setup", "missing": missing})
+    return f"Skill '{entry['name']}' is not configured: needs {', '.join(needs)}. To fix: {step}"
+
+
+def next_step(record):
+    """The one command that takes a skill that is not ready on towards ready (a record of
+    catalog.listing), or None when there is none to give: every refusal and 'needs setup' line ends
+    with it."""
+    name, status, missing = record["name"], record["status"], record.get("missing") or {}
+    if record.get("reason") and status != "unsupported":  # it needs another skill: show lists every step
+        return f"nexus skill show {name}"
+    if status == "needs-setup":
+        env, paths_ = missing.get("env", []), missing.get("config", [])
+        if env and len(env) + len(paths_) == 1:
+            return f"nexus skill key {name}" if env[0] == entrylib.primary_env(record) else f"nexus skill env {name} {env[0]}=..."
+        if paths_ and len(paths_) + len(env) == 1:
+            return f"nexus config set {paths_[0]} true"
+        return f"nexus skill show {name}"  # several things to set, or its verification failed
+    if status == "not-installed":
+        from ..skill import installspec
+
+        hints = installspec.hints(record)
+        return hints[0] if hints else None
+    if status == "disabled":
+        return f"nexus skill enable {name}" if record.get("disabledReason") == "disabled in config" else f"nexus skill show {name}"
+    return None
 
 
 def enable_command(entry, config):

@@ -217,7 +217,8 @@ def gate(entry, config, profile=None):
 
         record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
         if record.get("reason") or record["status"] == "invalid":
-            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
+            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}. "
+                                        f"To fix: {plan.next_step(record) or 'nexus skills check ' + entry['dir']}")
     return checker
 
 

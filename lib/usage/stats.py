@@ -19,6 +19,7 @@ from ..state import usage_log
 MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
+ONE_MS = datetime.timedelta(milliseconds=1)
 COMMAND_WORDS = 3
 # Past these, a value was not written by a call (`"ms": 1e308`, NaN, an exit of 10**9): the line is skipped
 # and counted as invalid, as a line of the wrong shape is.
@@ -106,13 +107,15 @@ class Durations:
         self.count += other.count
 
     def quantile(self, q):
-        """The duration below which a fraction q of the calls took, in whole milliseconds; None without calls."""
+        """The duration within which a fraction q of the calls took, in whole milliseconds; None without
+        calls. The nearest rank: the ceil(q * count)-th shortest call, so that p95 of a few calls is
+        their slowest rather than a figure below the average."""
         if not self.count:
             return None
-        rank, seen = q * (self.count - 1), 0
+        rank, seen = max(1, math.ceil(round(q * self.count, 9))), 0  # round: 0.95 * 20 is 19.000000000000004
         for key in sorted(self.buckets):  # -inf holds the calls under a millisecond
             seen += self.buckets[key]
-            if seen > rank:
+            if seen >= rank:
                 return 0 if key == -math.inf else round(2 * self.GAMMA ** key / (self.GAMMA + 1))
         return None
 
@@ -180,6 +183,7 @@ class Aggregator:
         self.series = series
         self.per_day = collections.Counter()  # (local date, skill) -> calls
         self.failed_per_day = collections.Counter()  # (local date, skill, message) -> calls
+        self.last_failed = {}  # (skill, message) -> the time of its newest failed call
         self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
@@ -257,7 +261,10 @@ class Aggregator:
             day = self.local_date(text, ts)
             self.per_day[day, name] += 1
             if not ok:
-                self.failed_per_day[day, name, message_of(entry)] += 1
+                message = message_of(entry)
+                self.failed_per_day[day, name, message] += 1
+                if ts > self.last_failed.get((name, message), ts - ONE_MS):
+                    self.last_failed[name, message] = ts
             self.sessions.add(entry, not ok)
         if self.name:
             self.daily[self.local_date(text, ts)] += 1
@@ -306,7 +313,7 @@ class Aggregator:
     def share(self):
         """What this aggregator gathered, as plain data that pickles, for another's merge()."""
         return {"skills": self.skills, "models": self.models, "errors": self.errors,
-                "sessions": self.sessions and self.sessions.found,
+                "sessions": self.sessions and self.sessions.found, "lastFailed": self.last_failed,
                 **{key: getattr(self, key) for key in self.COUNTERS}}
 
     def merge(self, share):
@@ -319,6 +326,9 @@ class Aggregator:
                     mine[name] = figures
         for key in self.COUNTERS:
             getattr(self, key).update(share[key])
+        for key, ts in share["lastFailed"].items():
+            if ts > self.last_failed.get(key, ts - ONE_MS):
+                self.last_failed[key] = ts
         for ts, _, message, code in share["errors"]:
             self._keep_error(ts, message, code)
         if self.sessions is not None:

@@ -1,6 +1,7 @@
 """The porcelain's usage and upkeep views: `nexus skill stats`, `nexus report` and `nexus skills rotate`."""
 
 import os
+import sys
 
 from nexus import fileio, paths
 from nexus.cli.command import renders
@@ -64,6 +65,9 @@ def rotate(ctx):
     return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune()}
 
 
+DEFAULT_REPORT = "nexus-report.html"
+
+
 def render_report(data, out):
     out.write(f"{data['file']}\n" if "file" in data else report.render(data))
 
@@ -76,7 +80,9 @@ def usage_report(ctx):
 
     Options:
       --days N       The window: the past N days [default: 30].
-      -o FILE        Write the report to FILE (atomically) and print its path; else it goes to stdout.
+      -o FILE        Write the report to FILE (atomically) and print its path. Without it, the
+                     report goes to stdout, or, when stdout is a terminal, to nexus-report.html
+                     in the current folder.
       --json         The figures the report shows, as JSON, instead of the report.
       -h --help      Show this help.
 
@@ -91,8 +97,12 @@ def usage_report(ctx):
       nexus report --days 7 > week.html
     """
     data = report.collect(ctx.config, stats.parse_days(ctx.args["--days"]), ctx.warn)
-    if ctx.args["-o"] and not ctx.json:
-        target = os.path.abspath(ctx.args["-o"])
+    target = ctx.args["-o"]
+    if not target and not ctx.json and sys.stdout.isatty():  # 20 KB of HTML is no use on a screen
+        target = DEFAULT_REPORT
+        ctx.warn(f"a terminal shows no HTML: the report goes to {DEFAULT_REPORT} (-o FILE names another)")
+    if target and not ctx.json:
+        target = os.path.abspath(target)
         fileio.write_atomic(target, report.render(data).encode(), 0o644)
         return {"file": target}
     return data

@@ -89,6 +89,9 @@ def _product(skill, _skill_dir):
     for key in ("implements", "connectors"):
         if key in meta:
             yield from _names(meta[key], f"{where}.{key}", line, schema.is_capability)
+    problem = entrylib.sandbox_problem(meta.get("sandbox"))
+    if problem:
+        yield _error(f"{where}.sandbox {problem}", line, "sandbox")
     if "aliases" in meta:
         yield from _names(meta["aliases"], f"{where}.aliases", line, is_valid_name)
     if "variables" in meta:

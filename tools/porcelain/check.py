@@ -9,7 +9,7 @@ from nexus.cli.command import renders
 from nexus.config import edit
 from nexus.distribute import managed, sources
 from nexus.errors import BadInput
-from nexus.skill import entry as entrylib, lint, skillmd
+from nexus.skill import audit, entry as entrylib, lint, skillmd
 from nexus.style import plural
 
 
@@ -37,6 +37,11 @@ class Findings:
         edited = self.edited_copies.warning(skill_dir)
         if edited:
             self.report(path, edited)
+        if os.path.isdir(skill_dir):
+            for finding in audit.audit(skill_dir, os.path.dirname(path)):
+                if finding.severity == audit.HIGH:
+                    self.report(finding.path, skillmd.Problem("error", f"{finding.code}: {finding.message} "
+                                                              "(see `nexus skills audit`)", finding.line, "audit"))
 
     def folder(self, folder, levels=1):
         """Every skill folder inside `folder`, and down to `levels` levels below it inside sub-folders
@@ -149,7 +154,8 @@ def check(ctx):
     execution, script, unexpected-field, alias (an alias that is a skill's name, or that two skills
     claim), no-skill, edited (a skill copied into the managed folder by
     `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
-    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there).
+    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there),
+    audit (a high finding of `nexus skills audit`, in any file of the skill; its rule begins the message).
 
     Exit status:
       0  no errors (there may be warnings)

@@ -60,10 +60,10 @@ Exit status:
   2    usage error, a malformed config, or stdout closed
 
 Examples:
-  PROG tmux -- list-sessions
+  PROG disk-report -- . --top 3
   PROG filesystem                       # prints the prompt
   PROG disk-report --timeout 60 -- ~/Downloads --top 5
-  PROG gog --json -- gmail search is:unread | jq -r .stdout
+  PROG disk-report --json -- ~/Downloads | jq -r .stdout
 """
 
 FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json", "--background")

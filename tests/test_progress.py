@@ -2,33 +2,15 @@
 with --json (issue 25 item 9). Through the real scripts, on a pseudo-terminal."""
 
 import os
-import pty
 import shutil
 import subprocess
 
 import pytest
-from helpers import write_skill
+from helpers import on_terminal, write_skill
 
 pytestmark = pytest.mark.once  # a terminal of its own: subprocess mode adds nothing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def on_terminal(argv, stdout_too=True):
-    """(exit code, what the terminal got, stdout when piped) of argv with stderr (and stdout) on a pty."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=follower,
-                               stdout=follower if stdout_too else subprocess.PIPE)
-    os.close(follower)
-    piped = b"" if stdout_too else process.stdout.read()
-    shown = b""
-    try:
-        while chunk := os.read(leader, 65536):
-            shown += chunk
-    except OSError:  # EIO: the command closed its end
-        pass
-    os.close(leader)
-    return process.wait(timeout=120), shown.decode(), piped.decode()
 
 
 @pytest.fixture

@@ -178,7 +178,9 @@ def verify_skill(ctx):
       --timeout SECONDS  How long the verify command may run [default: 30].
       -h --help          Show this help.
 
-    A verified skill stays trusted until a run fails or its SKILL.md changes.
+    A verified skill stays trusted until a run fails or its SKILL.md changes: its verify command is
+    then skipped (--force runs it), but its requirements (binaries, env vars, config) are checked on
+    every verify, and one that is missing fails it.
 
     Exit status:
       0  verified;  1  verification failed, or no such skill;  2  usage error

@@ -152,7 +152,8 @@ def status(ctx):
 
     Options:
       --check    For cron and monitoring: print one line per skill that is degraded or has drifted, and
-                 exit 1 when there is one; print nothing and exit 0 when all is well.
+                 per SKILL.md that is invalid, and exit 1 when there is one; print nothing and exit 0
+                 when all is well.
       --json     Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported",
                  "degraded", "drifted"}, each a count; with --check, also "unhealthy": [[name, flag, why]].
       -h --help  Show this help.
@@ -161,8 +162,8 @@ def status(ctx):
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
 
     A ready skill is degraded when its recent calls fail far more often than they used to: at least 5
-    of its last 10 calls failed while over 90% of its calls of the past 30 days succeeded (those
-    included); or when its verification failed after one had passed. A skill has drifted when its
+    of its last 10 calls failed while over 90% of its calls of the past 30 days before those (at least
+    5) succeeded; or when its verification failed after one had passed. A skill has drifted when its
     verify command printed something else than the last time it passed, until it prints the same again.
 
     Exit status:

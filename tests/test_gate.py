@@ -493,3 +493,31 @@ def test_config_set_is_not_quadratic_in_a_long_multiline_string(script_runner, n
     assert done.returncode == 0, done.stderr
     text = (nexus_home / "nexus.toml").read_text()
     assert "maxEntries = 4" in text and body in text and '"""  # kept' in text
+
+
+@pytest.mark.once
+def test_an_mcp_result_masks_the_secrets_nexus_handed_the_tool(script_runner, deploy, bindir, workspace, nexus_home,
+                                                               tmp_path):
+    anyio = pytest.importorskip("anyio")
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import os
+    import shutil
+
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    make_tool(bindir, "deploy", '#!/bin/sh\necho "token $DEPLOY_TOKEN region $REGION"\necho "$DEPLOY_TOKEN" >&2\n')
+    write_config(nexus_home, '[skills]\nallowBundled = []\n[skills.entries.deploy.env]\n'
+                             'DEPLOY_TOKEN = "tok-123456"\nREGION = "us-east-1"\n')
+
+    async def main():
+        params = StdioServerParameters(command=shutil.which("nexus-mcp"), args=[], env=dict(os.environ))
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await session.call_tool("deploy", {"args": []})
+
+    result = anyio.run(main)
+    shown = json.dumps(result.structured_content) + "".join(c.text for c in result.content)
+    assert "tok-123456" not in shown and "token *** region us-east-1" in shown

@@ -358,7 +358,7 @@ class Call:
 
 def session_id(value, warn):
     """The session a call is logged under: NEXUS_SESSION_ID (or a front end's id) when it is one
-    (schema.is_session_id); else None, said once, and the call is logged without a session."""
+    (schema.is_session_id); else None, with a warning, and the call is logged without a session."""
     if not value or schema.is_session_id(value):
         return value or None
     warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")

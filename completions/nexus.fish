@@ -25,7 +25,7 @@ complete -c nexus -n '__nexus_at' -a 'skills skill config profiles status capabi
 complete -c nexus -n '__nexus_at' -s h
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
-complete -c nexus -n '__nexus_at skills' -a 'list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'
+complete -c nexus -n '__nexus_at skills' -a 'list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'
 complete -c nexus -n '__nexus_at skills' -l help
 complete -c nexus -n '__nexus_in skills list' -l ready
 complete -c nexus -n '__nexus_in skills list' -l locked
@@ -50,6 +50,11 @@ complete -c nexus -n '__nexus_in skills check' -l json
 complete -c nexus -n '__nexus_in skills check' -l help
 complete -c nexus -n '__nexus_in skills check' -F
 complete -c nexus -n '__nexus_in skills check; and __nexus_after_dashdash' -F
+complete -c nexus -n '__nexus_in skills audit' -l strict
+complete -c nexus -n '__nexus_in skills audit' -l json
+complete -c nexus -n '__nexus_in skills audit' -l help
+complete -c nexus -n '__nexus_in skills audit' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skills audit; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skills cursor-rules' -l write -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills cursor-rules' -l help
 complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F
@@ -77,7 +82,7 @@ complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_dir
 complete -c nexus -n '__nexus_in skills link' -l unlink
 complete -c nexus -n '__nexus_in skills link' -l json
 complete -c nexus -n '__nexus_in skills link' -l help
-complete -c nexus -n '__nexus_at skill' -a 'install show verify run stats enable disable env key'
+complete -c nexus -n '__nexus_at skill' -a 'install trust show verify run stats enable disable env key allow'
 complete -c nexus -n '__nexus_at skill' -l help
 complete -c nexus -n '__nexus_in skill install' -l id -x
 complete -c nexus -n '__nexus_in skill install' -l dry-run
@@ -85,6 +90,11 @@ complete -c nexus -n '__nexus_in skill install' -l yes
 complete -c nexus -n '__nexus_in skill install' -l json
 complete -c nexus -n '__nexus_in skill install' -l help
 complete -c nexus -n '__nexus_at skill install' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill trust' -l yes
+complete -c nexus -n '__nexus_in skill trust' -l force
+complete -c nexus -n '__nexus_in skill trust' -l json
+complete -c nexus -n '__nexus_in skill trust' -l help
+complete -c nexus -n '__nexus_at skill trust' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill show' -l json
 complete -c nexus -n '__nexus_in skill show' -l prompt-only
 complete -c nexus -n '__nexus_in skill show' -l help
@@ -99,6 +109,7 @@ complete -c nexus -n '__nexus_in skill run' -l no-verify
 complete -c nexus -n '__nexus_in skill run' -l no-log
 complete -c nexus -n '__nexus_in skill run' -l json
 complete -c nexus -n '__nexus_in skill run' -l background
+complete -c nexus -n '__nexus_in skill run' -l no-sandbox
 complete -c nexus -n '__nexus_in skill run' -l timeout -x
 complete -c nexus -n '__nexus_in skill run' -l help
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
@@ -123,6 +134,11 @@ complete -c nexus -n '__nexus_in skill key' -l unset
 complete -c nexus -n '__nexus_in skill key' -l json
 complete -c nexus -n '__nexus_in skill key' -l help
 complete -c nexus -n '__nexus_at skill key' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill allow' -l write -r -F
+complete -c nexus -n '__nexus_in skill allow' -l read -r -F
+complete -c nexus -n '__nexus_in skill allow' -l json
+complete -c nexus -n '__nexus_in skill allow' -l help
+complete -c nexus -n '__nexus_at skill allow' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_at config' -a 'get set unset list path edit'
 complete -c nexus -n '__nexus_at config' -l help
 complete -c nexus -n '__nexus_in config get' -l json
@@ -239,6 +255,7 @@ complete -c nexus-run -l no-verify
 complete -c nexus-run -l no-log
 complete -c nexus-run -l json
 complete -c nexus-run -l background
+complete -c nexus-run -l no-sandbox
 complete -c nexus-run -l timeout -x
 complete -c nexus-run -s h
 complete -c nexus-run -l help

@@ -73,7 +73,7 @@ def stage(tmp_path, nexus_home, monkeypatch):
     home = tmp_path / "home"
     write_skill(home / "src" / "team-skills", "hello", description="Say hello.")
     (home / "src" / "app").mkdir()
-    (home / "Downloads").mkdir(parents=True)
+    write_skill(home / "Downloads", "some-skill", description="A skill someone sent.")  # to audit
     (home / "Downloads" / "big.bin").write_bytes(b"x" * 4096)
     project = tmp_path / "project"
     project.mkdir()

@@ -248,8 +248,8 @@ def allow_skill(ctx):
 
     Examples:
       nexus skill allow weather network
-      nexus skill allow gh-helper --read ~/.config/gh
-      nexus skill allow exporter --write ~/exports
+      nexus skill allow github --read ~/.config/gh
+      nexus skill allow disk-report --write ~/exports
     """
     args = ctx.args
     plan.refuse_inside("nexus skill allow")

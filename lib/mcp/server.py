@@ -262,7 +262,7 @@ class Nexus:
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started,
                             parent_death=True)  # never our stdin: the protocol's
-        return offer.call_result(done, timeout, self.limit)
+        return offer.call_result(done, timeout, self.limit, call.masked)
 
     def skill_list(self, arguments):
         records, config = self.records(), self.config()

@@ -8,13 +8,13 @@ can say exactly which skills changed. Every change happens under one lock and is
 import os
 import shutil
 
-from .. import config as configlib, fileio, paths
+from .. import config as configlib, fileio, paths, trust
 from ..catalog import manifest
 from ..errors import BadInput, NexusError
 from ..schema import now_iso
-from ..style import plural
-from ..skill import audit as auditlib, skillmd, trust
+from ..skill import audit as auditlib, skillmd
 from ..skill.skillmd import Problem
+from ..style import plural
 from . import sources
 
 LOCK_VERSION = 1

@@ -4,12 +4,12 @@ and `nexus skill trust`, which accepts an added skill's files as they are now.""
 import os
 import sys
 
-from nexus import config as configlib, paths
+from nexus import config as configlib, paths, trust as trustlib
 from nexus.catalog import discovery, manifest
 from nexus.cli.command import renders
 from nexus.distribute import managed
 from nexus.errors import BadInput, NexusError
-from nexus.skill import audit as auditlib, skillmd, trust as trustlib
+from nexus.skill import audit as auditlib, skillmd
 from nexus.style import one_line, plural
 
 

@@ -1,10 +1,11 @@
 """The porcelain's distribution commands: `nexus skills add|remove|update|link`."""
 
+from nexus import trust
 from nexus.agents import links
 from nexus.catalog import listing
 from nexus.cli.command import renders
 from nexus.distribute import managed, sources
-from nexus.skill import audit, trust
+from nexus.skill import audit
 from nexus.style import table
 
 

@@ -58,7 +58,9 @@ def test_an_edit_behind_nexuss_back_is_refused_until_trusted(script_runner, adde
     assert report["trusted"] and report["changed"] == ["scripts/helper.py"] and report["added"] == ["scripts/extra.sh"]
     again = run(script_runner)
     assert again.returncode == 0 and again.stdout == "pwned!\n"
-    assert "edited" not in script_runner.run(["nexus", "skills", "check", str(added)]).stdout
+    assert "edited in place" in script_runner.run(["nexus", "skills", "check", str(added)]).stdout  # trusted, still an edit
+    update = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert json.loads(update.stdout)["editedLocally"] == ["hello"] and run(script_runner).stdout == "pwned!\n"
 
 
 def test_a_touched_file_is_hashed_once_and_runs(script_runner, added, nexus_home):

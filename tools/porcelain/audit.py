@@ -151,7 +151,8 @@ def trust(ctx):
     if not ctx.args["--yes"] and not confirm(f"Trust '{name}' as it is now? [y/N] "):
         ctx.status = 1
         return report
-    managed.accept(name, trustlib.record(name, entry["dir"]), auditlib.keys(findings))
+    trustlib.record(name, entry["dir"])
+    managed.accept(name, auditlib.keys(findings))
     report["trusted"] = True
     return report
 

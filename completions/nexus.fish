@@ -82,7 +82,7 @@ complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_dir
 complete -c nexus -n '__nexus_in skills link' -l unlink
 complete -c nexus -n '__nexus_in skills link' -l json
 complete -c nexus -n '__nexus_in skills link' -l help
-complete -c nexus -n '__nexus_at skill' -a 'install trust show verify run stats enable disable env key'
+complete -c nexus -n '__nexus_at skill' -a 'install trust show verify run stats enable disable env key allow'
 complete -c nexus -n '__nexus_at skill' -l help
 complete -c nexus -n '__nexus_in skill install' -l id -x
 complete -c nexus -n '__nexus_in skill install' -l dry-run
@@ -109,6 +109,7 @@ complete -c nexus -n '__nexus_in skill run' -l no-verify
 complete -c nexus -n '__nexus_in skill run' -l no-log
 complete -c nexus -n '__nexus_in skill run' -l json
 complete -c nexus -n '__nexus_in skill run' -l background
+complete -c nexus -n '__nexus_in skill run' -l no-sandbox
 complete -c nexus -n '__nexus_in skill run' -l timeout -x
 complete -c nexus -n '__nexus_in skill run' -l help
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
@@ -133,6 +134,11 @@ complete -c nexus -n '__nexus_in skill key' -l unset
 complete -c nexus -n '__nexus_in skill key' -l json
 complete -c nexus -n '__nexus_in skill key' -l help
 complete -c nexus -n '__nexus_at skill key' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skill allow' -l write -r -F
+complete -c nexus -n '__nexus_in skill allow' -l read -r -F
+complete -c nexus -n '__nexus_in skill allow' -l json
+complete -c nexus -n '__nexus_in skill allow' -l help
+complete -c nexus -n '__nexus_at skill allow' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_at config' -a 'get set unset list path edit'
 complete -c nexus -n '__nexus_at config' -l help
 complete -c nexus -n '__nexus_in config get' -l json
@@ -249,6 +255,7 @@ complete -c nexus-run -l no-verify
 complete -c nexus-run -l no-log
 complete -c nexus-run -l json
 complete -c nexus-run -l background
+complete -c nexus-run -l no-sandbox
 complete -c nexus-run -l timeout -x
 complete -c nexus-run -s h
 complete -c nexus-run -l help

@@ -43,6 +43,8 @@ COMMANDS = (
     Command("skill disable", "config:disable_skill", DOCUMENT, "Disable a skill in the config: listed as disabled, never run."),
     Command("skill env", "config:set_env", DOCUMENT, "Set or remove environment variables the skill's tool gets."),
     Command("skill key", "config:store_key", DOCUMENT, "Store the skill's API key, read from stdin or asked for without echo."),
+    Command("skill allow", "config:allow_skill", DOCUMENT,
+            "Widen what a confined skill may do: network, a folder to write or read."),
     Command("config get", "config:get_key", DOCUMENT, "Print the value nexus uses for a key: the file's, else the default."),
     Command("config set", "config:set_key", DOCUMENT, "Set a key in the config, in place: comments and formatting stay."),
     Command("config unset", "config:unset_key", DOCUMENT, "Remove a key from the config: nexus then uses the default."),

@@ -27,11 +27,17 @@ skill's folder; prompt skills print their instructions. stdin and stdout are the
 stderr streams through too, and its tail is kept for the log. A skill is verified on its first
 run, after a failed run, and after its SKILL.md changed. Every call is appended to the skill's
 usage log and counted in its state.
+
+A skill added from elsewhere runs confined (skills.sandbox.mode): it reads all but the secrets of
+skills.sandbox.deny and nexus's own files, writes only {tmp}, {state} and (a tool) {cwd}, and has no
+network, unless its metadata.nexus.sandbox or `nexus skill allow` grants more. On Linux, Landlock and a
+network namespace enforce it; where they cannot, the call is refused (exit 1) unless
+skills.sandbox.fallback is "warn". The README's Security section says what is cut and what is not.
 """
 
 USAGE = """\
 Usage:
-  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--timeout SECONDS] [-- ARGS...]
+  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] [-- ARGS...]
   PROG (-h | --help)
 
 Options:
@@ -41,6 +47,8 @@ Options:
   --json             Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, stderr.
   --background       Verify, then start the tool detached and print its job id at once (see `nexus jobs`):
                      stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends.
+  --no-sandbox       Run a skill that would run confined (see skills.sandbox.mode) with all your rights:
+                     for a person at a terminal; refused elsewhere, and from inside a gateway call.
   --timeout SECONDS  End the tool after SECONDS as timeout(1) does: SIGTERM to its process group,
                      SIGKILL 5 s later; the exit status is then 124.
   -h --help          Show this help.
@@ -53,6 +61,8 @@ Environment:
   NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
                     folder). The tool also gets the skill's configured env and apiKey, and
                     skills.binPath before PATH.
+  NEXUS_SKILL       Set for the tool: the skill's name. Where it is set, what would lower the sandbox
+                    (--no-sandbox, nexus skill allow, config set of sandbox keys) is refused.
 
 Exit status:
   N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
@@ -66,7 +76,7 @@ Examples:
   PROG gog --json -- gmail search is:unread | jq -r .stdout
 """
 
-FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json", "--background")
+FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json", "--background", "--no-sandbox")
 SIGPIPE = 13
 
 
@@ -132,11 +142,17 @@ def command(ctx):
         if lacking:  # the instructions still come: they may say how to get what is missing
             ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
         return prompt(entry, config, args, ctx.warn)
-    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"])
+    if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
+        why = plan.inside() or (None if os.isatty(0) and os.isatty(2) else "stdin and stderr are not a terminal")
+        if why:
+            raise refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: refused "
+                                                           f"({why})"), ctx.warn, args["ARGS"], args["--no-log"])
+    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], no_sandbox=args["--no-sandbox"])
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
         argv = [call.masked(a) for a in call.argv]
-        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD",
+                                                                                           plan.MARK], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
     if args["--background"]:
@@ -217,9 +233,11 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
+        self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
+        self.sandbox = "none"  # how the call was confined, as its log line says
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
@@ -240,7 +258,12 @@ class Call:
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
                 raise Refused("needs-setup", plan.setup_message(self.entry, missing))
-            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn) if verify else {}
+            if self.confined:
+                from . import sandbox
+
+                self.confined = sandbox.check(self.entry, self.config, self.warn)
+            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn,
+                                           self.confined) if verify else {}
         except Refused as e:
             if record_refusal:
                 self.refuse(e)
@@ -269,19 +292,34 @@ class Call:
         elif stderr is None:
             stderr = process.TEE if tee else None
         started, ts = time.monotonic(), schema.now_iso()
-        try:
+
+        def start(env, prepare):
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
-                child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
-                                      stdout=stdout, stdin=stdin, parent_death=parent_death)
+                child = process.Child(self.argv, cwd=self.cwd, env=env, group=group, limit=limit, stderr=stderr,
+                                      stdout=stdout, stdin=stdin, parent_death=parent_death, prepare=prepare)
                 forwarding.child = child
                 if on_start:
                     on_start(child)
-                done = child.wait(timeout)
+                return child.wait(timeout)
+
+        try:
+            if self.confined:
+                from . import sandbox
+
+                done, self.sandbox = sandbox.run(self.entry, self.config, self.env, self.warn, start)
+            else:
+                done = start(self.env, None)
             done.started = True
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
             self.cancelled = self.cancelled or bool(self.cancel_mark and os.path.exists(self.cancel_mark))
             error = "cancelled" if self.cancelled else outcome_error(done, timeout)
+        except Refused as e:  # it had to run confined, and could not be: recorded as refused, as in prepare
+            self.refuse(e)
+            self.warn(str(e))
+            done = process.Finished(1, False, None, b"", b"", False)
+            done.started, done.ms = False, int((time.monotonic() - started) * 1000)
+            return done
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
@@ -292,7 +330,17 @@ class Call:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
+        if self.confined and done.started and done.exit != 0 and not self.cancelled:
+            self.warn_denied(done)
         return done
+
+    def warn_denied(self, done):
+        """A confined call that failed: the permission to grant, where its stderr says what it was denied."""
+        from . import sandbox
+
+        grant = sandbox.hint(self.entry, self.config, done.stderr)
+        if grant:
+            self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
 
     def record(self, ts, ms, exit_code, error=None, changes=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
@@ -302,7 +350,8 @@ class Call:
                   if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
-                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile)
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
+                   sandbox=self.sandbox)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -333,7 +382,7 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None):
+           refused=None, masked=None, profile=None, sandbox=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it."""
     profile = profile or scope.chosen(config)
@@ -347,7 +396,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
-                                      profile=profile.name if profile else None)
+                                      profile=profile.name if profile else None, sandbox=sandbox)
             usage_log.append(entry["name"], state, line, config)
 
 
@@ -369,7 +418,7 @@ def prompt(entry, config, args, warn):
     return 0
 
 
-def ensure_verified(entry, config, binary, warn):
+def ensure_verified(entry, config, binary, warn, confined=False):
     """First-run verification: the state changes to record, or Refused when it fails. A skill whose
     binary changed since it was verified is verified again, and says why."""
     state = skill_state.read(entry["name"], entry, warn)
@@ -384,7 +433,7 @@ def ensure_verified(entry, config, binary, warn):
         return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, ts),
                 "configuredAt": state.get("configuredAt") or ts}
     print(f"Verifying skill '{entry['name']}'...", file=sys.stderr)
-    outcome = verify.verify(entry, config)
+    outcome = verify.verify(entry, config, confined=confined, warn=warn)
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:

@@ -19,6 +19,26 @@ def render_add(report, out):
         out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
     for name in report["unchanged"]:
         out.write(f"unchanged {name}\n")
+    render_permissions(report, out)
+
+
+def render_permissions(report, out):
+    from nexus.gateway import sandbox
+
+    out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
+
+
+def permissions(ctx, names):
+    """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
+    are none): what `skills add` and `update` show at the door."""
+    from nexus.gateway import sandbox
+
+    found = {}
+    for name in names:
+        entry = listing.entry(ctx.config, name, ctx.warn)
+        if entry.get("type") != "prompt":
+            found[name] = sandbox.effective(entry, ctx.config)
+    return {"permissions": found} if found else {}
 
 
 @renders(render_add)
@@ -34,7 +54,8 @@ def add(ctx):
       --force       Replace a skill of the same name that was placed by hand or came from elsewhere, add
                     one that shadows a skill you have (bundled, workspace, extra folders), and add one
                     with a high finding of `nexus skills audit`.
-      --json        The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused.
+      --json        The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused,
+                    and permissions (what each added skill will be allowed, as `nexus skill show --json` has it).
       -h --help     Show this help.
 
     SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
@@ -62,6 +83,7 @@ def add(ctx):
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
+        report.update(permissions(ctx, [added["name"] for added in report["added"]]))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
         ctx.warn(f"refused {where}: {refused['error']}")
@@ -114,6 +136,7 @@ UPDATE_LABELS = [("changed", "changed"), ("restored", "restored"), ("unchanged",
 def render_update(report, out):
     rows = [[label, name] for key, label in UPDATE_LABELS for name in report[key]]
     out.write("".join(line + "\n" for line in table(rows, indent="")) or "no skills added\n")
+    render_permissions(report, out)
 
 
 @renders(render_update)
@@ -127,7 +150,8 @@ def update(ctx):
                  one whose new version has a new high finding of `nexus skills audit`.
       --json     The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged,
                  editedLocally, removedUpstream, refused (lists of names), failed (name and error),
-                 findings (the audit's findings new since the version you have).
+                 findings (the audit's findings new since the version you have), and permissions (what
+                 each changed skill will be allowed).
       -h --help  Show this help.
 
     Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
@@ -145,6 +169,7 @@ def update(ctx):
     report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
+        report.update(permissions(ctx, report["changed"] + report["restored"]))
     for failed in report["failed"]:
         ctx.warn(f"{failed['name']}: {failed['error']}")
     if report["findings"]:

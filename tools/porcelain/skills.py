@@ -136,6 +136,8 @@ def list_skills(ctx):
 def render_summary(summary, out):
     if "unhealthy" in summary:  # --check: one line per skill, nothing when all is well (cron mails output)
         out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
+        if summary.get("sandbox", {}).get("problem"):
+            out.write(f"sandbox: {summary['sandbox']['problem']}\n")
         return
     line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
             f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
@@ -155,8 +157,13 @@ def status(ctx):
                  per SKILL.md that is invalid, and exit 1 when there is one; print nothing and exit 0
                  when all is well.
       --json     Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported",
-                 "degraded", "drifted"}, each a count; with --check, also "unhealthy": [[name, flag, why]].
+                 "degraded", "drifted"}, each a count; with --check, also "unhealthy": [[name, flag, why]];
+                 and "sandbox": {"mode", "landlock" (its ABI, 0: none), "netns", "text", "problem"}.
       -h --help  Show this help.
+
+    With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
+    give ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status is 1; `nexus skill
+    show` says what it offers.
 
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
@@ -167,13 +174,18 @@ def status(ctx):
     verify command printed something else than the last time it passed, until it prints the same again.
 
     Exit status:
-      0  success (--check: all is well);  1  --check found a skill degraded or drifted;  2  usage error
+      0  success (--check: all is well);  1  --check found a skill degraded or drifted, or a sandbox
+      that cannot be given;  2  usage error
     """
     found = listing.listed(ctx.config, ctx.warn, states=False).briefs()
     counts = listing.summary(found)
+    if ctx.json or ctx.args.get("--check"):  # what confinement this system offers: a fork to see
+        from nexus.gateway import sandbox
+
+        counts["sandbox"] = sandbox.status(ctx.config)
     if ctx.args.get("--check"):  # `skills list --summary` has no --check
         counts["unhealthy"] = listing.unhealthy(found)
-        ctx.status = 1 if counts["unhealthy"] else 0
+        ctx.status = 1 if counts["unhealthy"] or counts["sandbox"].get("problem") else 0
     return counts
 
 

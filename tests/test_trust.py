@@ -166,3 +166,15 @@ def test_nexus_mcp_refuses_a_call_of_an_untrusted_skill(tmp_path, nexus_home, bi
     refused = serve(tmp_path, scenario)
     assert "Skill 'say' changed since it was added, not through nexus: SKILL.md changed" in refused.message
     assert read_log(nexus_home, "say")[-1]["refused"] == "trust"
+
+
+@pytest.mark.parametrize("argv", [["skill", "trust", "hello", "--yes"], ["skills", "add", "SRC", "--force"],
+                                  ["skills", "update", "--force"]])
+def test_no_skill_lowers_its_own_gate(script_runner, added, tmp_path, monkeypatch, argv):
+    (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
+    monkeypatch.setenv("NEXUS_SKILL", "hello")  # what the gateway sets for a tool it runs
+    argv = [str(tmp_path / "team") if a == "SRC" else a for a in argv]
+    result = script_runner.run(["nexus", *argv])
+    assert result.returncode == 1 and "from inside a gateway call of skill 'hello'" in result.stderr
+    monkeypatch.delenv("NEXUS_SKILL")
+    assert run(script_runner).returncode == 1  # still refused: nothing was trusted

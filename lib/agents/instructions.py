@@ -59,7 +59,7 @@ def offered(records, statuses=("ready",)):
     `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees narrows it here,
     never in a copy: a profile's scope (`listing.records` gives only what it admits), a skill kept from
     models (`invocable`), an added skill changed behind nexus's back (`trust.refusal`: it would be refused)."""
-    from ..skill import trust  # cheap for every skill but an added one
+    from .. import trust  # cheap for every skill but an added one
 
     found = [r for r in records if r["status"] in statuses and invocable(r) and not trust.refusal(r)]
     return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))

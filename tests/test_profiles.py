@@ -136,3 +136,17 @@ def test_a_capability_resolves_only_to_a_provider_in_scope(script_runner, catalo
     write_config(nexus_home, PROFILES.replace('"capability:email_sender"', '"other-*"'))
     resolved = json.loads(script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).stdout)
     assert [p["name"] for p in resolved["ranking"]] == ["other-mailer"]
+
+
+def test_a_tool_runs_nexus_in_its_callers_profile(script_runner, catalogue, nexus_home, bindir, tmp_path):
+    from helpers import make_tool
+
+    make_tool(bindir, "inner", '#!/bin/sh\necho "$NEXUS_PROFILE" > "$1"\nexec nexus skill run notes\n')
+    write_skill(catalogue, "git-inner", meta={"tool": "inner"})
+    seen = tmp_path / "seen"
+    result = script_runner.run(["nexus", "skill", "run", "git-inner", "--", str(seen)])  # coder: the default
+    assert seen.read_text() == "coder\n"
+    assert result.returncode == 1  # the inner call's refusal, passed through
+    from helpers import read_log
+
+    assert [(e["refused"], e["profile"]) for e in read_log(nexus_home, "notes")] == [("scope", "coder")]

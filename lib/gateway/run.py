@@ -240,6 +240,8 @@ class Call:
         self.sandbox = "none"  # how the call was confined, as its log line says
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
+        if self.profile:  # what the tool itself runs through nexus stays in the caller's profile
+            self.env[scope.ENV] = self.profile.name
         self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
         self.changes = {}

@@ -117,6 +117,7 @@ complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skill stats' -l days -x
 complete -c nexus -n '__nexus_in skill stats' -l session -x
+complete -c nexus -n '__nexus_in skill stats' -l profile -x -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill stats' -l json
 complete -c nexus -n '__nexus_in skill stats' -l help
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'

@@ -150,3 +150,26 @@ def test_a_tool_runs_nexus_in_its_callers_profile(script_runner, catalogue, nexu
     from helpers import read_log
 
     assert [(e["refused"], e["profile"]) for e in read_log(nexus_home, "notes")] == [("scope", "coder")]
+
+
+def test_profile_flags_choose_the_profile_and_stats_tell_them_apart(script_runner, catalogue, nexus_home):
+    assert script_runner.run(["nexus", "--profile", "mail", "skill", "run", "git-log"]).returncode == 1
+    assert script_runner.run(["nexus-run", "--profile", "mail", "mailer"]).returncode == 0
+    assert script_runner.run(["nexus", "--profile=coder", "skill", "run", "git-log"]).returncode == 0
+    bad = script_runner.run(["nexus", "--profile", "nosuch", "skills", "list"])
+    assert bad.returncode == 2 and "profile 'nosuch'" in bad.stderr
+    missing = script_runner.run(["nexus-run", "--profile"])
+    assert missing.returncode == 2 and missing.stderr == "nexus-run: --profile needs the NAME of a profile (see `nexus profiles`)\n"
+    stats = json.loads(script_runner.run(["nexus", "skill", "stats", "--profile", "mail", "--json"]).stdout)
+    assert (stats["profile"], stats["totalInvocations"]) == ("mail", 2)
+    assert sorted(s["name"] for s in stats["skills"]) == ["git-log", "mailer"]
+
+
+def test_inside_a_gateway_call_another_profile_is_refused(script_runner, catalogue, nexus_home, bindir, tmp_path):
+    from helpers import make_tool
+
+    out = tmp_path / "out"
+    make_tool(bindir, "widen", f'#!/bin/sh\nnexus --profile mail skills list 2> "{out}"\n')
+    write_skill(catalogue, "git-widen", meta={"tool": "widen"})
+    assert script_runner.run(["nexus", "skill", "run", "git-widen"]).returncode == 1
+    assert out.read_text() == "nexus: refused: --profile mail inside a gateway call of profile coder\n"

@@ -6,7 +6,8 @@ Finds the skills an agent can use right now, runs them, and records every run.
 import sys
 
 from nexus import __version__
-from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command, streams_ready
+from nexus.catalog import scope
+from nexus.cli.command import DOCUMENT, PROCESS, TEXT, Command, prepared, streams_ready
 
 # The command table: the one description of every command. The dispatcher, `nexus --help`, each
 # group's help, the man pages and the shell completions are all made from it.
@@ -94,8 +95,9 @@ LIST_KEYS = Command("--list-keys", "config:key_names", TEXT, "Every config key (
 
 OPTIONS = """\
 Options:
-  -h --help  Show this help; after a command, that command's help.
-  --version  Print the version.
+  -h --help       Show this help; after a command, that command's help.
+  --version       Print the version.
+  --profile NAME  Before the command: only the skills of profile NAME (see `nexus profiles`).
 """
 
 ENVIRONMENT = """\
@@ -181,6 +183,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if not streams_ready("nexus"):
         return 2
+    argv, failed = prepared("nexus", argv, scope.take_option)
+    if failed is not None:
+        return failed
     if argv[:1] and argv[0] in GROUPS and argv[1:] in (["-h"], ["--help"]):
         sys.stdout.write(group_help(argv[0]))
         return 0

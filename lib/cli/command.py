@@ -341,11 +341,25 @@ def upgraded():
             raise
 
 
-def tool(prog, kind, doc, body):
-    """A console script's main(argv=None) -> int: body(ctx) called through the layer, `doc` its usage."""
+def prepared(prog, argv, prepare):
+    """(prepare(argv), None): the words a tool takes before anything else (catalog.scope.take_option's
+    --profile), or (None, the exit status) once stderr says why not."""
+    try:
+        return prepare(argv), None
+    except NexusError as e:
+        output.say(prog, str(e))
+        return None, e.exit_code
+
+
+def tool(prog, kind, doc, body, prepare=None):
+    """A console script's main(argv=None) -> int: body(ctx) called through the layer, `doc` its usage;
+    prepare(argv) takes what comes before anything else (see prepared)."""
 
     def main(argv=None):
-        return call(body, sys.argv[1:] if argv is None else list(argv), kind, prog, doc=doc)
+        argv, failed = sys.argv[1:] if argv is None else list(argv), None
+        if prepare:
+            argv, failed = prepared(prog, argv, prepare)
+        return failed if failed is not None else call(body, argv, kind, prog, doc=doc)
 
     main.__doc__ = doc
     return main

@@ -62,6 +62,8 @@ not an option).
 
 Environment:
   NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+  NEXUS_PROFILE     The profile in force (`--profile NAME` first of all sets it): a skill outside it
+                    is refused. The tool gets it too, so what it runs through nexus stays in it.
   NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
                     Recorded with each call when an agent sets them (model, modelVersion,
                     promptTokens, completionTokens); `nexus skill stats` groups calls by model.

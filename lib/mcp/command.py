@@ -58,6 +58,8 @@ Options:
 
 Environment:
   NEXUS_SESSION_ID  Recorded with each call instead of the connection's own id.
+  NEXUS_PROFILE     The profile served (`--profile NAME` first of all sets it): the agent sees, reads
+                    and runs only its skills. One server per profile; see `nexus profiles`.
   NEXUS_HOME, NEXUS_CONFIG, MANAGED_SKILLS_DIR  As for every nexus command.
 
 Exit status:
@@ -69,6 +71,7 @@ Examples:
   nexus mcp config --client claude-code --write   # register it with Claude Code, in this project
   claude mcp add nexus -- nexus-mcp               # or let Claude Code do it, for you alone
   NEXUS_SESSION_ID=review-42 nexus-mcp            # log the calls as session review-42
+  nexus-mcp --profile mail                        # serve the mail agent its skills only
 """
 
 INSTALL_HINT = ("the MCP server needs the MCP SDK, an optional extra: pip install 'nexus-skills[mcp]' "

@@ -14,21 +14,23 @@ from nexus.usage import report, stats, text
 @renders(text.render)
 def skill_stats(ctx):
     """Usage:
-      nexus skill stats [NAME] [--days N] [--session ID] [--json]
+      nexus skill stats [NAME] [--days N] [--session ID] [--profile NAME] [--json]
       nexus skill stats (-h | --help)
 
     Options:
-      --days N      The window: the past N days [default: 30].
-      --session ID  Only the calls of one session (NEXUS_SESSION_ID; see `nexus sessions`).
-      --json        Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them.
-      -h --help     Show this help.
+      --days N        The window: the past N days [default: 30].
+      --session ID    Only the calls of one session (NEXUS_SESSION_ID; see `nexus sessions`).
+      --profile NAME  Only the calls made under one profile (see `nexus profiles`).
+      --json          Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them.
+      -h --help       Show this help.
 
     The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
     skill by default (skills.log.maxEntries); `nexus skill show` has the lifetime counters.
     To aggregate logs from elsewhere: cat */usage.log | nexus-stats --stdin.
     """
     days = stats.parse_days(ctx.args["--days"])
-    return stats.collect(ctx.config, days, ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"])
+    return stats.collect(ctx.config, days, ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"],
+                         profile=ctx.args["--profile"])
 
 
 def render_rotate(report, out):

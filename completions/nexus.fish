@@ -21,8 +21,7 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities capability connectors sessions session report jobs job mcp'
-complete -c nexus -n '__nexus_at' -s h
+complete -c nexus -n '__nexus_at' -a 'skills skill config status capabilities capability connectors sessions session report jobs job mcp help'
 complete -c nexus -n '__nexus_at' -l help
 complete -c nexus -n '__nexus_at' -l version
 complete -c nexus -n '__nexus_at skills' -a 'list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'
@@ -50,15 +49,16 @@ complete -c nexus -n '__nexus_in skills check' -l json
 complete -c nexus -n '__nexus_in skills check' -l help
 complete -c nexus -n '__nexus_in skills check' -F
 complete -c nexus -n '__nexus_in skills check; and __nexus_after_dashdash' -F
-complete -c nexus -n '__nexus_in skills cursor-rules' -l write -r -a '(__fish_complete_directories)'
+complete -c nexus -n '__nexus_in skills cursor-rules' -l write
 complete -c nexus -n '__nexus_in skills cursor-rules' -l help
+complete -c nexus -n '__nexus_at skills cursor-rules' -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F
 complete -c nexus -n '__nexus_in skills agents-md' -l help
 complete -c nexus -n '__nexus_in skills prompt' -l format -x -a 'xml markdown'
 complete -c nexus -n '__nexus_in skills prompt' -l max-chars -x
 complete -c nexus -n '__nexus_in skills prompt' -l max-skills -x
 complete -c nexus -n '__nexus_in skills prompt' -l help
-complete -c nexus -n '__nexus_in skills add' -l skill -x -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skills add' -l skill -x
 complete -c nexus -n '__nexus_in skills add' -l list
 complete -c nexus -n '__nexus_in skills add' -l copy
 complete -c nexus -n '__nexus_in skills add' -l force
@@ -104,7 +104,7 @@ complete -c nexus -n '__nexus_in skill run' -l help
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skill stats' -l days -x
-complete -c nexus -n '__nexus_in skill stats' -l session -x
+complete -c nexus -n '__nexus_in skill stats' -l session -x -a '(nexus --list-sessions 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill stats' -l json
 complete -c nexus -n '__nexus_in skill stats' -l help
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'
@@ -151,7 +151,7 @@ complete -c nexus -n '__nexus_at capability' -l help
 complete -c nexus -n '__nexus_in capability resolve' -l explain
 complete -c nexus -n '__nexus_in capability resolve' -l json
 complete -c nexus -n '__nexus_in capability resolve' -l help
-complete -c nexus -n '__nexus_at capability resolve'
+complete -c nexus -n '__nexus_at capability resolve' -a '(nexus --list-capabilities 2>/dev/null)'
 complete -c nexus -n '__nexus_in connectors' -l json
 complete -c nexus -n '__nexus_in connectors' -l help
 complete -c nexus -n '__nexus_in sessions' -l days -x
@@ -161,16 +161,16 @@ complete -c nexus -n '__nexus_at session' -a 'show new crystallize'
 complete -c nexus -n '__nexus_at session' -l help
 complete -c nexus -n '__nexus_in session show' -l json
 complete -c nexus -n '__nexus_in session show' -l help
-complete -c nexus -n '__nexus_at session show'
+complete -c nexus -n '__nexus_at session show' -a '(nexus --list-sessions 2>/dev/null)'
 complete -c nexus -n '__nexus_in session new' -l help
-complete -c nexus -n '__nexus_in session crystallize' -l name -x -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in session crystallize' -l name -x
 complete -c nexus -n '__nexus_in session crystallize' -l calls -x
-complete -c nexus -n '__nexus_in session crystallize' -l var -x -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in session crystallize' -l var -x
 complete -c nexus -n '__nexus_in session crystallize' -l dry-run
 complete -c nexus -n '__nexus_in session crystallize' -l force
 complete -c nexus -n '__nexus_in session crystallize' -l json
 complete -c nexus -n '__nexus_in session crystallize' -l help
-complete -c nexus -n '__nexus_at session crystallize'
+complete -c nexus -n '__nexus_at session crystallize' -a '(nexus --list-sessions 2>/dev/null)'
 complete -c nexus -n '__nexus_in report' -l days -x
 complete -c nexus -n '__nexus_in report' -s o -r -F
 complete -c nexus -n '__nexus_in report' -l json
@@ -181,16 +181,16 @@ complete -c nexus -n '__nexus_at job' -a 'show logs wait kill'
 complete -c nexus -n '__nexus_at job' -l help
 complete -c nexus -n '__nexus_in job show' -l json
 complete -c nexus -n '__nexus_in job show' -l help
-complete -c nexus -n '__nexus_at job show'
+complete -c nexus -n '__nexus_at job show' -a '(nexus --list-jobs 2>/dev/null)'
 complete -c nexus -n '__nexus_in job logs' -l follow
 complete -c nexus -n '__nexus_in job logs' -l help
-complete -c nexus -n '__nexus_at job logs'
+complete -c nexus -n '__nexus_at job logs' -a '(nexus --list-jobs 2>/dev/null)'
 complete -c nexus -n '__nexus_in job wait' -l timeout -x
 complete -c nexus -n '__nexus_in job wait' -l help
-complete -c nexus -n '__nexus_at job wait'
+complete -c nexus -n '__nexus_at job wait' -a '(nexus --list-jobs 2>/dev/null)'
 complete -c nexus -n '__nexus_in job kill' -l json
 complete -c nexus -n '__nexus_in job kill' -l help
-complete -c nexus -n '__nexus_at job kill'
+complete -c nexus -n '__nexus_at job kill' -a '(nexus --list-jobs 2>/dev/null)'
 complete -c nexus -n '__nexus_at mcp' -a 'config'
 complete -c nexus -n '__nexus_at mcp' -l max-output -x
 complete -c nexus -n '__nexus_at mcp' -l watch -x
@@ -199,17 +199,17 @@ complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code cursor
 complete -c nexus -n '__nexus_in mcp config' -l write
 complete -c nexus -n '__nexus_in mcp config' -l dir -r -a '(__fish_complete_directories)'
 complete -c nexus -n '__nexus_in mcp config' -l help
+complete -c nexus -n '__nexus_in help' -l help
+complete -c nexus -n '__nexus_in help' -a 'skills skill config status capabilities capability connectors sessions session report jobs job mcp help'
 complete -c nexus-discover -f
 complete -c nexus-discover -l shadowed
 complete -c nexus-discover -l valid
 complete -c nexus-discover -l invalid
-complete -c nexus-discover -s h
 complete -c nexus-discover -l help
 complete -c nexus-discover -a '(__fish_complete_directories)'
 complete -c nexus-discover -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-manifest -f
 complete -c nexus-manifest -n '__nexus_at' -a 'write read check'
-complete -c nexus-manifest -n '__nexus_at' -s h
 complete -c nexus-manifest -n '__nexus_at' -l help
 complete -c nexus-manifest -n '__nexus_in write' -l help
 complete -c nexus-manifest -n '__nexus_in read' -l invalid
@@ -221,7 +221,6 @@ complete -c nexus-verify -l jobs -x
 complete -c nexus-verify -l all
 complete -c nexus-verify -l stale -x
 complete -c nexus-verify -l static
-complete -c nexus-verify -s h
 complete -c nexus-verify -l help
 complete -c nexus-verify -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -f
@@ -231,20 +230,17 @@ complete -c nexus-run -l no-log
 complete -c nexus-run -l json
 complete -c nexus-run -l background
 complete -c nexus-run -l timeout -x
-complete -c nexus-run -s h
 complete -c nexus-run -l help
 complete -c nexus-run -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-stats -f
 complete -c nexus-stats -l days -x
-complete -c nexus-stats -l session -x
+complete -c nexus-stats -l session -x -a '(nexus --list-sessions 2>/dev/null)'
 complete -c nexus-stats -l stdin
 complete -c nexus-stats -l json
-complete -c nexus-stats -s h
 complete -c nexus-stats -l help
 complete -c nexus-stats -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-mcp -f
 complete -c nexus-mcp -l max-output -x
 complete -c nexus-mcp -l watch -x
-complete -c nexus-mcp -s h
 complete -c nexus-mcp -l help

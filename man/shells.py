@@ -1,54 +1,53 @@
-"""Shell completions (bash, zsh, fish) from the usage lines of nexus and its tools; used by generate.py.
+"""Shell completions (bash, zsh, fish) from the command table's records; used by generate.py.
 
-The usage lines say everything completion needs: command words, flags, which flags take a value
-(HOURS, FILE, DIR, xml|markdown) and what the arguments are (NAME is a skill, PATH... files).
-Skill names come from `nexus --list-skills`, which reads the manifest only; config keys from
-`nexus --list-keys` (the keys nexus knows, and those of each skill in the manifest and in the config).
+A record's usage lines give the command words and which flags go where; the types of its options and
+arguments say what a value is (a skill, a session, a job, a capability, a config key, a file, a folder,
+one of a few words). Names come from hidden commands that read what nexus keeps, never rescanning:
+`nexus --list-skills` (the manifest), `--list-keys` (the keys nexus knows, and those of each skill),
+`--list-sessions` (the usage logs), `--list-jobs` and `--list-capabilities` (the manifest).
 """
 
 import re
 
-FLAG = re.compile(r"(--?[a-z][\w-]*)(?:[ =]\[?([A-Z][A-Z_]*|[a-z]+(?:\|[a-z]+)+)\]?)?")
-PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_]*)(\.\.\.)?")
+FLAG = re.compile(r"(--?[a-z][\w-]*)")
+PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_=]*)(\.\.\.)?")
 DASHDASH = re.compile(r"(?:^|(?<=[\s\[]))--(?=[\s\]]|$)")  # `[-- ARGS...]`, `[--]`: the rest is not ours
-KINDS = {"NAME": "skill", "SKILL": "skill", "KEY": "key", "FILE": "file", "PATH": "file", "ARGS": "file", "DIR": "dir"}
 
 
-def kind_of(value):
-    if "|" in value:
-        return "words " + value.replace("|", " ")
-    return KINDS.get(value, "none")
-
-
-def model(usage, choices=None):
-    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from usage lines;
-    `choices` ({"words --flag": [value, ...]}) names the values a flag takes where the usage cannot."""
-    found = {}
-    for line in usage:
-        if "COMMAND" in line:  # `nexus COMMAND... --help`: every command gets --help below
-            continue
-        words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
-        rest = line[len(" ".join(words)):]
-        for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
-            node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
-                                                               "args": "", "dashdash": False})
-            if depth < len(words) and words[depth] not in node["commands"]:
-                node["commands"].append(words[depth])
-        for flag, value in FLAG.findall(rest):  # node is now this line's command
-            if flag not in node["flags"]:
-                node["flags"].append(flag)
-            if value:
-                node["values"][flag] = kind_of(value)
-        node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
-        positional = PLACEHOLDER.search(DASHDASH.sub("", FLAG.sub("", rest)))
-        if positional and not node["args"]:
-            node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
-    for key, values in (choices or {}).items():
-        words, flag = key.rsplit(" ", 1)
-        found[words]["values"][flag] = "words " + " ".join(values)
+def model(rows, top):
+    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from the table's
+    rows, (prog, Command) each: the words from its usage lines, what a flag's value is and what its
+    arguments are from the types of its records. `top`: the first words of nexus's commands, which
+    `nexus help` completes."""
+    found = {"nexus": {"commands": [], "flags": ["--help", "--version"], "values": {}, "args": "", "dashdash": False}}
+    for prog, command in rows:
+        for line in command.usage_lines(prog)[:-1]:  # the (-h | --help) line: every command gets --help below
+            words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
+            rest = line[len(" ".join(words)):]
+            for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
+                node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
+                                                                   "args": "", "dashdash": False})
+                if depth < len(words) and words[depth] not in node["commands"]:
+                    node["commands"].append(words[depth])
+            for flag in FLAG.findall(DASHDASH.sub("", rest)):  # node is now this line's command
+                option = command.option(flag)
+                if option.flag not in node["flags"]:
+                    node["flags"].append(option.flag)
+                if option.value:
+                    node["values"][option.flag] = offered(option.type.completes, top)
+            node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
+            positional = PLACEHOLDER.search(DASHDASH.sub("", re.sub(r"--?[a-z][\w-]*(?: [A-Z][A-Z_=-]*)?", "", rest)))
+            if positional and not node["args"]:
+                kind = command.arguments[positional.group(1)].completes
+                node["args"] = offered(kind, top) + (positional.group(2) or "")
     for node in found.values():
         node["flags"] += [] if "--help" in node["flags"] else ["--help"]
     return found
+
+
+def offered(kind, top):
+    """A type's `completes`, with `command` spelled out as the words nexus's commands begin with."""
+    return "words " + " ".join(dict.fromkeys(w.split()[0] for w in top)) if kind == "command" else kind
 
 
 def shell_functions(found):
@@ -123,8 +122,7 @@ _nexus() {{
     COMPREPLY=()
     kind=$(_nexus_kind "${{COMP_WORDS[@]:0:COMP_CWORD+1}}") || return
     case $kind in
-        skill) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-skills 2>/dev/null)" -- "$cur") ;;
-        key) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-keys 2>/dev/null)" -- "$cur") ;;
+{lists}
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\\ *) mapfile -t COMPREPLY < <(compgen -W "${{kind#words }}" -- "$cur") ;;
@@ -144,8 +142,7 @@ _nexus() {{
     local kind
     kind=$(_nexus_kind "${{(@)words[1,CURRENT]}}") || return 1
     case $kind in
-        skill) compadd -- ${{(f)"$(_call_program skills nexus --list-skills 2>/dev/null)"}} ;;
-        key) compadd -- ${{(f)"$(_call_program keys nexus --list-keys 2>/dev/null)"}} ;;
+{lists}
         file) _files ;;
         dir) _files -/ ;;
         words\\ *) compadd -- ${{=${{kind#words }}}} ;;
@@ -181,8 +178,12 @@ end
 {lines}
 """
 
-FISH_OFFER = {"skill": "-a '(nexus --list-skills 2>/dev/null)'", "key": "-a '(nexus --list-keys 2>/dev/null)'",
+LISTS = {"skill": "--list-skills", "key": "--list-keys", "session": "--list-sessions", "job": "--list-jobs",
+         "capability": "--list-capabilities"}  # the hidden command that lists the names of each kind
+FISH_OFFER = {**{kind: f"-a '(nexus {hidden} 2>/dev/null)'" for kind, hidden in LISTS.items()},
               "file": "-F", "dir": "-a '(__fish_complete_directories)'", "none": ""}
+BASH_LIST = '        {kind}) mapfile -t COMPREPLY < <(compgen -W "$(nexus {hidden} 2>/dev/null)" -- "$cur") ;;'
+ZSH_LIST = '        {kind}) compadd -- ${{(f)"$(_call_program {kind} nexus {hidden} 2>/dev/null)"}} ;;'
 
 
 def fish_offer(kind):
@@ -221,6 +222,8 @@ def completions(found, header):
     programs = " ".join(key for key in found if " " not in key)
     fill = {"programs": programs, "header": header}
     functions = shell_functions(found)
-    return {"completions/nexus.bash": BASH.format(functions=functions, **fill),
-            "completions/_nexus": ZSH.format(functions=functions, **fill),
+    bash_lists, zsh_lists = ("\n".join(line.format(kind=kind, hidden=hidden) for kind, hidden in LISTS.items())
+                             for line in (BASH_LIST, ZSH_LIST))
+    return {"completions/nexus.bash": BASH.format(functions=functions, lists=bash_lists, **fill),
+            "completions/_nexus": ZSH.format(functions=functions, lists=zsh_lists, **fill),
             "completions/nexus.fish": FISH.format(lines=fish_lines(found), **fill)}

@@ -36,7 +36,7 @@ def bash_complete(env, *words):
 
 @pytest.mark.parametrize("words, expected", [
     (["nexus", ""], ["skills", "skill", "config", "status", "capabilities", "capability", "connectors", "sessions",
-                     "session", "report", "jobs", "job", "mcp"]),
+                     "session", "report", "jobs", "job", "mcp", "help"]),
     (["nexus", "mcp", ""], ["config"]),
     (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
     (["nexus", "--"], ["--help", "--version"]),
@@ -89,6 +89,13 @@ def test_list_skills_reads_only_the_manifest(shell_env):
     assert result.stdout.splitlines() == sorted(["alpha", "beta-tool"] + bundled_names()) + ["[]"]
 
 
+def group_words(group):
+    """The words that follow `nexus GROUP`, in the order of the command table."""
+    from nexus.tools.commands import COMMANDS
+
+    return [c.words.split()[1] for c in COMMANDS if c.words.startswith(group + " ")]
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_offers_what_bash_does(shell_env):
     stubs = ('compadd() { while [[ $1 != -- ]]; do shift; done; shift; print -rl -- "$@"; }; '
@@ -99,7 +106,7 @@ def test_zsh_offers_what_bash_does(shell_env):
         result = subprocess.run(["zsh", "-f", "-c", script, "zsh", *words], env=shell_env, capture_output=True, text=True)
         return result.stdout.split()
 
-    assert complete("nexus", "skill", "") == ["install", "show", "verify", "run", "stats"]
+    assert complete("nexus", "skill", "") == group_words("skill")
     assert complete("nexus", "skill", "run", "") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus", "skills", "prompt", "--format", "") == ["xml", "markdown"]
     assert complete("nexus", "skills", "cursor-rules", "--write", "") == ["FILES", "-/"]
@@ -112,7 +119,7 @@ def test_fish_offers_what_bash_does(shell_env):
         result = subprocess.run(["fish", "-c", script], env=shell_env, capture_output=True, text=True)
         return [candidate.split("\t")[0] for candidate in result.stdout.splitlines()]
 
-    assert sorted(complete("nexus skill ")) == ["install", "run", "show", "stats", "verify"]
+    assert sorted(complete("nexus skill ")) == sorted(group_words("skill"))
     assert complete("nexus skill run ") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus skill run alpha --ti") == ["--timeout"]
     assert sorted(complete("nexus skills prompt --format ")) == ["markdown", "xml"]

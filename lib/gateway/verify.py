@@ -14,7 +14,6 @@ import time
 
 from .. import schema
 from ..catalog import status
-from ..errors import UsageError
 from ..state import health, skill_state
 from . import plan, process
 
@@ -104,16 +103,7 @@ def select(records, stale_hours=None):
     return entries, skipped
 
 
-MAX_JOBS = 256
-
-
-def parse_jobs(text):
-    """The --jobs value: a whole number from 1 to MAX_JOBS; None (not given) is one per CPU."""
-    if text is None:
-        return os.cpu_count() or 1
-    if not text.isdigit() or not 0 < int(text) <= MAX_JOBS:
-        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {text!r}")
-    return int(text)
+CPUS = os.cpu_count() or 1  # how many verify commands run at once unless told
 
 
 def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):

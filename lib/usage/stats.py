@@ -11,12 +11,10 @@ import sys
 
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
-from ..errors import UsageError
 from ..style import plural
 from ..skill.entry import primary_env
 from ..state import usage_log
 
-MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
 COMMAND_WORDS = 3
@@ -33,17 +31,6 @@ INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
 TYPES = frozenset(schema.TYPES)
-
-
-def parse_days(text):
-    """The --days value as an int; UsageError unless it is a whole number from 1 to MAX_DAYS."""
-    try:
-        days = int(text)
-    except (TypeError, ValueError):
-        days = 0
-    if not 0 < days <= MAX_DAYS:
-        raise UsageError(f"--days must be a whole number from 1 to {MAX_DAYS}, not {text!r}")
-    return days
 
 
 def recent_days(days):

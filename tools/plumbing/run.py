@@ -1,9 +1,111 @@
-"""nexus-run: the gateway. Run a skill's tool or script, or print its prompt; log every call.
+"""nexus-run and `nexus skill run`: the gateway's command side. What it reads on the command line and what
+it prints; the flow itself (gate, verify, spawn, record) is nexus.gateway.run.
+
+This is the hot path: an agent calls it hundreds of times a session, so it imports no docopt, YAML,
+subprocess or `re` (its record's parser reads argv by hand), and reads the cached manifest and config.
 """
 
-from nexus.cli.command import PROCESS, tool
+import os
+import sys
+
+from nexus import fastjson
+from nexus.catalog import status
+from nexus.cli.command import quiet_stdout
+from nexus.errors import UsageError
 from nexus.gateway import run as gateway
+from nexus.tools.commands import script
 
-__doc__ += f"\n{gateway.DESCRIPTION}`nexus skill run` is the same command.\n\n{gateway.usage('nexus-run')}"
 
-main = tool("nexus-run", PROCESS, __doc__, gateway.command)
+def run(ctx):
+    """Tool skills run `TOOL ARGS` in the caller's folder; script skills run `RUNNER SCRIPT ARGS` in the
+    skill's folder; prompt skills print their instructions. stdin and stdout are the tool's own;
+    stderr streams through too, and its tail is kept for the log. A skill is verified on its first
+    run, after a failed run, and after its SKILL.md changed. Every call is appended to the skill's
+    usage log and counted in its state. `nexus skill run` and `nexus-run` are the same command.
+
+    Options go right after NAME; the tool's arguments follow `--` (or start at the first word that is
+    not an option).
+
+    Environment:
+      NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+      NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
+                        folder). The tool also gets the skill's configured env and apiKey, and
+                        skills.binPath before PATH.
+
+    Exit status:
+      N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
+      1    the gateway refused: not found, disabled, not installed, not configured, verification failed
+      2    usage error, a malformed config, or stdout closed
+
+    Examples:
+      PROG tmux -- list-sessions
+      PROG filesystem                       # prints the prompt
+      PROG disk-report --timeout 60 -- ~/Downloads --top 5
+      PROG gog --json -- gmail search is:unread | jq -r .stdout
+    """
+    args, config, entry = ctx.args, ctx.config, ctx.entry
+    checker = gateway.gate(entry, config)
+    if entry["type"] == "prompt":
+        if args["--background"]:
+            raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
+        if args["ARGS"]:
+            ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
+        if args["--dry-run"]:
+            return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        lacking = [item for items in checker.missing(entry).values() for item in items]
+        if lacking:  # the instructions still come: they may say how to get what is missing
+            ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
+        text, ms = gateway.prompt(entry, config, args["--no-log"], ctx.warn)
+        if args["--json"]:
+            text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
+                                   "stderr": ""}) + "\n"
+        write_or_quit(text)
+        return 0
+    call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], note=ctx.note)
+    if args["--dry-run"]:
+        call.prepare(verify=False, record_refusal=False)
+        argv = [call.masked(a) for a in call.argv]
+        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+    call.prepare(verify=not args["--no-verify"])
+    timeout = args["--timeout"]
+    if args["--background"]:
+        from nexus.gateway import jobs  # only for a background run: it brings the supervisor's fork
+
+        job = jobs.start(call, timeout)
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "job": job}) + "\n" if args["--json"] else job + "\n")
+        return 0
+    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
+    done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
+    if args["--json"] and done.started:
+        # Bytes that are not UTF-8 come out as \\udcXX escapes, which decode back to the same bytes.
+        output = {key: getattr(done, key).decode("utf-8", "surrogateescape") for key in ("stdout", "stderr")}
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
+                                      "ms": done.ms, **output}) + "\n")
+    return done.exit
+
+
+def write_or_quit(text):
+    """Write to stdout; a reader that has gone away is no failure of the tool, whose call is recorded."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_stdout()
+
+
+def dry_run(entry, argv, cwd, env_names, args):
+    """What would run, and where, with which env names: printed, nothing run."""
+    import shlex  # only for --dry-run: it brings `re`
+
+    planned = {"skill": entry["name"], "type": entry["type"], "argv": argv, "cwd": cwd or os.getcwd(),
+               "env": env_names, "timeout": args["--timeout"]}
+    if args["--json"]:
+        print(fastjson.dumps(planned))
+    else:
+        print(shlex.join(argv))
+        print(f"cwd: {planned['cwd']}")
+        print("env: " + (" ".join(env_names) or "(none injected)"))
+    return 0
+
+
+main = script("nexus-run")

@@ -105,22 +105,13 @@ def render_findings(findings, out):
 
 @renders(render_findings)
 def check(ctx):
-    """Usage:
-      nexus skills check [--strict] [--json] [--] [PATH...]
-      nexus skills check (-h | --help)
-
-    Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
+    """Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
     skill source (see `nexus skills path`) and the config file. Each finding is printed as
     `path:line: severity: message`.
 
     Loading is lenient and checking is strict: a missing name, a name that differs from its folder, a
     duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are
     errors here, because the Agent Skills specification and other loaders reject them.
-
-    Options:
-      --strict   Also warn about fields that neither Agent Skills nor nexus defines.
-      --json     An array of findings: {"path", "line", "severity", "code", "message"}.
-      -h --help  Show this help.
 
     Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
     name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
@@ -137,7 +128,7 @@ def check(ctx):
     Examples:
       nexus skills check ~/src/my-skills/weather
       nexus skills check --strict ~/src/my-skills
-      nexus skills check --json | jq -r '.[] | select(.severity == "error") | .path' | sort -u
+      nexus skills check --json | jq -r '.[] | select(.severity == "error") | .path'
     """
     args = ctx.args
     missing = [p for p in args["PATH"] if not os.path.lexists(p)]

@@ -10,8 +10,8 @@ import shlex
 import sys
 
 from nexus import config as configlib, fileio, paths
-from nexus.catalog import listing, manifest as manifestlib, status as statuslib
-from nexus.cli.command import parses, renders
+from nexus.catalog import manifest as manifestlib, status as statuslib
+from nexus.cli.command import renders
 from nexus.config import edit, keys
 from nexus.errors import BadInput, NexusError
 from nexus.schema import SECRET, is_env_name
@@ -31,15 +31,7 @@ def render_value(report, out):
 
 @renders(render_value)
 def get_key(ctx):
-    """Usage:
-      nexus config get KEY [--json]
-      nexus config get (-h | --help)
-
-    Options:
-      --json     {"key", "value", "default", "origin"}: origin is "file" or "default".
-      -h --help  Show this help.
-
-    Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
+    """Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
     other value as TOML on one line (`["a", "b"]`, `true`), which `nexus config set` reads back.
     A secret is printed too: you asked for it.
 
@@ -95,17 +87,7 @@ def render_change(report, out):
 
 @renders(render_change)
 def set_key(ctx):
-    """Usage:
-      nexus config set KEY [--] VALUE [--type TYPE] [--force] [--json]
-      nexus config set (-h | --help)
-
-    Options:
-      --type TYPE  Read VALUE as this type: bool, int, string, list or table; an error when it is not one.
-      --force      Set a key nexus does not know (outside `skills`, where your own keys live).
-      --json       {"key", "value", "changed", "file"} (a secret's value as "***").
-      -h --help    Show this help.
-
-    VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
+    """VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
     otherwise; a key that holds text always takes VALUE as text. Put `--` before a VALUE that starts
     with '-'. The config is edited in place: only the key's own lines change. A value of the wrong
     type, or a key nexus does not know, is refused (with the closest key it knows) and the file is
@@ -119,7 +101,7 @@ def set_key(ctx):
       nexus config set skills.log.maxEntries 2000
       nexus config set skills.allowBundled '["tmux", "github"]'
       nexus config set skills.entries.github.env.GH_HOST github.example.com
-      nexus config set browser.enabled true        # a key a skill's requires.config names
+      nexus config set browser.enabled true   # a skill's requires.config key
     """
     args = ctx.args
     parts = keys.split(args["KEY"])
@@ -140,15 +122,7 @@ def set_key(ctx):
 
 @renders(render_change)
 def unset_key(ctx):
-    """Usage:
-      nexus config unset KEY [--json]
-      nexus config unset (-h | --help)
-
-    Options:
-      --json     {"key", "value": null, "changed", "file"}.
-      -h --help  Show this help.
-
-    Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
+    """Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
     Comments and every other line stay. A key that is not set is left so, with exit status 0.
     """
     parts = keys.split(ctx.args["KEY"])
@@ -167,15 +141,7 @@ def render_list(rows, out):
 
 @renders(render_list)
 def list_keys(ctx):
-    """Usage:
-      nexus config list [--json]
-      nexus config list (-h | --help)
-
-    Options:
-      --json     An array: {"key", "value", "default", "origin", "type", "meaning"} for each key.
-      -h --help  Show this help.
-
-    Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
+    """Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
     `git config --show-origin` does; then the keys of each skill the file has an entry for, and the
     file's keys outside `skills`. A secret's value is shown as ***. `man nexus` (CONFIG) says what
     each key means.
@@ -196,16 +162,7 @@ def render_path(report, out):
 
 @renders(render_path)
 def show_path(ctx):
-    """Usage:
-      nexus config path [--json]
-      nexus config path (-h | --help)
-
-    Options:
-      --json     {"path", "exists"}.
-      -h --help  Show this help.
-
-    The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist.
-    """
+    """The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist."""
     found = paths.config_file()
     return {"path": found, "exists": os.path.exists(found)}
 
@@ -216,14 +173,7 @@ def render_edit(report, out):
 
 @renders(render_edit)
 def edit_file(ctx):
-    """Usage:
-      nexus config edit
-      nexus config edit (-h | --help)
-
-    Options:
-      -h --help  Show this help.
-
-    Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
+    """Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
     shell), and checks what you saved as loading does. A valid config replaces the file atomically
     (mode 0600); an invalid one is never saved: on a terminal you are asked to edit it again, as
     visudo and crontab -e do. When the file changed meanwhile (another `nexus config set`), your
@@ -293,7 +243,7 @@ def _ask(question):
 
 def _skill(ctx):
     """(entry, the path of its [skills.entries.KEY] table)."""
-    entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)
+    entry = ctx.entry
     return entry, ("skills", "entries", configlib.skill_key(entry))
 
 
@@ -327,15 +277,7 @@ def _switch(ctx, enabled):
 
 @renders(render_switch)
 def enable_skill(ctx):
-    """Usage:
-      nexus skill enable NAME [--json]
-      nexus skill enable (-h | --help)
-
-    Options:
-      --json     {"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when it stays disabled.
-      -h --help  Show this help.
-
-    Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
+    """Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
     A bundled skill that skills.allowBundled leaves out stays disabled: nexus says so and prints the
     command that adds it there.
 
@@ -347,15 +289,7 @@ def enable_skill(ctx):
 
 @renders(render_switch)
 def disable_skill(ctx):
-    """Usage:
-      nexus skill disable NAME [--json]
-      nexus skill disable (-h | --help)
-
-    Options:
-      --json     {"skill", "key", "enabled", "changed"}.
-      -h --help  Show this help.
-
-    Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
+    """Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
     listed as disabled, left out of prompts and agent folders, and `nexus skill run` refuses it.
     """
     return _switch(ctx, False)
@@ -373,17 +307,7 @@ def render_env(report, out):
 
 @renders(render_env)
 def set_env(ctx):
-    """Usage:
-      nexus skill env NAME [VAR=VALUE...] [--unset VAR]... [--json]
-      nexus skill env (-h | --help)
-
-    Options:
-      --unset VAR  Remove VAR from the skill's environment (may be repeated).
-      --json       {"skill", "key", "set", "unset", "env"}: names, never values ("set" and "unset" only
-                   when asked to change something).
-      -h --help    Show this help.
-
-    Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
+    """Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
     skills.entries.KEY.env, all in one change. Without VAR=VALUE or --unset, prints the names set.
     Only names are ever printed: a value may be a secret.
 
@@ -427,16 +351,7 @@ def render_key(report, out):
 
 @renders(render_key)
 def store_key(ctx):
-    """Usage:
-      nexus skill key NAME [--unset] [--json]
-      nexus skill key (-h | --help)
-
-    Options:
-      --unset    Remove the skill's key.
-      --json     {"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the key itself.
-      -h --help  Show this help.
-
-    Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
+    """Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
     tool as its primaryEnv. The key is read from stdin (one line), or asked for without echo on a
     terminal: never from the command line, so that it stays out of shell history and ps. The config
     file is kept 0600.
@@ -479,12 +394,8 @@ def _read_key(name, primary):
     return text
 
 
-@parses(lambda argv, doc: {})  # read on every TAB: no docopt
 def key_names(ctx):
-    """Usage:
-      nexus --list-keys
-
-    Every config key for shell completion: the keys nexus knows, those of each skill in the cached
+    """Every config key for shell completion: the keys nexus knows, those of each skill in the cached
     manifest, and the keys the config file sets.
     """
     skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()})

@@ -20,19 +20,7 @@ def render_add(report, out):
 
 @renders(render_add)
 def add(ctx):
-    """Usage:
-      nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
-      nexus skills add (-h | --help)
-
-    Options:
-      --skill NAME  Only this skill (repeat for more).
-      --list        Show the skills SOURCE holds; add nothing.
-      --copy        Copy a folder's skills instead of linking them (skills from git are always copied).
-      --force       Replace a skill of the same name that was placed by hand or came from elsewhere.
-      --json        The outcome as JSON: source, revision, added, unchanged, refused.
-      -h --help     Show this help.
-
-    SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
+    """SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
     repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill
     (SKILL.md at its root) or hold skills in folders up to 4 levels below it. Each added skill is recorded
     in MANAGED_SKILLS_DIR/.nexus-lock.json; adding the same skill again refreshes it.
@@ -66,15 +54,7 @@ def render_removed(names, out):
 
 @renders(render_removed)
 def remove(ctx):
-    """Usage:
-      nexus skills remove NAME... [--json]
-      nexus skills remove (-h | --help)
-
-    Options:
-      --json     An array of the names removed.
-      -h --help  Show this help.
-
-    Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed; when one NAME is not,
+    """Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed; when one NAME is not,
     nothing is removed. A linked skill's own folder is never touched, only the link.
 
     Exit status:
@@ -97,17 +77,7 @@ def render_update(report, out):
 
 @renders(render_update)
 def update(ctx):
-    """Usage:
-      nexus skills update [NAME...] [--force] [--json]
-      nexus skills update (-h | --help)
-
-    Options:
-      --force    Replace a copied skill that was edited in place with its source's files.
-      --json     The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged,
-                 editedLocally, removedUpstream (lists of names), failed (name and error).
-      -h --help  Show this help.
-
-    Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
+    """Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
     compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
     edited in place: it is reported as edited locally and kept as it is, unless --force. A skill gone
     from its source is reported and left in place. Safe to run from cron.
@@ -133,19 +103,7 @@ def render_links(report, out):
 
 @renders(render_links)
 def link(ctx):
-    """Usage:
-      nexus skills link --agent AGENT [--dir DIR] [--unlink] [--json]
-      nexus skills link (-h | --help)
-
-    Options:
-      --agent AGENT  cursor (.cursor/skills), claude-code (.claude/skills), codex (.codex/skills)
-                     or agents (.agents/skills).
-      --dir DIR      The project folder holding the agent's folder [default: .].
-      --unlink       Remove the links nexus made there, and nothing else.
-      --json         The outcome as JSON: folder, linked, unchanged, skipped, unlinked.
-      -h --help      Show this help.
-
-    Each ready skill's folder is symlinked into the agent's folder; links to skills no longer ready are
+    """Each ready skill's folder is symlinked into the agent's folder; links to skills no longer ready are
     removed. nexus records the links it made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
     the folder already has from elsewhere. Running it again changes nothing.
 

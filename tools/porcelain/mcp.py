@@ -1,31 +1,10 @@
-"""`nexus mcp`: the ready skills served to MCP clients (the same server as `nexus-mcp`), and
-`nexus mcp config`, which registers it with a client."""
+"""`nexus mcp config`, which registers the MCP server (`nexus mcp`, `nexus-mcp`) with a client."""
 
-import sys
-
-from nexus.mcp import clients, command
-
-
-def serve(ctx):
-    return command.command(ctx)
-
-
-serve.__doc__ = command.DESCRIPTION + "\n" + command.usage("nexus mcp")
+from nexus.mcp import clients
 
 
 def config(ctx):
-    """Usage:
-      nexus mcp config --client CLIENT [--write] [--dir DIR]
-      nexus mcp config (-h | --help)
-
-    Options:
-      --client CLIENT  claude-code, cursor, vscode, codex or gemini.
-      --write          Add the entry to the client's file in the project instead, and print the file's
-                       path: every other server in it stays as it is.
-      --dir DIR        The project folder [default: .].
-      -h --help        Show this help.
-
-    Prints the entry that registers nexus-mcp with the client, as the client's project file holds it:
+    """Prints the entry that registers nexus-mcp with the client, as the client's project file holds it:
     claude-code: .mcp.json (mcpServers); cursor: .cursor/mcp.json (mcpServers); vscode:
     .vscode/mcp.json (servers); codex: .codex/config.toml ([mcp_servers.nexus], read in trusted
     projects); gemini: .gemini/settings.json (mcpServers). The entry starts `nexus-mcp` from PATH, with
@@ -36,12 +15,12 @@ def config(ctx):
 
     Examples:
       nexus mcp config --client claude-code --write
-      nexus mcp config --client codex >> ~/.codex/config.toml   # every project, not just this one
+      nexus mcp config --client codex >> ~/.codex/config.toml   # for every project
     """
     args = ctx.args
     if args["--write"]:
         return clients.write(args["--client"], args["--dir"]) + "\n"
     text = clients.snippet(args["--client"])
     where = clients.CLIENTS[args["--client"]][0]
-    print(f"{ctx.prog}: this goes in {where} in the project (or run with --write)", file=sys.stderr)
+    ctx.warn(f"this goes in {where} in the project (or run with --write)")
     return text

@@ -6,7 +6,7 @@ from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
 from nexus.style import Style, local, table, truncate
-from nexus.usage import crystallize as crystal, sessions, stats
+from nexus.usage import crystallize as crystal, sessions
 
 
 def render_sessions(found, out):
@@ -21,20 +21,10 @@ def render_sessions(found, out):
 
 @renders(render_sessions)
 def list_sessions(ctx):
-    """Usage:
-      nexus sessions [--days N] [--json]
-      nexus sessions (-h | --help)
-
-    Options:
-      --days N   Only calls of the past N days (default: every call the logs hold).
-      --json     An array of {"id", "first", "last", "calls", "skills", "failures"}, newest first.
-      -h --help  Show this help.
-
-    A session is the calls made with one NEXUS_SESSION_ID (set it with
+    """A session is the calls made with one NEXUS_SESSION_ID (set it with
     `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-".
     """
-    days = stats.parse_days(ctx.args["--days"]) if ctx.args["--days"] else None
-    return sessions.summary(days)
+    return sessions.summary(ctx.args["--days"])
 
 
 def render_calls(found, out):
@@ -51,16 +41,7 @@ def render_calls(found, out):
 
 @renders(render_calls)
 def show(ctx):
-    """Usage:
-      nexus session show ID [--json]
-      nexus session show (-h | --help)
-
-    Options:
-      --json     An array of the session's calls in time order: {"n", "ts", "skill", "type", "args",
-                 "exit", "ms", "error"} (args masked as logged).
-      -h --help  Show this help.
-
-    ID "-" shows the calls made without a session. The numbers (n) are the ones
+    """ID "-" shows the calls made without a session. The numbers (n) are the ones
     `nexus session crystallize --calls N-M` takes.
 
     Exit status:
@@ -73,12 +54,7 @@ def show(ctx):
 
 
 def new(ctx):
-    """Usage:
-      nexus session new
-      nexus session new (-h | --help)
-
-    Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`.
-    """
+    """Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`."""
     return sessions.new_id() + "\n"
 
 
@@ -92,29 +68,14 @@ def render_crystal(made, out):
 
 @renders(render_crystal)
 def crystallize(ctx):
-    """Usage:
-      nexus session crystallize ID --name NAME [--calls N-M] [--var NAME=VALUE]... [--dry-run] [--force] [--json]
-      nexus session crystallize (-h | --help)
-
-    Options:
-      --name NAME       The new skill's name (a folder in the workspace).
-      --calls N-M       Only these calls (their numbers in `nexus session show`).
-      --var NAME=VALUE  Make VALUE, wherever it occurs in the recorded arguments, a parameter of the
-                        new skill: --NAME VALUE, or in order. Repeat for more. VALUE *** stands for a
-                        secret that was masked in the log.
-      --dry-run         Print the SKILL.md and the script; write nothing.
-      --force           Replace a skill of that name in the workspace.
-      --json            {"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}.
-      -h --help         Show this help.
-
-    Turns the session's successful tool and script calls into a script skill that replays them in
+    """Turns the session's successful tool and script calls into a script skill that replays them in
     order through `nexus skill run`, stopping at the first failure; every argument arrives byte for
     byte. A secret was never logged: a call whose argument was masked (***) is replayed from a --var,
     or from the env var that held it when its skill declares one; otherwise nothing is written.
 
     Examples:
-      nexus session crystallize 20261130-171733-3f9a2c01 --name weekly-report --var week=48
-      nexus skill run weekly-report -- --week 49
+      nexus session crystallize 20261130-171733-3f9a2c01 --name weekly --var week=48
+      nexus skill run weekly -- --week 49
     """
     args = ctx.args
     name = args["--name"]
@@ -133,3 +94,8 @@ def crystallize(ctx):
         with skill_state.Update(name, entry) as state:
             state["crystallizedFrom"] = {"session": args["ID"], "calls": files["calls"]}
     return made
+
+
+def session_ids(ctx):
+    """Every session id in the usage logs, newest first, for shell completion."""
+    return "".join(s["id"] + "\n" for s in sessions.summary() if s["id"] != "-")

@@ -99,22 +99,7 @@ def _selected(status, args):
 
 @renders(render_list)
 def list_skills(ctx):
-    """Usage:
-      nexus skills list [--ready | --locked | --all] [--json]
-      nexus skills list --summary [--json]
-      nexus skills list (-h | --help)
-
-    Options:
-      --ready    Only skills that are ready to use.
-      --locked   Only skills that need setup or are not installed, grouped by what unlocks them
-                 (--json: each with "unlock": {"kind", "name", "step"}).
-      --all      Also skills whose `os` excludes this platform.
-      --summary  One line of counts per status: the same as `nexus status`.
-      --json     An array of entries: name, description, source, type, status, verified, missing, ...
-      -h --help  Show this help.
-
-    The manifest is rebuilt first when a skill or source folder changed since it was written.
-    """
+    """The manifest is rebuilt first when a skill or source folder changed since it was written."""
     if ctx.args["--summary"]:
         return status(ctx)
     found = listing.listed(ctx.config, ctx.warn)
@@ -144,18 +129,7 @@ def render_summary(summary, out):
 
 @renders(render_summary)
 def status(ctx):
-    """Usage:
-      nexus status [--check] [--json]
-      nexus status (-h | --help)
-
-    Options:
-      --check    For cron and monitoring: print one line per skill that is degraded or has drifted, and
-                 exit 1 when there is one; print nothing and exit 0 when all is well.
-      --json     Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported",
-                 "degraded", "drifted"}, each a count; with --check, also "unhealthy": [[name, flag, why]].
-      -h --help  Show this help.
-
-    Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
+    """Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
 
     A ready skill is degraded when its recent calls fail far more often than they used to: at least 5
@@ -181,16 +155,7 @@ def render_refresh(summary, out):
 
 @renders(render_refresh)
 def refresh(ctx):
-    """Usage:
-      nexus skills refresh [--json]
-      nexus skills refresh (-h | --help)
-
-    Options:
-      --json     Print {"skills": N, "invalid": N, "shadowed": N, "manifest": PATH}.
-      -h --help  Show this help.
-
-    Broken skills are reported on stderr and recorded, so `nexus skills list` shows them.
-    """
+    """Broken skills are reported on stderr and recorded, so `nexus skills list` shows them."""
     _, scan = manifestlib.refresh(configlib.sources(ctx.config))
     for line in scan.diagnostics:
         ctx.warn(line)
@@ -204,15 +169,6 @@ def render_path(sources, out):
 
 @renders(render_path)
 def path(ctx):
-    """Usage:
-      nexus skills path [--json]
-      nexus skills path (-h | --help)
-
-    Options:
-      --json     An array of {"source", "path", "exists"}.
-      -h --help  Show this help.
-
-    A skill in a later folder hides a skill of the same name in an earlier one.
-    """
+    """A skill in a later folder hides a skill of the same name in an earlier one."""
     return [{"source": source, "path": folder, "exists": os.path.isdir(folder)}
             for source, folder in configlib.sources(ctx.config)]

@@ -12,22 +12,11 @@ from nexus.usage import report, stats, text
 
 @renders(text.render)
 def skill_stats(ctx):
-    """Usage:
-      nexus skill stats [NAME] [--days N] [--session ID] [--json]
-      nexus skill stats (-h | --help)
-
-    Options:
-      --days N      The window: the past N days [default: 30].
-      --session ID  Only the calls of one session (NEXUS_SESSION_ID; see `nexus sessions`).
-      --json        Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them.
-      -h --help     Show this help.
-
-    The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
+    """The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
     skill by default (skills.log.maxEntries); `nexus skill show` has the lifetime counters.
     To aggregate logs from elsewhere: cat */usage.log | nexus-stats --stdin.
     """
-    days = stats.parse_days(ctx.args["--days"])
-    return stats.collect(ctx.config, days, ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"])
+    return stats.collect(ctx.config, ctx.args["--days"], ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"])
 
 
 def render_rotate(report, out):
@@ -37,15 +26,7 @@ def render_rotate(report, out):
 
 @renders(render_rotate)
 def rotate(ctx):
-    """Usage:
-      nexus skills rotate [--json]
-      nexus skills rotate (-h | --help)
-
-    Options:
-      --json     Print {"skills": [{"name", "logEntries"}], "maxEntries", "maxBytes", "jobsRemoved"}.
-      -h --help  Show this help.
-
-    Each log keeps its newest entries: at most skills.log.maxEntries (default 5000) and
+    """Each log keeps its newest entries: at most skills.log.maxEntries (default 5000) and
     skills.log.maxBytes (default 2 MB), set with `nexus config set`. Safe while skills run: a log is
     rotated under its skill's lock, so an entry written meanwhile is never lost. Background runs that
     ended over 7 days ago are removed too, with their output.
@@ -70,17 +51,7 @@ def render_report(data, out):
 
 @renders(render_report)
 def usage_report(ctx):
-    """Usage:
-      nexus report [--days N] [-o FILE] [--json]
-      nexus report (-h | --help)
-
-    Options:
-      --days N       The window: the past N days [default: 30].
-      -o FILE        Write the report to FILE (atomically) and print its path; else it goes to stdout.
-      --json         The figures the report shows, as JSON, instead of the report.
-      -h --help      Show this help.
-
-    One self-contained HTML file (no network, no scripts, no fonts; inline SVG and CSS; light and dark
+    """One self-contained HTML file (no network, no scripts, no fonts; inline SVG and CSS; light and dark
     colours follow the reader's preference): calls per day by skill, success rate, p50 and p95
     durations, failures over time with their messages, sessions, and the skills that are degraded or
     have drifted. Each chart comes with a table of the same figures, which are those of
@@ -90,7 +61,7 @@ def usage_report(ctx):
       nexus report -o ~/nexus-report.html
       nexus report --days 7 > week.html
     """
-    data = report.collect(ctx.config, stats.parse_days(ctx.args["--days"]), ctx.warn)
+    data = report.collect(ctx.config, ctx.args["--days"], ctx.warn)
     if ctx.args["-o"] and not ctx.json:
         target = os.path.abspath(ctx.args["-o"])
         fileio.write_atomic(target, report.render(data).encode(), 0o644)

@@ -14,25 +14,31 @@ PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_=]*)(\.\.\.)?")
 DASHDASH = re.compile(r"(?:^|(?<=[\s\[]))--(?=[\s\]]|$)")  # `[-- ARGS...]`, `[--]`: the rest is not ours
 
 
-def model(rows, top):
-    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from the table's
-    rows, (prog, Command) each: the words from its usage lines, what a flag's value is and what its
-    arguments are from the types of its records. `top`: the first words of nexus's commands, which
-    `nexus help` completes."""
-    found = {"nexus": {"commands": [], "flags": ["--help", "--version"], "values": {}, "args": "", "dashdash": False}}
+def model(rows, top, groups):
+    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash', 'about'}} from the
+    table's rows, (prog, Command) each: the words from its usage lines, what a flag's value is and what
+    its arguments are from the types of its records, and `about`, what each command word and flag is (a
+    summary, a group's from `groups`, an option's help). `top`: the first words of nexus's commands,
+    which `nexus help` completes."""
+    summaries = {prog: command.summary for prog, command in rows} | {f"nexus {g}": about for g, about in groups.items()}
+    found = {"nexus": {"commands": [], "flags": ["--help", "--version"], "values": {}, "args": "", "dashdash": False,
+                       "about": {"--help": "Show the help.", "--version": "Print the version."}}}
     for prog, command in rows:
         for line in command.usage_lines(prog)[:-1]:  # the (-h | --help) line: every command gets --help below
             words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
             rest = line[len(" ".join(words)):]
             for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
                 node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
-                                                                   "args": "", "dashdash": False})
+                                                                   "args": "", "dashdash": False, "about": {}})
                 if depth < len(words) and words[depth] not in node["commands"]:
                     node["commands"].append(words[depth])
+                    if " ".join(words[:depth + 1]) in summaries:
+                        node["about"][words[depth]] = summaries[" ".join(words[:depth + 1])]
             for flag in FLAG.findall(DASHDASH.sub("", rest)):  # node is now this line's command
                 option = command.option(flag)
                 if option.flag not in node["flags"]:
                     node["flags"].append(option.flag)
+                    node["about"][option.flag] = option.help
                 if option.value:
                     node["values"][option.flag] = offered(option.type.completes, top)
             node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
@@ -41,7 +47,9 @@ def model(rows, top):
                 kind = command.arguments[positional.group(1)].completes
                 node["args"] = offered(kind, top) + (positional.group(2) or "")
     for node in found.values():
-        node["flags"] += [] if "--help" in node["flags"] else ["--help"]
+        if "--help" not in node["flags"]:
+            node["flags"].append("--help")
+            node["about"]["--help"] = "Show this help."
     return found
 
 
@@ -190,6 +198,15 @@ def fish_offer(kind):
     return f"-a '{kind[len('words '):]}'" if kind.startswith("words ") else FISH_OFFER[kind]
 
 
+def described(node, word):
+    """` -d 'what it is'` for fish: the first sentence of a word's summary or help, quoted for fish."""
+    about = node["about"].get(word)
+    if not about:
+        return ""
+    first = about.split(". ")[0].split("; ")[0].rstrip(".")
+    return " -d '" + first.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def fish_lines(found):
     lines = []
     for key, node in found.items():
@@ -199,14 +216,14 @@ def fish_lines(found):
         at, inside = " ".join(["__nexus_at", *words]), " ".join(["__nexus_in", *words])
         flag_condition = at if node["commands"] else (inside if words else "")
         when = f" -n '{flag_condition}'" if flag_condition else ""
-        if node["commands"]:
-            lines.append(f"complete -c {prog}{when} -a '{' '.join(node['commands'])}'")
+        for word in node["commands"]:
+            lines.append(f"complete -c {prog}{when} -a '{word}'{described(node, word)}")
         for flag in node["flags"]:
             name = f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}"
             value = node["values"].get(flag)
             if value is not None:  # -r: takes a value; -x: one that is not a file
                 name += (" -r " if value in ("file", "dir") else " -x ") + fish_offer(value)
-            lines.append(f"complete -c {prog}{when} {name}".rstrip())
+            lines.append(f"complete -c {prog}{when} {name}".rstrip() + described(node, flag))
         if node["args"]:
             kind = node["args"].removesuffix("...")
             condition = inside if node["args"].endswith("...") else at

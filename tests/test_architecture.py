@@ -78,32 +78,19 @@ def test_every_help_fits_80_columns_and_nexus_help_breaks_no_word(script_runner)
 
 
 def test_each_option_value_is_read_by_its_type_with_one_message(script_runner):
-    bad = [(["nexus", "skill", "stats", "--days", "0"], "--days needs a whole number from 1 to 36,500, not '0'"),
-           (["nexus", "skills", "verify", "--all", "--jobs", "x"], "--jobs needs a whole number from 1 to 256, not 'x'"),
-           (["nexus", "skill", "run", "x", "--timeout", "-1"], "--timeout needs a number above 0 up to 100,000,000, not '-1'"),
-           (["nexus", "skills", "prompt", "--format", "html"], "--format needs xml or markdown, not 'html'"),
+    bad = [(["nexus", "skill", "stats", "--days", "0"], "skill stats: --days needs a whole number from 1 to 36,500, not '0'"),
+           (["nexus", "skills", "verify", "--all", "--jobs", "x"],
+            "skills verify: --jobs needs a whole number from 1 to 256, not 'x'"),
+           (["nexus", "skill", "run", "x", "--timeout", "-1"],
+            "skill run: --timeout needs a number above 0 up to 100,000,000, not '-1'"),
+           (["nexus", "skills", "prompt", "--format", "html"], "skills prompt: --format needs xml or markdown, not 'html'"),
            (["nexus-mcp", "--max-output", "lots"], "--max-output needs a whole number from 1 to"),
-           (["nexus", "mcp", "--watch", "-1"], "--watch needs a number from 0 up to 100,000,000, not '-1'")]
+           (["nexus", "mcp", "--watch", "-1"], "mcp: --watch needs a number from 0 up to 100,000,000, not '-1'")]
     for argv, message in bad:
         result = script_runner.run(argv)
-        assert result.returncode == 2 and result.stderr.startswith(f"{argv[0]}: {message}"), (argv, result.stderr)
-
-
-def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_path):
-    from nexus import paths
-
-    monkeypatch.setenv("NEXUS_HOME", "/H")
-    monkeypatch.setenv("MANAGED_SKILLS_DIR", "/M")
-    used = {paths.home(), paths.config_file(), paths.workspace_skills(), paths.managed_skills(),
-            paths.managed_lockfile(), paths.manifest_file(), paths.state_file("name"),
-            paths.usage_log("name"), paths.skill_lock("name"), paths.config_cache(), paths.links_file(),
-            paths.cache_dir(), paths.bin_dir()}
-    table = {where.rstrip("/").replace("$NEXUS_HOME", "/H").replace("$MANAGED_SKILLS_DIR", "/M").replace("NAME", "name")
-             for where, _ in paths.FILES}
-    assert used <= table
-    man = (ROOT / "man" / "nexus.1").read_text().replace("\\-", "-")
-    for where, _ in paths.FILES:
-        assert where in man, where
+        lines = result.stderr.splitlines()
+        assert result.returncode == 2 and lines[0].startswith(f"{argv[0]}: {message}"), (argv, result.stderr)
+        assert lines[1].startswith("usage: " + (f"nexus {message.split(':')[0]}" if argv[0] == "nexus" else argv[0]))
 
 
 def unwrapped(text):
@@ -218,3 +205,51 @@ def test_the_gateway_imports_nothing_heavy(tmp_path):
     subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, check=True)  # the first run scans
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def may_import():
+    """{package: the packages and modules it may import} from ARCHITECTURE.md's "may import" table."""
+    allowed = {}
+    for line in (ROOT / "ARCHITECTURE.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`\w+`", cells[0]):
+            rule = cells[2].split(";")[0]  # what follows `;` names outside libraries
+            allowed[cells[0].strip("`")] = {"foundation"} | {name.strip("` ") for name in rule.split(",")}
+    return allowed
+
+
+def nexus_imports(path):
+    """(line, module) of every import of a nexus module in a file of lib/, relative ones resolved."""
+    package = ["nexus", *path.relative_to(ROOT / "lib").parent.parts]
+    if path.name == "__init__.py":
+        package.append("__init__")  # a package's relative imports start from the package itself
+        package.pop()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names = [f"{module}.{alias.name}" for alias in node.names]  # a module, or a name in one
+            yield from ((node.lineno, name) for name in names if name.startswith("nexus"))
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names if alias.name.startswith("nexus"))
+
+
+def test_the_library_keeps_the_import_rules_of_architecture_md():
+    allowed = may_import()
+    assert {"skill", "state", "catalog", "gateway", "usage", "distribute", "agents", "cli", "mcp"} <= set(allowed)
+    foundation = {p.stem for p in (ROOT / "lib").glob("*.py")} | {"config"}
+    broken = []
+    for path in sorted((ROOT / "lib").rglob("*.py")):
+        if "skills" in path.relative_to(ROOT / "lib").parts:
+            continue  # the bundled skills' scripts are not nexus
+        parts = path.relative_to(ROOT / "lib").parts
+        own = parts[0] if len(parts) > 1 else "foundation"
+        own = "foundation" if own in foundation else own
+        for line, module in nexus_imports(path):
+            target = module.split(".")[1:]
+            if target[0] in foundation or not (ROOT / "lib" / target[0]).is_dir():
+                continue  # everything may import the foundation (and nexus.__version__)
+            if own == "foundation" or not (target[0] == own or target[0] in allowed[own]
+                                           or ".".join(target[:2]) in allowed[own]):
+                broken.append(f"{path.relative_to(ROOT)}:{line}: {module}")
+    assert broken == [], "imports ARCHITECTURE.md's table does not allow:\n" + "\n".join(broken)

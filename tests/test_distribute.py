@@ -311,7 +311,7 @@ def test_link_drops_its_links_to_skills_no_longer_ready(script_runner, workspace
 
 def test_link_unknown_agent(script_runner, tmp_path):
     result = script_runner.run(["nexus", "skills", "link", "--agent", "vim", "--dir", str(tmp_path)])
-    assert result.returncode == 2 and "unknown agent 'vim'" in result.stderr
+    assert result.returncode == 2 and "--agent needs cursor, claude-code, codex or agents, not 'vim'" in result.stderr
 
 
 @pytest.mark.parametrize("content", ['[]', '{}', '"links"', '{"folders": []}', '{"folders": {"/p": ["alpha"]}}',

@@ -99,6 +99,9 @@ def test_make_install_and_uninstall_with_destdir(tmp_path):
             f"PYTHON={sys.executable}", "PIPFLAGS=--no-deps --no-build-isolation"]  # offline: the venv has both
     result = subprocess.run([*make, "install"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    # a PREFIX where bash-completion and zsh do not look: where the completions went, and how to load them
+    assert "add to ~/.bashrc:  source /opt/nexus/share/bash-completion/completions/nexus\n" in result.stdout
+    assert "fpath=(/opt/nexus/share/zsh/site-functions $fpath)\n" in result.stdout
     root = stage / "opt" / "nexus"
     expected = {"share/zsh/site-functions/_nexus": "completions/_nexus"}
     for prog in SCRIPTS:

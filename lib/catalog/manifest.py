@@ -92,17 +92,58 @@ def build(records, source_list, stamps=None, folders=None):
 
         folders = discovery.folders_without_skill(source_list, dirs)
     records = [skills[name] for name in sorted(skills)] + invalid
-    # A name goes in unescaped: every record's name passed paths.is_valid_name (no quote, no backslash).
-    skill_lines = b",\n".join(f'"{r.name}":'.encode() + r.text for r in records[:len(skills)])
+    skill_lines = b",\n".join(skill_line(r.name, r.text) for r in records[:len(skills)])
     head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
             "sources": paths.source_stamps(source_list) if stamps is None else stamps,
             "evaluatedKeys": any(key in skill_lines for key in EVALUATED),
             "requirements": any(key in skill_lines for key in DEPENDS)}
-    lines = [fastjson.dumps(head)[:-1].encode() + b",", b'"skills":{', skill_lines, b"},",
+    lines = [head_line(head), b'"skills":{', skill_lines, b"},",
              b'"invalid":[', b",\n".join(r.text for r in invalid), b"],",
              b'"folders":' + fastjson.dumps(folders).encode() + b",",
              b'"stamps":' + fastjson.dumps([r.stamp for r in records]).encode() + b"}"]
     return Manifest(b"\n".join(line for line in lines if line) + b"\n")
+
+
+# -- the lines of the manifest, as bytes: each record is written and read as the JSON text it is ------------
+
+
+def head_line(head):
+    """The first line: the head's members, the document's `{` before them, a `,` after."""
+    return fastjson.dumps(head)[:-1].encode() + b","
+
+
+def read_head(line):
+    """The head of the manifest from its first line (without its line break), or None."""
+    if not line.endswith(b","):
+        return None
+    try:
+        head = fastjson.loads(line[:-1] + b"}")
+    except ValueError:
+        return None
+    return head if isinstance(head, dict) else None
+
+
+def skill_line(name, text):
+    """A skill's line, `"NAME":{entry}`, without the comma that ends all lines but the last. The name
+    goes in unescaped: every record's name passed paths.is_valid_name (no quote, no backslash)."""
+    return b'"' + name.encode() + b'":' + text
+
+
+def split_line(line):
+    """(name, the entry's JSON text) of a skill's line as written, its ending comma or not."""
+    name, _, text = line.rstrip(b",").partition(b":")
+    return name[1:-1].decode(), text
+
+
+def entry_text(line):
+    """The entry's JSON text of a skill's line."""
+    return split_line(line)[1]
+
+
+def with_members(text, members):
+    """The JSON text of an object (not empty, as every entry) with `members` (b'"key":value,...') after
+    its own: what a listing adds to an entry, spliced in without parsing it."""
+    return text[:-1] + b"," + members + b"}"
 
 
 def generated_at():
@@ -164,11 +205,7 @@ class Manifest:
 
     def _head(self):
         end = self.data.find(b"\n")
-        try:
-            head = fastjson.loads(self.data[:end - 1] + b"}") if end > 0 and self.data[end - 1:end] == b"," else None
-        except ValueError:
-            head = None
-        return head if isinstance(head, dict) else {}
+        return (read_head(bytes(self.data[:end])) if end > 0 else None) or {}
 
     def current(self, source_list):
         """True when it was written by this nexus, in this layout, from these sources as they are now."""
@@ -219,8 +256,8 @@ class Manifest:
             skill_lines, invalid_lines = self.lines()[:2]
             stamps, found = self.stamps(), []
             for line, stamp in zip(skill_lines, stamps):
-                name, _, text = line.rstrip(b",").partition(b":")
-                found.append(Record(name[1:-1].decode(), None, False, text, stamp))
+                name, text = split_line(line)
+                found.append(Record(name, None, False, text, stamp))
             for line, stamp in zip(invalid_lines, stamps[len(skill_lines):]):
                 text = line.rstrip(b",")
                 found.append(Record(fastjson.loads(text).get("name"), None, True, text, stamp))

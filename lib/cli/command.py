@@ -15,11 +15,13 @@ from . import output, records
 from .records import PORCELAIN
 
 
-def renders(render):
-    """`@renders(render)`: render(data, out) writes a DOCUMENT command's data as human text."""
+def renders(render, modes=None):
+    """`@renders(render, {"--flag": other, ...})`: render(data, out) writes a DOCUMENT command's data as
+    human text; when an option of `modes` was given, the first such one's renderer does instead, so that
+    no renderer guesses the mode from the shape of the data."""
 
     def mark(function):
-        function.render = render
+        function.render, function.modes = render, dict(modes or {})
         return function
 
     return mark
@@ -56,12 +58,12 @@ def parse(command, argv, prog=None):
     text, each option's value converted by its type; UsageError saying what does not fit, then the
     usage; or Help. The common forms, a usage line's words with some of its flags, and a command with a
     parser of its own (the gateway) are answered without importing docopt."""
+    words = command.words.split() if command.category == PORCELAIN else []
     if command.parser:
-        return convert(command, command.parser(command, argv))
+        return convert(command, command.parser(command, argv), prog)
     options = argv[:argv.index("--")] if "--" in argv else argv
     if "-h" in options or "--help" in options:
         raise Help()
-    words = command.words.split() if command.category == PORCELAIN else []
     args = quick_parse(command, [*words, *argv])
     if args is None:
         import contextlib  # docopt and what it needs: only for the forms quick_parse leaves to it
@@ -72,19 +74,28 @@ def parse(command, argv, prog=None):
             with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
                 args = dict(docopt(command.doc(prog), argv=[*words, *argv], default_help=False))
         except DocoptExit:
-            raise UsageError((f"{command.words}: " if words else "") + misfit(command, argv) + "\n"
-                             + command.synopsis(prog)) from None
-    return convert(command, args)
+            raise usage_error(command, misfit(command, argv), prog) from None
+    return convert(command, args, prog)
 
 
-def convert(command, args):
-    """args with each option's and argument's value read by its type (a repeated one's, each)."""
-    for name, kind in [(o.flag, o.type) for o in command.options if o.value] + list(command.arguments.items()):
-        value = args.get(name)
-        if isinstance(value, list):
-            args[name] = [kind.convert(v, name) for v in value]
-        elif value is not None:
-            args[name] = kind.convert(value, name)
+def usage_error(command, problem, prog=None):
+    """A UsageError: the problem (after the command's words, for a porcelain one), then the usage."""
+    where = f"{command.words}: " if command.category == PORCELAIN else ""
+    return UsageError(f"{where}{problem}\n{command.synopsis(prog)}")
+
+
+def convert(command, args, prog=None):
+    """args with each option's and argument's value read by its type (a repeated one's, each); a bad
+    one is a UsageError in the one style, then the usage."""
+    try:
+        for name, kind in [(o.flag, o.type) for o in command.options if o.value] + list(command.arguments.items()):
+            value = args.get(name)
+            if isinstance(value, list):
+                args[name] = [kind.convert(v, name) for v in value]
+            elif value is not None:
+                args[name] = kind.convert(value, name)
+    except UsageError as e:
+        raise usage_error(command, e, prog) from None
     return args
 
 

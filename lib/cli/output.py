@@ -46,7 +46,9 @@ def emit(output, result, function, ctx):
     elif ctx.json:
         out.write(dumps(result if isinstance(result, (dict, list)) else list(result)) + "\n")
     else:
-        function.render(result, out)
+        modes = getattr(function, "modes", {})
+        render = next((modes[flag] for flag in modes if ctx.args.get(flag)), function.render)
+        render(result, out)
 
 
 def dumps(obj):

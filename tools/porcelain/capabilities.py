@@ -48,16 +48,18 @@ def list_capabilities(ctx):
     return found
 
 
+def render_ranking(resolved, out):
+    """--explain: every provider in its place, with the reasons."""
+    for rank, provider in enumerate(resolved["ranking"], 1):
+        out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
+
+
 def render_resolved(resolved, out):
-    if resolved.get("explain"):
-        for rank, provider in enumerate(resolved["ranking"], 1):
-            out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
-        return
     if resolved["chosen"]:
         out.write(resolved["chosen"] + "\n")
 
 
-@renders(render_resolved)
+@renders(render_resolved, {"--explain": render_ranking})
 def resolve(ctx):
     """Prints the name of the ready provider to use, for scripts:
       nexus skill run "$(nexus capability resolve email_sender)" -- ...

@@ -7,18 +7,20 @@ from nexus.distribute import managed, sources
 from nexus.style import table
 
 
+def render_listed(report, out):
+    """--list: the skills a source holds."""
+    rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
+    out.write("\n".join(table(rows, indent="")) + "\n")
+
+
 def render_add(report, out):
-    if "skills" in report:  # --list
-        rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
-        out.write("\n".join(table(rows, indent="")) + "\n")
-        return
     for added in report["added"]:
         out.write(f"added {added['name']} ({added['placement']}, {added['path']})\n")
     for name in report["unchanged"]:
         out.write(f"unchanged {name}\n")
 
 
-@renders(render_add)
+@renders(render_add, {"--list": render_listed})
 def add(ctx):
     """SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
     repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill

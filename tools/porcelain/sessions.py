@@ -58,15 +58,17 @@ def new(ctx):
     return sessions.new_id() + "\n"
 
 
+def render_files(made, out):
+    """--dry-run: the files it would write."""
+    # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
+    out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
+
+
 def render_crystal(made, out):
-    if made["dryRun"]:
-        # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
-        out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
-        return
     out.write(f"crystallized {made['name']}: {made['path']} (replays calls {', '.join(map(str, made['calls']))})\n")
 
 
-@renders(render_crystal)
+@renders(render_crystal, {"--dry-run": render_files})
 def crystallize(ctx):
     """Turns the session's successful tool and script calls into a script skill that replays them in
     order through `nexus skill run`, stopping at the first failure; every argument arrives byte for

@@ -68,10 +68,12 @@ def _capabilities(entry, shown, style):
     return lines
 
 
+def render_prompt(shown, out):
+    """--prompt-only: the prompt alone."""
+    out.write(shown["text"])
+
+
 def render_show(shown, out):
-    if "prompt" not in shown or "status" not in shown:  # --prompt-only
-        out.write(shown["text"])
-        return
     style = Style(out)
     entry, state, bullet = shown, shown["state"], style.bullet
     emoji, label = STATUS_TEXT[shown["status"]]
@@ -118,7 +120,7 @@ def render_show(shown, out):
     out.write("\n".join(lines) + "\n")
 
 
-@renders(render_show)
+@renders(render_show, {"--prompt-only": render_prompt})
 def show(ctx):
     """Says which env vars and key the config sets for the skill: their names, never their values."""
     entry, state, result = _evaluated(ctx)
@@ -211,16 +213,18 @@ def verify_all(ctx):
         yield outcome
 
 
+def render_planned(report, out):
+    """--dry-run: the command that would run, or where the skill's tools already are."""
+    out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
+
+
 def render_install(report, out):
-    if report.get("dryRun"):
-        out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
-        return
     if report.get("installed"):
         out.write(f"installed {report['installed']}\n")
     render_outcome(report["verification"], out)
 
 
-@renders(render_install)
+@renders(render_install, {"--dry-run": render_planned})
 def install(ctx):
     """The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
     run without a shell; a shell spec's script runs with /bin/sh -c. A download is checked against its

@@ -50,13 +50,9 @@ def _rows(records, columns=None, aligned=()):
 
 
 def render_list(records, out):
-    if isinstance(records, dict):  # --summary
-        return render_summary(records, out)
     # Imported here: `status` and --json, which agents call all the time, never pay for them.
     from nexus.style import Style, one_line, plural, table, widths
 
-    if records and all("unlock" in r for r in records):  # --locked
-        return render_locked(records, out)
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
     aligned = widths(_rows(skills, None))  # one set of columns across every group
@@ -89,6 +85,19 @@ def render_locked(records, out):
     out.write("\n".join(lines) + "\n")
 
 
+def render_unhealthy(summary, out):
+    """--check: one line per skill, nothing when all is well (cron mails output)."""
+    out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
+
+
+def render_summary(summary, out):
+    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
+            f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
+    line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
+    health = [f"{summary[flag]} {flag}" for flag in ("degraded", "drifted") if summary.get(flag)]
+    out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
+
+
 def _selected(status, args):
     if args["--ready"]:
         return status == "ready"
@@ -97,7 +106,7 @@ def _selected(status, args):
     return args["--all"] or status != "unsupported"
 
 
-@renders(render_list)
+@renders(render_list, {"--summary": render_summary, "--locked": render_locked})
 def list_skills(ctx):
     """The manifest is rebuilt first when a skill or source folder changed since it was written."""
     if ctx.args["--summary"]:
@@ -116,18 +125,7 @@ def list_skills(ctx):
     return chosen
 
 
-def render_summary(summary, out):
-    if "unhealthy" in summary:  # --check: one line per skill, nothing when all is well (cron mails output)
-        out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
-        return
-    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
-            f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
-    line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
-    health = [f"{summary[flag]} {flag}" for flag in ("degraded", "drifted") if summary.get(flag)]
-    out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
-
-
-@renders(render_summary)
+@renders(render_summary, {"--check": render_unhealthy})
 def status(ctx):
     """Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.

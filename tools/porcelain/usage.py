@@ -4,6 +4,7 @@ import os
 
 from nexus import fileio, paths
 from nexus.cli.command import renders
+from nexus.errors import NexusError
 from nexus.gateway import jobs
 from nexus.state import usage_log
 from nexus.style import plural
@@ -15,8 +16,17 @@ def skill_stats(ctx):
     """The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
     skill by default (skills.log.maxEntries); `nexus skill show` has the lifetime counters.
     To aggregate logs from elsewhere: cat */usage.log | nexus-stats --stdin.
+
+    Exit status:
+      0  success;  1  NAME is no skill and has no usage log, or --session has no call in the window;
+      2  usage error
     """
-    return stats.collect(ctx.config, ctx.args["--days"], ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"])
+    args = ctx.args
+    found = stats.collect(ctx.config, args["--days"], args["NAME"], warn=ctx.warn, session=args["--session"])
+    if args["--session"] and not found["totalInvocations"]:  # a mistyped id, not a session without calls
+        raise NexusError(f"no call of session {args['--session']!r} in the usage logs of the past {args['--days']} "
+                         f"days{' for ' + args['NAME'] if args['NAME'] else ''}; see `nexus sessions`")
+    return found
 
 
 def render_rotate(report, out):
@@ -46,10 +56,15 @@ def rotate(ctx):
 
 
 def render_report(data, out):
-    out.write(f"{data['file']}\n" if "file" in data else report.render(data))
+    out.write(report.render(data))
 
 
-@renders(render_report)
+def render_written(data, out):
+    """-o FILE: the path of the file written."""
+    out.write(f"{data['file']}\n")
+
+
+@renders(render_report, {"-o": render_written})
 def usage_report(ctx):
     """One self-contained HTML file (no network, no scripts, no fonts; inline SVG and CSS; light and dark
     colours follow the reader's preference): calls per day by skill, success rate, p50 and p95

@@ -27,7 +27,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
         'nexus skill enable') flags='--json --help'; args='skill' ;;
         'nexus skill disable') flags='--json --help'; args='skill' ;;
-        'nexus skill env') flags='--unset --json --help'; args='skill' ;;
+        'nexus skill env') flags='--secret --unset --json --help'; args='skill' ;;
         'nexus skill key') flags='--unset --json --help'; args='skill' ;;
         'nexus config') subcommands='get set unset list path edit'; flags='--help' ;;
         'nexus config get') flags='--json --help'; args='key' ;;

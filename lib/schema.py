@@ -78,6 +78,16 @@ def is_env_name(name):
     return isinstance(name, str) and name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
 
 
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH")  # PASS: PASSWORD, PASSPHRASE, PASSWD
+
+
+def secret_name(name):
+    """Whether an env var's name says its value is a secret (DEPLOY_TOKEN, DB_PASSWORD), as DECISIONS.md's
+    "Usage log and state" has it."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS)
+
+
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):
     """One UsageLogEntry, with only the keys that apply."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}

@@ -54,6 +54,59 @@ class Style:
         return [self.rule(), self.color(title, "bold"), self.rule()]
 
 
+# What a terminal obeys rather than shows: C0 and C1 controls, DEL, the bidi controls, the line and
+# paragraph separators, and the bytes that were not UTF-8 (surrogate escapes, which are shown as bytes).
+_NAMED = {0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r", 0x1B: "e"}
+_FORMAT = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)
+_ESCAPES = {}
+
+
+def visible(text, lines=False):
+    """Text from a skill, a log, the config or the environment as a terminal should show it: every control
+    character, bidi override and undecodable byte made visible as an escape (\\r, \\e, \\u202e, \\x9b),
+    the way `less` and git do; `lines` keeps line breaks and tabs. JSON output never goes through this."""
+    text = str(text)
+    if text.isprintable() or (lines and text.replace("\n", "").replace("\t", "").isprintable()):
+        return text  # nearly always: nothing to do
+    if not _ESCAPES:
+        table = {c: "\\" + _NAMED.get(c, f"x{c:02x}") for c in (*range(0x20), *range(0x7F, 0xA0))}
+        table.update({c: f"\\u{c:04x}" for c in _FORMAT})
+        table.update({0xDC00 + b: f"\\x{b:02x}" for b in range(0x80, 0x100)})
+        _ESCAPES[False] = table
+        _ESCAPES[True] = {c: e for c, e in table.items() if c not in (0x09, 0x0A)}
+    return text.translate(_ESCAPES[bool(lines)])
+
+
+_OWN_CODES = tuple(f"[{n}m" for n in (*COLORS.values(), 0))  # the escape codes Style.color writes
+
+
+def terminal(text, lines=True):
+    """A whole rendering (or a message, or a table's cell) on its way to a terminal or a pipe: `visible`,
+    but for the colour codes Style.color wrote. Every human rendering passes through it (cli.output), so
+    a field that a renderer forgot still cannot move the cursor, erase a line or reorder text."""
+    first, *rest = str(text).split("\033")
+    shown = [visible(first, lines)]
+    for piece in rest:
+        own = next((code for code in _OWN_CODES if piece.startswith(code)), "")
+        shown.append(("\033" + own if own else "\\e") + visible(piece[len(own):], lines))
+    return "".join(shown)
+
+
+def shell_word(word):
+    """One word as a POSIX shell must be given it: shlex.quote, or $'...' with its control characters as
+    escapes (\\r, \\e) when it holds any, so what is shown is both exact and visible."""
+    import shlex
+
+    if visible(word) == word:
+        return shlex.quote(word)
+    return "$'" + visible(word.replace("\\", "\\\\").replace("'", "\\'")) + "'"
+
+
+def shell_line(argv):
+    """An argument vector as one command line a person can read and a shell would run as it is."""
+    return " ".join(shell_word(word) for word in argv)
+
+
 def plural(count, noun):
     """'1 skill', '3 skills'."""
     return f"{count} {noun}{'s' if count != 1 else ''}"
@@ -71,11 +124,13 @@ def truncate(text, width):
 
 def widths(rows):
     """The width of each column but the last: its widest cell."""
-    return [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    return [max(len(terminal(row[i], False)) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
 
 
 def table(rows, indent="   ", column_widths=None):
-    """Rows of cells, the columns padded (the last column is not), to `column_widths` or their widest cell."""
+    """Rows of cells, the columns padded (the last column is not), to `column_widths` or their widest cell.
+    A cell is one line: a line break or a control character in it is shown as an escape (`terminal`)."""
+    rows = [[terminal(cell, False) for cell in row] for row in rows]
     column_widths = column_widths or widths(rows)
     return [indent + "  ".join([c.ljust(w) for c, w in zip(row, column_widths)] + [row[-1]]).rstrip() for row in rows]
 

@@ -2,8 +2,16 @@
 what nexus keeps."""
 
 import json
+import shutil
 import stat
 import textwrap
+
+import pytest
+
+
+def needs(program):
+    """Skip where `program` is not installed; .ci/run installs it, so in CI the skip is a failure."""
+    return pytest.mark.skipif(shutil.which(program) is None, reason=f"{program} is not installed")
 
 
 def make_tool(bindir, name, script="#!/bin/sh\nexit 0\n"):

@@ -260,6 +260,7 @@ def test_folder_without_skills_is_an_error(script_runner, tmp_path):
     assert [(f["path"], f["code"]) for f in json.loads(result.stdout)] == [(str(tmp_path / "empty"), "no-skill")]
 
 
+@pytest.mark.may_skip_in_ci("root reads every folder: test_unreadable_skill_folder_is_an_error_as_nobody checks it")
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
 def test_unreadable_skill_folder_is_an_error(script_runner, tmp_path):
     locked = write_skill(tmp_path, "locked")
@@ -270,6 +271,25 @@ def test_unreadable_skill_folder_is_an_error(script_runner, tmp_path):
         locked.chmod(0o755)
     assert result.returncode == 1
     assert f"{locked}/SKILL.md: error: cannot read: Permission denied" in result.stdout
+
+
+@pytest.mark.once
+def test_unreadable_skill_folder_is_an_error_as_nobody(nobody):
+    """As root every folder is readable, so nobody checks a world-readable tree with one folder root's own."""
+    import shutil
+    import tempfile
+
+    root = pathlib.Path(tempfile.mkdtemp(prefix="nexus-check-nobody-"))
+    try:
+        root.chmod(0o755)
+        locked = write_skill(root, "locked")
+        locked.chmod(0o700)
+        env = {**os.environ, "NEXUS_HOME": str(root / "nexus"), "HOME": str(root), "MANAGED_SKILLS_DIR": str(root / "m")}
+        result = nobody.run(["nexus", "skills", "check", str(root)], env)
+        assert result.returncode == 1, result.stderr
+        assert f"{locked}/SKILL.md: error: cannot read: Permission denied" in result.stdout
+    finally:
+        shutil.rmtree(root)
 
 
 def test_default_checks_every_source(script_runner, tmp_path, workspace, nexus_home):

@@ -2,12 +2,11 @@
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
-from helpers import bundled_names, write_skill
+from helpers import bundled_names, needs, write_skill
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"
@@ -34,13 +33,20 @@ def bash_complete(env, *words):
     return [line for line in result.stdout.splitlines() if line]
 
 
+def words_after(*group):
+    """The words the command table has after `group`, in its order, once each: what completion must offer."""
+    from nexus.tools.nexus import COMMANDS
+
+    found = [c.words.split() for c in COMMANDS]
+    return list(dict.fromkeys(w[len(group)] for w in found if len(w) > len(group) and w[:len(group)] == list(group)))
+
+
 @pytest.mark.parametrize("words, expected", [
-    (["nexus", ""], ["skills", "skill", "config", "status", "capabilities", "capability", "connectors", "sessions",
-                     "session", "report", "jobs", "job", "mcp", "help"]),
+    (["nexus", ""], words_after()),
     (["nexus", "mcp", ""], ["config"]),
     (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
     (["nexus", "--"], ["--help", "--version"]),
-    (["nexus", "skill", ""], ["install", "show", "verify", "run", "stats", "enable", "disable", "env", "key"]),
+    (["nexus", "skill", ""], words_after("skill")),
     (["nexus", "config", "set", "--type", ""], ["bool", "int", "string", "list", "table"]),
     (["nexus", "skills", "c"], ["check", "cursor-rules"]),
     (["nexus", "skills", "list", "--"], ["--ready", "--locked", "--all", "--json", "--summary", "--help"]),
@@ -89,14 +95,7 @@ def test_list_skills_reads_only_the_manifest(shell_env):
     assert result.stdout.splitlines() == sorted(["alpha", "beta-tool"] + bundled_names()) + ["[]"]
 
 
-def group_words(group):
-    """The words that follow `nexus GROUP`, in the order of the command table."""
-    from nexus.tools.commands import COMMANDS
-
-    return [c.words.split()[1] for c in COMMANDS if c.words.startswith(group + " ")]
-
-
-@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+@needs("zsh")
 def test_zsh_offers_what_bash_does(shell_env):
     stubs = ('compadd() { while [[ $1 != -- ]]; do shift; done; shift; print -rl -- "$@"; }; '
              '_files() { print -r -- "FILES $*"; }; _call_program() { shift; "$@"; }; ')
@@ -106,20 +105,20 @@ def test_zsh_offers_what_bash_does(shell_env):
         result = subprocess.run(["zsh", "-f", "-c", script, "zsh", *words], env=shell_env, capture_output=True, text=True)
         return result.stdout.split()
 
-    assert complete("nexus", "skill", "") == group_words("skill")
+    assert complete("nexus", "skill", "") == words_after("skill")
     assert complete("nexus", "skill", "run", "") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus", "skills", "prompt", "--format", "") == ["xml", "markdown"]
     assert complete("nexus", "skills", "cursor-rules", "--write", "") == ["FILES", "-/"]
 
 
-@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+@needs("fish")
 def test_fish_offers_what_bash_does(shell_env):
     def complete(line):
         script = f'source "{COMPLETIONS / "nexus.fish"}"; complete -C "{line}"'
         result = subprocess.run(["fish", "-c", script], env=shell_env, capture_output=True, text=True)
         return [candidate.split("\t")[0] for candidate in result.stdout.splitlines()]
 
-    assert sorted(complete("nexus skill ")) == sorted(group_words("skill"))
+    assert sorted(complete("nexus skill ")) == sorted(words_after("skill"))
     assert complete("nexus skill run ") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus skill run alpha --ti") == ["--timeout"]
     assert sorted(complete("nexus skills prompt --format ")) == ["markdown", "xml"]

@@ -211,11 +211,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             needs=(ENTRY,)),
     Command("skill env", "config:set_env", DOCUMENT,
             "Set or remove environment variables the skill's tool gets.",
-            usage=("NAME [VAR=VALUE...] [--unset VAR]... [--json]",),
-            options=(Option("--unset VAR", "Remove VAR from the skill's environment (may be "
-                                           "repeated).", repeat=True),
-                     Option("--json", '{"skill", "key", "set", "unset", "env"}: names, never values ("set" and '
-                                      '"unset" only when asked to change something).')),
+            usage=("NAME [VAR=VALUE...] [--secret] [--unset VAR]... [--json]",),
+            options=(Option("--secret", "The values set are secrets: masked as *** wherever nexus writes or shows "
+                                        "them (the usage log, errors, sessions, crystallized skills), as "
+                                        "skills.entries.KEY.secretEnv says."),
+                     Option("--unset VAR", "Remove VAR from the skill's environment (may be repeated).", repeat=True),
+                     Option("--json", '{"skill", "key", "set", "unset", "marked", "env", "secret"}: names, never '
+                                      'values ("set", "unset" and "marked" only when asked to change something).')),
             arguments={"NAME": SKILL, "VAR=VALUE": STRING},
             needs=(ENTRY,)),
     Command("skill key", "config:store_key", DOCUMENT,

@@ -46,7 +46,7 @@ class Context:
         return bool(self.args.get("--json"))
 
     def warn(self, message):
-        print(f"{self.prog}: {message}", file=sys.stderr)
+        output.say(self.prog, message)
 
     def note(self, message):
         """A line on stderr as it is: what the command is doing ("Verifying skill 'x'...")."""
@@ -331,7 +331,7 @@ def call(command, argv, prog=None):
     except NexusError as e:
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-        print(f"{prog}: {e}", file=sys.stderr)
+        output.say(prog, str(e))
         return e.exit_code
     except BrokenPipeError:  # not a failure: the reader has what it wanted
         quiet_stdout()
@@ -341,5 +341,5 @@ def call(command, argv, prog=None):
     except OSError as e:  # a file nexus must write or read failed: one line, not a traceback
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-        print(f"{prog}: {e.filename}: {e.strerror}" if e.filename else f"{prog}: {e}", file=sys.stderr)
+        output.say(prog, f"{e.filename}: {e.strerror}" if e.filename else str(e))
         return 1

@@ -11,7 +11,7 @@ user and to the skills whose `requires.config` names them.
 import os
 
 from ..errors import BadInput
-from ..schema import is_env_name
+from ..schema import SECRET, is_env_name
 
 RULES = (
     "The `skills` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
@@ -58,6 +58,7 @@ COUNT = Type("int", "a whole number from 1", lambda v: isinstance(v, int) and no
 TEXT = Type("string", "text", _text)
 NAMES = Type("list", 'a list of skill names, as ["tmux", "github"]', item=_text)
 FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~, as ["~/bin"]', item=_folder)
+ENV_NAMES = Type("list", 'a list of environment variable names, as ["DEPLOY_TOKEN"]', item=is_env_name)
 ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
 
 
@@ -83,6 +84,9 @@ KEYS = (
         secret=True),
     Key("skills.entries.<skill>.env", ENV, "Environment variables given to the skill's tool.", {}, secret=True),
     Key("skills.entries.<skill>.env.<VAR>", TEXT, "One environment variable given to the skill's tool.", secret=True),
+    Key("skills.entries.<skill>.secretEnv", ENV_NAMES, "Env vars of the skill's env whose values are secrets, masked "
+        "as *** wherever nexus writes or shows them (`nexus skill env --secret`); a name with KEY, TOKEN, SECRET, "
+        "PASS, CREDENTIAL or AUTH in it is one already.", []),
     Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
         "`nexus capability resolve` prefers them.", []),
 )
@@ -224,6 +228,35 @@ def leaves(node, parts=()):
 
 
 TYPES = {"bool": bool, "int": int, "string": str, "list": list, "table": dict}  # --type, and what it reads
+
+
+def _set_by(parts, value):
+    """Each key a value set at `parts` sets: `parts` itself, and for a table every key inside it."""
+    yield parts
+    if isinstance(value, dict):
+        for name, inner in value.items():
+            yield from _set_by((*parts, str(name)), inner)
+
+
+def sets_api_key(parts, value):
+    """Whether setting `value` at `parts` sets a skill's apiKey, itself or through a table above it."""
+    return any(key is not None and key.path.endswith(".apiKey") for key in map(find, _set_by(parts, value)))
+
+
+def masked(parts, value):
+    """A value as nexus shows it: a secret, itself or inside a table, as ***."""
+    key = find(parts)
+    if key is not None and key.secret:
+        return SECRET
+    if isinstance(value, dict):
+        return {name: masked((*parts, str(name)), inner) for name, inner in value.items()}
+    return value
+
+
+def may_hold_secret(parts):
+    """Whether a value at `parts` is, or may hold, a secret: an error never quotes it."""
+    key = find(parts)
+    return key.secret if key is not None else is_table(parts) or is_ours(parts)
 
 
 def value_of(text, kind=None):

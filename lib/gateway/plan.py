@@ -6,7 +6,7 @@ import os
 from .. import config as configlib, paths
 from ..catalog import status
 from ..errors import NexusError
-from ..schema import SECRET
+from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
 MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
@@ -23,10 +23,18 @@ def environment(entry, config):
     return env
 
 
-def secrets(entry, env):
-    """Values of the env vars a skill declares as secret (long enough to be one), longest first."""
+def secrets(entry, env, config):
+    """The secrets nexus hands the tool, to be masked wherever nexus writes or shows them (long enough to
+    be one), longest first: the values of the env vars the skill declares, its apiKey, and the config's env
+    values whose name says secret (schema.secret_name) or that `nexus skill env --secret` marked."""
+    skill_config = configlib.skill_entry(config, entry)
+    given, marked = skill_config.get("env") or {}, skill_config.get("secretEnv") or ()
     names = entrylib.env_names(entry) + [entrylib.primary_env(entry)]
+    names += [name for name in given if name in marked or secret_name(name)]
     found = {env[n] for n in names if n and len(env.get(n) or "") >= MIN_SECRET_CHARS}
+    key = skill_config.get("apiKey")
+    if isinstance(key, str) and len(key) >= MIN_SECRET_CHARS:  # masked even when no primaryEnv hands it on
+        found.add(key)
     return sorted(found, key=len, reverse=True)
 
 
@@ -62,9 +70,10 @@ def command(entry, args, config):
 
 def not_installed_message(entry, binary):
     from ..skill import installspec  # a refusal's message: not on the way of a run that goes ahead
+    from ..style import visible
 
-    lines = [f"Tool '{binary}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
-    hints = installspec.hints(entry)
+    lines = [f"Tool '{visible(binary)}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
+    hints = [visible(hint) for hint in installspec.hints(entry)]  # one line each: a message of several lines
     if hints:
         lines.append("Install with: " + hints[0])
         lines += ["          or: " + h for h in hints[1:]]

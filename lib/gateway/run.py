@@ -54,7 +54,7 @@ class Call:
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
         self.session = session or os.environ.get("NEXUS_SESSION_ID")
         self.env = plan.environment(entry, config)
-        self.secrets = plan.secrets(entry, self.env)
+        self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so

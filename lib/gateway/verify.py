@@ -45,7 +45,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
         if done.timed_out:
             outcome["error"] = f"verify command timed out after {timeout:g} s"
         elif done.exit != 0:
-            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env))
+            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env, config))
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
     drift = _record(entry, config, outcome, output)

@@ -5,7 +5,7 @@ Shared by `nexus skill stats` and `nexus-stats`, which print the same report.
 
 import datetime
 
-from ..style import Style, ago, local, plural, table, truncate, when
+from ..style import Style, ago, local, plural, table, truncate, visible, when
 from . import stats
 
 MOST_FAILURES = 10
@@ -38,7 +38,7 @@ def _all_skills(report, style):
     lines += ["", "Most Used Skills:", *table(rows, indent="  ")]
     if report["recentFailures"]:
         lines += ["", f"Recent Failures (past {plural(stats.recent_days(report['days']), 'day')}):"]
-        lines += [f'  {style.bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({plural(f["count"], "occurrence")})'
+        lines += [f'  {style.bullet} {visible(f["skill"])}: "{truncate(f["error"], 60)}" ({plural(f["count"], "occurrence")})'
                   for f in report["recentFailures"][:MOST_FAILURES]]
         more = len(report["recentFailures"]) - MOST_FAILURES
         if more > 0:

@@ -9,6 +9,7 @@ import sys
 from nexus import config as configlib, paths
 from nexus.catalog import discovery
 from nexus.errors import BadInput
+from nexus.style import terminal
 from nexus.tools.commands import script
 
 
@@ -42,7 +43,7 @@ def discover(ctx):
         source_list = configlib.sources(ctx.config)
     scan = discovery.scan(source_list)
     for line in scan.diagnostics:  # `path:line: reason`, as compilers report
-        print(line, file=sys.stderr)
+        print(terminal(line), file=sys.stderr)
     if not scan.readable_sources:
         raise BadInput("no skill source could be read: " + ", ".join(p for _, p in source_list))
     return [*scan.entries.values(), *(scan.shadowed if args["--shadowed"] else []),

@@ -95,16 +95,16 @@ def write_or_quit(text):
 
 def dry_run(entry, argv, cwd, env_names, args):
     """What would run, and where, with which env names: printed, nothing run."""
-    import shlex  # only for --dry-run: it brings `re`
+    from nexus.style import shell_line, shell_word  # only for --dry-run: style is not on the gateway's way
 
     planned = {"skill": entry["name"], "type": entry["type"], "argv": argv, "cwd": cwd or os.getcwd(),
                "env": env_names, "timeout": args["--timeout"]}
     if args["--json"]:
         print(fastjson.dumps(planned))
     else:
-        print(shlex.join(argv))
-        print(f"cwd: {planned['cwd']}")
-        print("env: " + (" ".join(env_names) or "(none injected)"))
+        print(shell_line(argv))  # the exact argv, as a shell would need it, nothing in it obeyed by the terminal
+        print(f"cwd: {shell_word(planned['cwd'])}")
+        print("env: " + (shell_line(env_names) or "(none injected)"))
     return 0
 
 

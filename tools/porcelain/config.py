@@ -56,9 +56,6 @@ def _writable(ctx, parts):
     """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for
     a key nexus does not know, unless --force or a skill's requires.config names it, and for an apiKey."""
     key = keys.find(parts)
-    if key is not None and key.path.endswith(".apiKey"):
-        raise BadInput(f"a key is never taken from the command line (shell history, ps): "
-                       f"nexus skill key {parts[2]} reads it from stdin or asks for it")
     if key is not None or keys.is_table(parts):
         return key
     if keys.is_ours(parts):
@@ -81,7 +78,7 @@ def render_change(report, out):
     if value is None:
         out.write(f"{key}: {'unset' if report['changed'] else 'was not set'}\n")
         return
-    shown = SECRET if report.get("secret") else edit.inline(value)
+    shown = SECRET if value == SECRET else edit.inline(value)  # a secret, or a table with its secrets masked
     out.write(f"{key} = {shown}\n" if report["changed"] else f"{key}: already {shown}\n")
 
 
@@ -113,11 +110,15 @@ def set_key(ctx):
         value = keys.value_of(args["VALUE"], kind)
     except ValueError:
         needs = key.type.needs if key and not args["--type"] else f"a TOML {kind}"
-        raise BadInput(f"{_dotted(parts)} needs {needs}, not {keys.shown(args['VALUE'])}; "
-                       f"'{paths.config_file()}' is unchanged") from None
+        got = "" if keys.may_hold_secret(parts) else f", not {keys.shown(args['VALUE'])}"
+        raise BadInput(f"{_dotted(parts)} needs {needs}{got}; '{paths.config_file()}' is unchanged") from None
+    if keys.sets_api_key(parts, value):  # itself, or through a table above it: { apiKey = "..." }
+        raise BadInput(f"a key is never taken from the command line (shell history, ps): nothing written; "
+                       f"`nexus skill key NAME` reads it from stdin or asks for it")
     before, after = edit.change(lambda doc: [] if keys.lookup(doc, parts) == (True, value) else [(parts, value)])
-    report = {"key": _dotted(parts), "value": value, "changed": before != after, "file": edit.target()}
-    return {**report, "value": SECRET, "secret": True} if key and key.secret else report
+    shown = keys.masked(parts, value)
+    report = {"key": _dotted(parts), "value": shown, "changed": before != after, "file": edit.target()}
+    return {**report, "secret": True} if shown != value else report
 
 
 @renders(render_change)
@@ -298,9 +299,11 @@ def disable_skill(ctx):
 def render_env(report, out):
     name = report["skill"]
     if "set" not in report:
-        out.write(f"{name}: env from config: {', '.join(report['env']) or 'none'}\n")
+        out.write(f"{name}: env from config: {', '.join(report['env']) or 'none'}"
+                  + (f" (secret: {', '.join(report['secret'])})" if report["secret"] else "") + "\n")
         return
     done = [f"set {', '.join(report['set'])}"] if report["set"] else []
+    done += [f"marked secret {', '.join(report['marked'])}"] if report["marked"] else []
     done += [f"unset {', '.join(report['unset'])}"] if report["unset"] else []
     out.write(f"{name}: {'; '.join(done) or 'env unchanged'}\n")
 
@@ -309,10 +312,13 @@ def render_env(report, out):
 def set_env(ctx):
     """Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
     skills.entries.KEY.env, all in one change. Without VAR=VALUE or --unset, prints the names set.
-    Only names are ever printed: a value may be a secret.
+    Only names are ever printed: a value may be a secret. A value is masked without --secret when
+    the skill declares its variable, or when its name has KEY, TOKEN, SECRET, PASS, CREDENTIAL or
+    AUTH in it; `REGION=us-east-1` is not.
 
     Examples:
       nexus skill env github GH_HOST=github.example.com
+      nexus skill env deploy DEPLOY_SIGNATURE=... --secret
       nexus skill env github --unset GH_HOST
     """
     entry, table = _skill(ctx)
@@ -328,19 +334,28 @@ def set_env(ctx):
             raise BadInput(f"--unset '{var}': not an environment variable name (letters, digits and _)")
         wanted[var] = edit.UNSET
 
+    secret_path = (*table, "secretEnv")
     report = {"skill": entry["name"], "key": _dotted(env_path)}
     if not wanted:
-        return {**report, "env": list(configlib.skill_entry(ctx.config, entry).get("env", {}))}
+        skill_config = configlib.skill_entry(ctx.config, entry)
+        return {**report, "env": list(skill_config.get("env", {})), "secret": skill_config.get("secretEnv", [])}
 
     def changes(doc):
         current = keys.lookup(doc, env_path)[1] or {}
-        return [((*env_path, var), value) for var, value in wanted.items()
-                if ((var in current) if value is edit.UNSET else current.get(var) != value)]
+        found = [((*env_path, var), value) for var, value in wanted.items()
+                 if ((var in current) if value is edit.UNSET else current.get(var) != value)]
+        marked = keys.lookup(doc, secret_path)[1] or []
+        keep = [v for v in marked if wanted.get(v, "") is not edit.UNSET]  # an unset var is no secret any more
+        keep += [v for v, value in wanted.items() if ctx.args["--secret"] and value is not edit.UNSET and v not in keep]
+        if keep != marked:
+            found.append((secret_path, keep or edit.UNSET))
+        return found
 
     before, after = edit.change(changes)
     old, new = keys.lookup(before, env_path)[1] or {}, keys.lookup(after, env_path)[1] or {}
+    was, now = keys.lookup(before, secret_path)[1] or [], keys.lookup(after, secret_path)[1] or []
     return {**report, "set": [v for v in new if old.get(v) != new[v]], "unset": [v for v in old if v not in new],
-            "env": list(new)}
+            "marked": [v for v in now if v not in was], "env": list(new), "secret": now}
 
 
 def render_key(report, out):
@@ -404,5 +419,5 @@ def key_names(ctx):
     except NexusError:
         config = {}
     found = [_dotted(parts) for parts in keys.listed(config)]
-    found += [f"skills.entries.{s}.{leaf}" for s in skills for leaf in ("enabled", "apiKey", "env")]
+    found += [f"skills.entries.{s}.{leaf}" for s in skills for leaf in ("enabled", "apiKey", "env", "secretEnv")]
     return "".join(k + "\n" for k in dict.fromkeys(found))

@@ -5,7 +5,7 @@ from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
-from nexus.style import Style, local, table, truncate
+from nexus.style import Style, local, shell_line, table, truncate, visible
 from nexus.usage import crystallize as crystal, sessions
 
 
@@ -31,9 +31,9 @@ def render_calls(found, out):
     style = Style(out)
     rows = [["#", "TIME", "SKILL", "EXIT", "MS", "ARGS / ERROR"]]
     for call in found:
-        shown = " ".join(call.get("args") or [])
+        shown = shell_line(call.get("args") or [])  # each word as a shell needs it: exact, and visible
         if call.get("error"):
-            shown = (shown + "  " if shown else "") + style.color(f"! {call['error']}", "red")
+            shown = (shown + "  " if shown else "") + style.color(f"! {visible(call['error'])}", "red")
         rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
                      str(call.get("ms", "-")), truncate(shown, 80) if not call.get("error") else shown])
     out.write("\n".join(table(rows, indent="")) + "\n")

@@ -11,7 +11,7 @@ from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, when
+from nexus.style import Style, visible, when
 
 STATUS_TEXT = {
     "ready": ("✅", "Ready"), "needs-setup": ("⚠️ ", "Needs setup"), "not-installed": ("⏳", "Not installed"),
@@ -85,7 +85,7 @@ def render_show(shown, out):
             label = f"Configured (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
     elif shown["status"] == "unsupported":
         label += f" (needs {', '.join(entry.get('os', []))}; this is {sys.platform})"
-    title = f"{entry['name'].upper()} - {entry['description']}"
+    title = f"{entry['name'].upper()} - {visible(entry['description'])}"
     lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
@@ -116,7 +116,7 @@ def render_show(shown, out):
     lines += ["", style.rule(False), "PROMPT", style.rule(False), "", shown["prompt"].rstrip()]
     if not shown["verified"] or shown["status"] != "ready":
         lines += ["", style.rule(False), "SETUP", style.rule(False), "", "To configure this skill:"]
-        lines += plan.setup_steps(entry, shown["missing"])
+        lines += [visible(step) for step in plan.setup_steps(entry, shown["missing"])]
     out.write("\n".join(lines) + "\n")
 
 
@@ -142,7 +142,7 @@ def render_outcome(outcome, out):
         out.write(message + "\n")
     elif not outcome["ok"]:
         out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {outcome['error']}\n")
-        out.write("\n   Setup instructions:\n" + "".join(f"   {step}\n" for step in outcome["setup"]))
+        out.write("\n   Setup instructions:\n" + "".join(f"   {visible(step)}\n" for step in outcome["setup"]))
     elif outcome["type"] == "prompt":
         out.write(f"{style.emoji('✅')}Skill '{name}' is a prompt skill: always configured.\n")
     elif not outcome["verify"]:
@@ -173,7 +173,7 @@ def verify_skill(ctx):
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
                 "lastVerified": state.get("lastVerified")}
     if not args["--json"] and entry.get("verify"):
-        print(f"Verifying skill '{entry['name']}'...\nRunning: {entry['verify']}\n", file=sys.stderr)
+        print(f"Verifying skill '{entry['name']}'...\nRunning: {visible(entry['verify'])}\n", file=sys.stderr)
     outcome = verified(entry, ctx.config, args["--timeout"])
     ctx.status = 0 if outcome["ok"] else 1
     return outcome
@@ -253,7 +253,7 @@ def install(ctx):
     report = {"skill": entry["name"], "command": installspec.describe(spec)}
     if args["--dry-run"]:
         return {**report, "dryRun": True}
-    label = spec.get("label") or f"Install {entry['name']} ({spec.get('kind')})"
+    label = visible(spec.get("label") or f"Install {entry['name']} ({spec.get('kind')})")
     ctx.warn(f"{label}: {report['command']}")
     if not args["--yes"]:
         _confirm()

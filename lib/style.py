@@ -95,7 +95,7 @@ def terminal(text, lines=True):
 def shell_word(word):
     """One word as a POSIX shell must be given it: shlex.quote, or $'...' with its control characters as
     escapes (\\r, \\e) when it holds any, so what is shown is both exact and visible."""
-    import shlex
+    import shlex  # it brings `re`: only for a command line shown to a person
 
     if visible(word) == word:
         return shlex.quote(word)

@@ -253,3 +253,46 @@ def test_the_library_keeps_the_import_rules_of_architecture_md():
                                            or ".".join(target[:2]) in allowed[own]):
                 broken.append(f"{path.relative_to(ROOT)}:{line}: {module}")
     assert broken == [], "imports ARCHITECTURE.md's table does not allow:\n" + "\n".join(broken)
+
+
+def test_no_two_modules_of_the_library_import_each_other():
+    """Not even inside a function: a piece that two modules need lives where both can import it
+    (catalog.manifest's Record is known to discovery by what it does; config.statements serves config
+    and config.edit)."""
+    modules = {}
+    for path in (ROOT / "lib").rglob("*.py"):
+        if "skills" not in path.relative_to(ROOT / "lib").parts:
+            name = ".".join(["nexus", *path.relative_to(ROOT / "lib").with_suffix("").parts]).removesuffix(".__init__")
+            modules[name] = path
+    imports = {}
+    for name, path in modules.items():
+        found = set()
+        for _, module in nexus_imports(path):
+            while module not in modules and "." in module:
+                module = module.rpartition(".")[0]  # a name in a module: the module
+            found.add(module)
+        imports[name] = found - {name}
+    loops = sorted({tuple(sorted((a, b))) for a in imports for b in imports[a] if a in imports.get(b, ())})
+    assert loops == []
+
+
+def test_an_import_inside_a_function_says_why():
+    """Imports go at the top of a module; one inside a function (to keep a heavy module off a fast path,
+    or to break a cycle) has a comment that says why, on its line, on its block of imports, or on the
+    line that leads to it."""
+    unexplained = []
+    for path in sorted([*(ROOT / "lib").rglob("*.py"), *(ROOT / "tools").rglob("*.py")]):
+        if "skills" in path.relative_to(ROOT).parts:
+            continue
+        lines = path.read_text().splitlines()
+        for function in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    n = node.lineno - 1
+                    while n > 0 and (not lines[n - 1].strip() or lines[n - 1].lstrip().startswith(("import ", "from "))):
+                        n -= 1  # up through its block of imports
+                    if not any("#" in line for line in lines[n - 1:node.lineno]):
+                        unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert unexplained == [], "imports inside a function without a comment that says why:\n" + "\n".join(unexplained)

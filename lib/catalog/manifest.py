@@ -88,7 +88,7 @@ def build(records, source_list, stamps=None, folders=None):
         else:
             skills[record.name] = record
     if folders is None:
-        from . import discovery
+        from . import discovery  # it reads SKILL.md files: the gateway's way (one line of a fresh manifest) never does
 
         folders = discovery.folders_without_skill(source_list, dirs)
     records = [skills[name] for name in sorted(skills)] + invalid
@@ -326,7 +326,7 @@ def refresh(source_list, previous=None, must_write=True):
     other sources is no help, and everything is read. Without `must_write`, a manifest that cannot be
     written (a read-only or full disk) is still returned, and scan.diagnostics says why it was not written."""
     stamps = paths.source_stamps(source_list)  # taken first, so a change during the scan makes it stale
-    from . import discovery
+    from . import discovery  # as in build: only a refresh reads SKILL.md files
 
     known = _known(previous, source_list) if previous is not None else None
     scan = discovery.scan(source_list, known)
@@ -403,7 +403,7 @@ def find(manifest, name):
         if broken["name"] == name:
             where = f"{broken['filePath']}:{broken['line']}" if broken.get("line") else broken["filePath"]
             raise NexusError(f"Skill '{name}' is invalid: {where}: {broken['error']}")
-    import difflib
+    import difflib  # a suggestion for a name not found: never on the way of a name that is
 
     close = difflib.get_close_matches(name, manifest.names(), n=3, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""

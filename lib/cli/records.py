@@ -3,6 +3,8 @@ and the Types that read their values; and the usage text generated from a record
 and `--help` shows. ARCHITECTURE.md ("A command") says how to add a command or an option.
 """
 
+from ..errors import UsageError
+
 WIDTH = 80  # every line of --help fits an 80-column terminal
 MAX_NUMBER = 100_000_000  # seconds or hours: three years and more, and far from a float's limits
 
@@ -44,8 +46,6 @@ class Type:
         try:
             return self.read(text)
         except (TypeError, ValueError):
-            from ..errors import UsageError
-
             raise UsageError(f"{flag} needs {self.needs}, not {text!r}") from None
 
 

@@ -179,7 +179,7 @@ def ensure_verified(entry, config, binary, warn, note):
         if not health.changed(state["fingerprint"].get("binary"), binary):
             return {}
         warn(f"{entry['name']} changed since it was verified ({binary}): verifying again")
-    from . import verify
+    from . import verify  # a first run only: a skill already verified never loads it (nor hashlib)
 
     if not entry.get("verify"):  # nothing to verify beyond the binary, which exists
         ts = schema.now_iso()

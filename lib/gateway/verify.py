@@ -87,7 +87,7 @@ def select(records, stale_hours=None):
     lately verified, with `stale_hours`); the others (not installed, lacking an env var or config,
     disabled, not for this platform, invalid) are skipped, each with the reason, since running their
     verify command could only fail."""
-    from ..catalog.capabilities import why_not_ready
+    from ..catalog.capabilities import why_not_ready  # verify --all alone: not on the way of one verification
 
     entries, skipped = [], []
     for record in records:

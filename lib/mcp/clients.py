@@ -46,7 +46,7 @@ def json_text(document):
 
 
 def toml_text(document):
-    import tomli_w
+    import tomli_w  # only for a client whose file is TOML (codex)
 
     return tomli_w.dumps(document)
 
@@ -93,7 +93,7 @@ def with_json_entry(old, key, wanted, path):
 def with_toml_entry(old, key, wanted, path):
     """The TOML text `old` with [key.nexus] = wanted: appended, or its own lines replaced; every other
     line kept as it is, and the outcome read back to make sure of it."""
-    import tomllib
+    import tomllib  # only for a client whose file is TOML (codex)
 
     try:
         before = tomllib.loads(old)

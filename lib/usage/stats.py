@@ -170,7 +170,7 @@ class Aggregator:
         self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
-            from .sessions import Summary
+            from .sessions import Summary  # only for the usage report's series: sessions is not on the way of stats
 
             self.sessions = Summary()
         self.since = self.now - datetime.timedelta(days=days)
@@ -411,7 +411,7 @@ def _fork_share(aggregator, share):
         raise
     if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
         try:
-            import pickle
+            import pickle  # only in a forked child, to send its figures back
 
             os.close(read)
             warnings = []
@@ -426,7 +426,7 @@ def _fork_share(aggregator, share):
 
 
 def _merge_child(aggregator, pid, pipe, share, warn):
-    import pickle
+    import pickle  # only when children were forked: logs of over SHARE_BYTES
 
     try:
         with os.fdopen(pipe, "rb") as found:

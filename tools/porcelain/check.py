@@ -5,7 +5,8 @@ import os
 from nexus import config as configlib, paths
 from nexus.catalog import capabilities, discovery, listing
 from nexus.cli.command import renders
-from nexus.config import edit
+from nexus.config import keys
+from nexus.config.statements import line_of
 from nexus.distribute import managed
 from nexus.errors import BadInput
 from nexus.skill import entry as entrylib, lint, skillmd
@@ -79,21 +80,11 @@ def _config(ctx, findings):
     with open(path, encoding="utf-8") as f:
         text = f.read()
 
-    def warn(parts, message):
-        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", edit.line_of(text, parts),
-                                              "config"))
-
-    bundled = set(os.listdir(paths.bundled_skills()))
-    for name in configlib.get(config, "skills.allowBundled") or []:
-        if name not in bundled:
-            warn(("skills", "allowBundled"), f"'{name}' is not a bundled skill")
     manifest = listing.current_manifest(config, lambda message: None)  # the skills' own problems are findings
-    skills = {configlib.skill_key(entry): entry for entry in manifest.skills().values()}
-    for key, table in configlib.get(config, "skills.entries", {}).items():
-        if key not in skills:
-            warn(("skills", "entries", key), "no skill has this name or skillKey")
-        elif "apiKey" in table and not entrylib.primary_env(skills[key]):
-            warn(("skills", "entries", key, "apiKey"), "the skill names no env var for a key (primaryEnv): no tool gets it")
+    skills = {configlib.skill_key(entry): bool(entrylib.primary_env(entry)) for entry in manifest.skills().values()}
+    for parts, message in keys.problems(config, skills, set(os.listdir(paths.bundled_skills()))):
+        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", line_of(text, parts),
+                                              "config"))
     return config
 
 

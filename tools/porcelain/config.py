@@ -52,22 +52,6 @@ def get_key(ctx):
     return {"key": _dotted(parts), "value": value, "default": key.default if key else None, "origin": origin}
 
 
-def _writable(ctx, parts):
-    """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for
-    a key nexus does not know, unless --force or a skill's requires.config names it, and for an apiKey."""
-    key = keys.find(parts)
-    if key is not None or keys.is_table(parts):
-        return key
-    if keys.is_ours(parts):
-        raise BadInput(keys.unknown(parts))
-    wanted = _required_config()
-    if not ctx.args["--force"] and _dotted(parts) not in wanted:
-        close = keys.suggestion(parts, wanted)
-        hint = f" (did you mean {close}?)" if close else ""
-        raise BadInput(f"{_dotted(parts)} is not a key nexus knows{hint}; --force sets it anyway")
-    return None
-
-
 def _required_config():
     """The config paths that skills name in requires.config: keys `nexus config set` writes without --force."""
     return sorted({p for entry in manifestlib.cached_skills().values() for p in entrylib.required(entry, "config")})
@@ -102,10 +86,8 @@ def set_key(ctx):
     """
     args = ctx.args
     parts = keys.split(args["KEY"])
-    key = _writable(ctx, parts)
+    key = keys.writable(parts, args["--force"], _required_config)
     kind = args["--type"] or (key.type.name if key else ("table" if keys.is_table(parts) else None))
-    if kind not in (None, *keys.TYPES):
-        raise BadInput(f"--type is one of {', '.join(keys.TYPES)}, not '{kind}'")
     try:
         value = keys.value_of(args["VALUE"], kind)
     except ValueError:
@@ -183,7 +165,7 @@ def edit_file(ctx):
     Exit status:
       0  saved, or nothing changed;  1  the editor failed, or the file changed meanwhile;  2  invalid
     """
-    import shutil
+    import shutil  # `config edit` alone needs a scratch folder
     import tempfile
 
     target = edit.target()
@@ -219,7 +201,7 @@ def edit_file(ctx):
 
 
 def _run_editor(path):
-    from nexus.gateway import process
+    from nexus.gateway import process  # `config edit` alone runs a program
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
@@ -395,7 +377,7 @@ def _read_key(name, primary):
     if sys.stdin is None or sys.stdin.closed:
         raise BadInput("no stdin to read the key from: pipe it in, or run this on a terminal")
     if sys.stdin.isatty():
-        import getpass
+        import getpass  # a key asked for on a terminal only
 
         text = getpass.getpass(f"Key for {name}{f' ({primary})' if primary else ''}: ")
     else:

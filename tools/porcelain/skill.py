@@ -259,7 +259,7 @@ def install(ctx):
         _confirm()
     placed = installer.run(spec)
     if placed and os.path.dirname(placed) not in statuslib.search_dirs(config):
-        from nexus.config.edit import inline
+        from nexus.config.edit import inline  # a download outside skills.binPath only: config.edit brings tomli-w
 
         folder, listed = os.path.dirname(placed), configlib.get(config, "skills.binPath", [])
         ctx.warn(f"{folder} is not searched: add it to skills.binPath: "

@@ -26,7 +26,7 @@ def _kind(record):
 
 
 def _detail(record):
-    from nexus.gateway import plan
+    from nexus.gateway import plan  # human text only: `status` and --json, which agents call, never pay for them
     from nexus.style import one_line
 
     if record["status"] == "ready":
@@ -40,7 +40,7 @@ def _detail(record):
 def _rows(records, columns=None, aligned=()):
     """name, detail, description: the description last, so that on a terminal (`columns` wide, the
     others `aligned`) it takes what the line has left, and in a pipe it is never cut."""
-    from nexus.style import one_line, truncate
+    from nexus.style import one_line, truncate  # human text only, as in _detail
 
     rows = [[r["name"], one_line(r.get("reason") or _detail(r)), one_line(r.get("description", ""))] for r in records]
     if columns:
@@ -73,7 +73,7 @@ def render_list(records, out):
 
 def render_locked(records, out):
     """The locked skills grouped by what unlocks them: one line for one step, however many it unlocks."""
-    from nexus.style import Style, table
+    from nexus.style import Style, table  # human text only, as in _detail
 
     style = Style(out)
     steps = {}
@@ -116,7 +116,7 @@ def list_skills(ctx):
     if not ctx.args["--locked"]:
         return Encoded(found.json(keep)) if ctx.json else found.records(keep)
     records = found.records()
-    from nexus.catalog import capabilities
+    from nexus.catalog import capabilities  # --locked only: what unlocks each skill
 
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
     chosen = [r for r in records if keep(r["status"])]

@@ -90,6 +90,12 @@ _nexus_value() {{  # $1: command words and an option; prints the kind of the val
     esac
 }}
 
+_nexus_offered() {{  # $1: a kind "commands CMD" or "flags CMD"; prints the words CMD takes there
+    local subcommands flags args dashdash
+    _nexus_spec "${{1#* }}"
+    if [[ $1 == commands* ]]; then echo "$subcommands"; else echo "$flags"; fi
+}}
+
 _nexus_kind() {{  # "$@": the words up to the cursor, the program first; prints the kind to offer
     local cmd=${{1##*/}} subcommands flags args dashdash kind given=0
     _nexus_spec "$cmd" || return 1
@@ -111,9 +117,9 @@ _nexus_kind() {{  # "$@": the words up to the cursor, the program first; prints 
         shift
     done
     if [[ $1 == -* ]]; then
-        echo "words $flags"
+        echo "flags $cmd"
     elif [[ -n $subcommands ]]; then
-        echo "words $subcommands"
+        echo "commands $cmd"
     elif (( given == 0 )) || [[ $args == *... ]]; then
         echo "${{args%...}}"
     fi
@@ -134,6 +140,7 @@ _nexus() {{
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\\ *) mapfile -t COMPREPLY < <(compgen -W "${{kind#words }}" -- "$cur") ;;
+        commands\\ *|flags\\ *) mapfile -t COMPREPLY < <(compgen -W "$(_nexus_offered "$kind")" -- "$cur") ;;
     esac
 }}
 
@@ -146,14 +153,24 @@ ZSH = """\
 # Skill names come from `nexus --list-skills`, which reads the manifest only.
 
 {functions}
+typeset -gA _nexus_about  # "command words and a word it takes" -> what that word is
+_nexus_about=(
+{about}
+)
+
 _nexus() {{
-    local kind
+    local kind w
+    local -a offered shown
     kind=$(_nexus_kind "${{(@)words[1,CURRENT]}}") || return 1
     case $kind in
 {lists}
         file) _files ;;
         dir) _files -/ ;;
         words\\ *) compadd -- ${{=${{kind#words }}}} ;;
+        commands\\ *|flags\\ *)
+            offered=(${{=$(_nexus_offered "$kind")}})
+            for w in $offered; do shown+=("$w  -- ${{_nexus_about[${{kind#* }} $w]}}"); done
+            compadd -l -d shown -- $offered ;;
     esac
 }}
 
@@ -198,12 +215,24 @@ def fish_offer(kind):
     return f"-a '{kind[len('words '):]}'" if kind.startswith("words ") else FISH_OFFER[kind]
 
 
+def zsh_about(found):
+    """The lines of zsh's _nexus_about: 'command words and a word' 'what the word is'."""
+    quote = lambda text: "'" + text.replace("'", "'\\''") + "'"  # noqa: E731
+    return "\n".join(f"    {quote(key + ' ' + word)} {quote(first_sentence(about))}"
+                     for key, node in found.items() for word, about in node["about"].items())
+
+
+def first_sentence(about):
+    """The first sentence of a summary or help, without its full stop: what a completion shows."""
+    return about.split(". ")[0].split("; ")[0].rstrip(".")
+
+
 def described(node, word):
     """` -d 'what it is'` for fish: the first sentence of a word's summary or help, quoted for fish."""
     about = node["about"].get(word)
     if not about:
         return ""
-    first = about.split(". ")[0].split("; ")[0].rstrip(".")
+    first = first_sentence(about)
     return " -d '" + first.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
@@ -242,5 +271,5 @@ def completions(found, header):
     bash_lists, zsh_lists = ("\n".join(line.format(kind=kind, hidden=hidden) for kind, hidden in LISTS.items())
                              for line in (BASH_LIST, ZSH_LIST))
     return {"completions/nexus.bash": BASH.format(functions=functions, lists=bash_lists, **fill),
-            "completions/_nexus": ZSH.format(functions=functions, lists=zsh_lists, **fill),
+            "completions/_nexus": ZSH.format(functions=functions, lists=zsh_lists, about=zsh_about(found), **fill),
             "completions/nexus.fish": FISH.format(lines=fish_lines(found), **fill)}

@@ -54,7 +54,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job wait') flags='--timeout --help'; args='job' ;;
         'nexus job kill') flags='--json --help'; args='job' ;;
         'nexus mcp') subcommands='config'; flags='--max-output --watch --help' ;;
-        'nexus mcp config') flags='--client --write --dir --help' ;;
+        'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
         'nexus help') flags='--help'; args='words skills skill config status capabilities capability connectors sessions session report jobs job mcp help...' ;;
         'nexus-discover') flags='--shadowed --valid --invalid --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='--help' ;;
@@ -72,15 +72,22 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
         'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
-        'nexus skills agents-md --write'|'nexus report -o') echo 'file' ;;
+        'nexus skills agents-md --write'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
-        'nexus skills link --agent') echo 'words cursor claude-code codex agents' ;;
+        'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
         'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
         'nexus skill stats --session'|'nexus-stats --session') echo 'session' ;;
         'nexus config set --type') echo 'words bool int string list table' ;;
-        'nexus mcp config --client') echo 'words claude-code cursor vscode codex gemini' ;;
+        'nexus mcp config --client') echo 'words claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue' ;;
+        'nexus mcp config --scope') echo 'words project user' ;;
         *) return 1 ;;
     esac
+}
+
+_nexus_offered() {  # $1: a kind "commands CMD" or "flags CMD"; prints the words CMD takes there
+    local subcommands flags args dashdash
+    _nexus_spec "${1#* }"
+    if [[ $1 == commands* ]]; then echo "$subcommands"; else echo "$flags"; fi
 }
 
 _nexus_kind() {  # "$@": the words up to the cursor, the program first; prints the kind to offer
@@ -104,9 +111,9 @@ _nexus_kind() {  # "$@": the words up to the cursor, the program first; prints t
         shift
     done
     if [[ $1 == -* ]]; then
-        echo "words $flags"
+        echo "flags $cmd"
     elif [[ -n $subcommands ]]; then
-        echo "words $subcommands"
+        echo "commands $cmd"
     elif (( given == 0 )) || [[ $args == *... ]]; then
         echo "${args%...}"
     fi
@@ -125,6 +132,7 @@ _nexus() {
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\ *) mapfile -t COMPREPLY < <(compgen -W "${kind#words }" -- "$cur") ;;
+        commands\ *|flags\ *) mapfile -t COMPREPLY < <(compgen -W "$(_nexus_offered "$kind")" -- "$cur") ;;
     esac
 }
 

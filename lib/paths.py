@@ -34,8 +34,10 @@ FILES = (  # (where, what), in the order a reader meets them
 )
 
 CURSOR_RULES = os.path.join(".cursor", "rules", "nexus-skills.mdc")
-AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
-                 "agents": ".agents/skills"}
+AGENT_FOLDERS = {  # agent -> the folder of skills it documents reading in a project
+    "cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills", "agents": ".agents/skills",
+    "gemini": ".gemini/skills", "opencode": ".opencode/skills", "copilot": ".github/skills", "kiro": ".kiro/skills",
+    "roo-code": ".roo/skills", "windsurf": ".windsurf/skills", "cline": ".cline/skills"}
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 

@@ -45,7 +45,9 @@ def words_after(*group):
 @pytest.mark.parametrize("words, expected", [
     (["nexus", ""], words_after()),
     (["nexus", "mcp", ""], ["config"]),
-    (["nexus", "mcp", "config", "--client", "c"], ["claude-code", "cursor", "codex"]),
+    (["nexus", "mcp", "config", "--client", "c"],
+     ["claude-code", "claude-desktop", "cursor", "codex", "cline", "copilot-cli", "continue"]),
+    (["nexus", "mcp", "config", "--scope", ""], ["project", "user"]),
     (["nexus", "--"], ["--help", "--version"]),
     (["nexus", "skill", ""], words_after("skill")),
     (["nexus", "config", "set", "--type", ""], ["bool", "int", "string", "list", "table"]),
@@ -126,12 +128,13 @@ def test_fish_offers_what_bash_does(shell_env):
 
 
 def test_zsh_and_fish_say_what_each_command_and_option_is():
-    from nexus.tools.commands import COMMANDS
+    from nexus.tools.commands import COMMANDS, GROUPS
 
     zsh, fish = ((COMPLETIONS / name).read_text() for name in ("_nexus", "nexus.fish"))
     for command in COMMANDS:
         *group, last = command.words.split()
-        first = command.summary.split(". ")[0].split("; ")[0].rstrip(".").replace("'", "'\\''")
+        about = GROUPS.get(command.words, command.summary)  # `mcp` is a group first
+        first = about.split(". ")[0].split("; ")[0].rstrip(".").replace("'", "'\\''")
         assert f"    '{' '.join(['nexus', *group, last])}' '{first}'\n" in zsh, command.words
         assert re.search(rf"-a '{re.escape(last)}' -d '{re.escape(first.replace(chr(39) + chr(92) + chr(39) + chr(39), chr(92) + chr(39)))}'",
                          fish), command.words

@@ -309,9 +309,24 @@ def test_link_drops_its_links_to_skills_no_longer_ready(script_runner, workspace
     assert "unlinked alpha" in result.stdout and not os.path.lexists(tmp_path / ".cursor" / "skills" / "alpha")
 
 
+@pytest.mark.parametrize("agent, folder", [
+    ("agents", ".agents/skills"), ("claude-code", ".claude/skills"), ("cursor", ".cursor/skills"),
+    ("codex", ".codex/skills"), ("gemini", ".gemini/skills"), ("opencode", ".opencode/skills"),
+    ("copilot", ".github/skills"), ("kiro", ".kiro/skills"), ("roo-code", ".roo/skills"),
+    ("windsurf", ".windsurf/skills"), ("cline", ".cline/skills")])
+def test_link_into_each_agent_s_documented_folder(script_runner, workspace, tmp_path, nexus_home, agent, folder):
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")
+    write_skill(workspace, "alpha")
+    result = script_runner.run(["nexus", "skills", "link", "--agent", agent, "--dir", str(tmp_path)])
+    assert result.returncode == 0 and os.readlink(tmp_path / folder / "alpha") == str(workspace / "alpha")
+    help_text = script_runner.run(["nexus", "skills", "link", "--help"]).stdout
+    assert f"{agent} ({folder}" in " ".join(help_text.split())
+
+
 def test_link_unknown_agent(script_runner, tmp_path):
     result = script_runner.run(["nexus", "skills", "link", "--agent", "vim", "--dir", str(tmp_path)])
-    assert result.returncode == 2 and "--agent needs cursor, claude-code, codex or agents, not 'vim'" in result.stderr
+    assert result.returncode == 2 and "--agent needs cursor, claude-code, codex, agents, gemini, " in result.stderr
+    assert "windsurf or cline, not 'vim'" in result.stderr
 
 
 @pytest.mark.parametrize("content", ['[]', '{}', '"links"', '{"folders": []}', '{"folders": {"/p": ["alpha"]}}',

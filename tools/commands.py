@@ -35,6 +35,7 @@ SECONDS, HOURS, INTERVAL = number(), number(zero=True), number(zero=True)  # HOU
 FORMATS = choice("nexus.agents.instructions:PROMPT_FORMATS")
 KEY_TYPES = choice("nexus.config.keys:TYPES")
 CLIENTS = choice("nexus.mcp.clients:CLIENTS")
+SCOPES = choice("nexus.mcp.clients:SCOPES")
 AGENTS = choice("nexus.paths:AGENT_FOLDERS")
 
 # -- commands that are both porcelain and plumbing --------------------------------------------------------
@@ -149,8 +150,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
             usage=("--agent AGENT [--dir DIR] [--unlink] [--json]",),
-            options=(Option("--agent AGENT", "cursor (.cursor/skills), claude-code (.claude/skills), "
-                                             "codex (.codex/skills) or agents (.agents/skills).", AGENTS),
+            options=(Option("--agent AGENT", "Where the agent reads skills: cursor (.cursor/skills), claude-code "
+                                             "(.claude/skills), codex (.codex/skills), agents (.agents/skills: the "
+                                             "shared folder that Codex, Gemini CLI, opencode, Copilot and Goose read "
+                                             "too), gemini (.gemini/skills), opencode (.opencode/skills), copilot "
+                                             "(.github/skills: GitHub Copilot in VS Code, its CLI and cloud agent), "
+                                             "kiro (.kiro/skills), roo-code (.roo/skills), windsurf (.windsurf/skills) "
+                                             "or cline (.cline/skills).", AGENTS),
                      Option("--dir DIR", "The project folder holding the agent's folder.", DIR, default="."),
                      Option("--unlink", "Remove the links nexus made there, and nothing else."),
                      Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked."))),
@@ -353,11 +359,26 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             usage=MCP_USAGE, options=MCP_OPTIONS),
     Command("mcp config", "mcp:config", TEXT,
             "The entry that registers nexus with an MCP client; --write adds it.",
-            usage=("--client CLIENT [--write] [--dir DIR]",),
-            options=(Option("--client CLIENT", "claude-code, cursor, vscode, codex or gemini.", CLIENTS),
-                     Option("--write", "Add the entry to the client's file in the project instead, and print the "
-                                       "file's path: every other server in it stays as it is."),
-                     Option("--dir DIR", "The project folder.", DIR, default="."))),
+            usage=("--client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]",
+                   "--client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
+                   "--client CLIENT --remove [--scope SCOPE] [--dir DIR]",
+                   "--list-clients [--json]"),
+            options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
+                                               "gemini, goose, cline, roo-code, kiro, copilot-cli, opencode or "
+                                               "continue (--list-clients says where each keeps its servers).", CLIENTS),
+                     Option("--scope SCOPE", "project: the client's file in the project, which people commit; user: "
+                                             "the client's own file in your home folder, for every project. By "
+                                             "default the project, or the user for a client that has no project "
+                                             "file.", SCOPES),
+                     Option("--command PATH", "The command the client starts, instead of the absolute path of the "
+                                              "nexus-mcp installed with this nexus.", FILE),
+                     Option("--write", "Put the entry in the client's file and print the file's path."),
+                     Option("--force", "Replace a nexus entry that differs from this one (--write keeps it "
+                                       "otherwise, and shows the difference)."),
+                     Option("--remove", "Take the nexus entry out of the client's file."),
+                     Option("--dir DIR", "The project folder.", DIR, default="."),
+                     Option("--list-clients", "Every client, its format and where its project and user files are."),
+                     Option("--json", "The list of clients as JSON."))),
     Command("help", "nexus.tools.nexus:help_text", TEXT, "Show the help of a command, a group, or of nexus.",
             usage=("[COMMAND...]",), arguments={"COMMAND": COMMAND}),
 )

@@ -78,14 +78,15 @@ class Call:
             raise
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
-                stdout=None, stderr=None):
+                stdout=None, stderr=None, parent_death=False):
         """Spawn the tool, wait for it (ending it after `timeout` seconds), and record the call.
 
         capture: read stdout and stderr (at most `limit` bytes each) instead of passing ours on;
         stdin: bytes to feed it, or process.DEVNULL (else it reads ours); stdout, stderr: file
         descriptors to give it instead of ours; tee: copy its stderr to ours and keep its tail;
         forward: pass on the signals we get (main thread only); on_start(child): called once it runs,
-        so that another thread can kill() it. Returns a process.Finished with `ms` and `started`.
+        so that another thread can kill() it; parent_death: the tool is killed when this thread ends (a
+        server's calls: see process.Child). Returns a process.Finished with `ms` and `started`.
         """
         group = timeout is not None or not forward  # a group of its own can be ended as a whole
         to_file = stderr
@@ -97,7 +98,7 @@ class Call:
         try:
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
-                                      stdout=stdout, stdin=stdin)
+                                      stdout=stdout, stdin=stdin, parent_death=parent_death)
                 forwarding.child = child
                 if on_start:
                     on_start(child)

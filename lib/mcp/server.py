@@ -49,7 +49,7 @@ class Nexus:
     def __init__(self, limit, watch, warn):
         self.limit, self.watch, self.warn = limit, watch, warn
         self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
-        self.cwd = os.getcwd()  # read once: a script skill's spawn changes our folder for a moment
+        self.cwd = os.getcwd()
         self.catalog = offer.Catalog(warn)
         self.running = set()  # the tool calls in flight
         self.checked = {}  # (protocol version, the tool's identity) -> the tool as sent, checked by the SDK once

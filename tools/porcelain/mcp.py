@@ -1,26 +1,55 @@
 """`nexus mcp config`, which registers the MCP server (`nexus mcp`, `nexus-mcp`) with a client."""
 
+import json
+
+from nexus import style
 from nexus.mcp import clients
 
 
 def config(ctx):
-    """Prints the entry that registers nexus-mcp with the client, as the client's project file holds it:
-    claude-code: .mcp.json (mcpServers); cursor: .cursor/mcp.json (mcpServers); vscode:
-    .vscode/mcp.json (servers); codex: .codex/config.toml ([mcp_servers.nexus], read in trusted
-    projects); gemini: .gemini/settings.json (mcpServers). The entry starts `nexus-mcp` from PATH, with
-    NEXUS_HOME, NEXUS_CONFIG and MANAGED_SKILLS_DIR when they are set here, since a client may not
-    start it from your shell. --write never writes through a symlink that leads out of the project
-    (exit 1), and leaves a JSON file with comments, or a TOML file whose nexus entry is not a table
-    of its own, for you to edit (exit 2).
+    """Prints the entry that registers nexus-mcp with the client, as the client's file holds it. The entry
+    starts nexus-mcp by its absolute path, since a client started from a desktop has no PATH of your
+    shell, with NEXUS_HOME, NEXUS_CONFIG and MANAGED_SKILLS_DIR when they are set here; a command in a
+    folder that looks temporary is warned about. A project file carries nothing personal: a path in
+    your home folder is written with the client's variable for it (${HOME} for claude-code and gemini,
+    ${userHome} for cursor and vscode, {env:HOME} for opencode), and is refused for a client that has
+    none (use --scope user).
+
+    Writing edits the file in place: only the nexus entry's bytes change, comments (JSONC), formatting
+    and every other server stay as they are, and the old file is kept as FILE.bak. It refuses a
+    read-only file and a nexus entry that differs (without --force) (exit 1), and leaves a file it
+    cannot read, or whose entry it cannot change without changing more, for you to edit (exit 2). A file
+    with several hard links is written through, so every link keeps showing it; one in the project is
+    never written through a symlink that leads out of the project (exit 1).
 
     Examples:
       nexus mcp config --client claude-code --write
-      nexus mcp config --client codex >> ~/.codex/config.toml   # for every project
+      nexus mcp config --client codex --scope user --write   # for every project
+      nexus mcp config --client claude-desktop --write
+      nexus mcp config --list-clients
     """
     args = ctx.args
+    if args["--list-clients"]:
+        rows = clients.listing()
+        if args["--json"]:
+            return json.dumps(rows, indent=2) + "\n"
+        cells = [[r["client"], r["format"], r["project"] or "-", r["user"] or "-"] for r in rows]
+        return "\n".join(style.table([["CLIENT", "FORMAT", "PROJECT FILE", "USER FILE"]] + cells, "")) + "\n"
+    chosen = clients.client(args["--client"])
+    scope = clients.scope_of(chosen, args["--scope"])
+    path = clients.where(chosen, scope, args["--dir"]) if args["--write"] or args["--remove"] else None
+    if args["--remove"]:
+        return _changed(ctx, path, *clients.change(chosen, path, None, warn=ctx.warn))
+    wanted = clients.entry(chosen, scope, args["--command"], ctx.warn)
     if args["--write"]:
-        return clients.write(args["--client"], args["--dir"]) + "\n"
-    text = clients.snippet(args["--client"])
-    where = clients.CLIENTS[args["--client"]][0]
-    ctx.warn(f"this goes in {where} in the project (or run with --write)")
-    return text
+        return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn))
+    where = chosen.project if scope == "project" else clients.tilde(chosen.user())
+    ctx.warn(f"this goes in {where} (or run with --write)")
+    return clients.snippet(chosen, wanted)
+
+
+def _changed(ctx, path, outcome, backup):
+    """The file's path on stdout; what happened to it on stderr."""
+    ctx.warn(f"{path}: " + ("no nexus entry: unchanged" if outcome == "unchanged" and not ctx.args["--write"]
+                            else f"nexus {outcome}") + (f" (the old file is kept as {backup})" if backup else ""))
+    return path + "\n"

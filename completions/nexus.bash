@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill config status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
+        'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -36,6 +36,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus config list') flags='--json --help' ;;
         'nexus config path') flags='--json --help' ;;
         'nexus config edit') flags='--help' ;;
+        'nexus profiles') flags='--json --help' ;;
         'nexus status') flags='--check --json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
         'nexus capability') subcommands='resolve'; flags='--help' ;;
@@ -55,7 +56,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job kill') flags='--json --help'; args='job' ;;
         'nexus mcp') subcommands='config'; flags='--max-output --watch --help' ;;
         'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
-        'nexus help') flags='--help'; args='words skills skill config status capabilities capability connectors sessions session report jobs job mcp help...' ;;
+        'nexus help') flags='--help'; args='words skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help...' ;;
         'nexus-discover') flags='--shadowed --valid --invalid --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='--help' ;;
         'nexus-manifest write') flags='--help' ;;

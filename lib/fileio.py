@@ -77,6 +77,7 @@ def write_atomic(path, data, mode=0o600):
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"  # threads of one process (nexus-mcp's) too
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        os.fchmod(fd, mode)  # the mode asked for, whatever the umask
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)

@@ -24,6 +24,8 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
+    ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
+                                              "with when."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
@@ -154,6 +156,10 @@ def skill_lock(name):
 
 def config_cache():
     return os.path.join(state_root(), "config-cache.json")
+
+
+def upgrades_file():
+    return os.path.join(state_root(), "upgrades.json")
 
 
 def links_file():

@@ -6,6 +6,12 @@ MANIFEST_VERSION = 2  # 2: one record per line, with the stamps of every record 
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
 SECRET = "***"  # what a secret's value is logged and shown as, everywhere
+# Why the gateway refused a call: the `refused` of its log line (errors.Refused). A refusal for policy (the
+# skill is disabled or not for this platform, or scope, trust or sandbox rules it out) counts as a call but
+# never as a failure of the skill: not in success rates, health or `nexus status --check`.
+REFUSALS = ("disabled", "unsupported", "not-installed", "needs-setup", "dependency", "invalid", "scope", "trust",
+            "sandbox")
+POLICY_REFUSALS = frozenset(("disabled", "unsupported", "scope", "trust", "sandbox"))
 ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")  # in every entry's requires
 DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when the skill names them
@@ -88,9 +94,21 @@ def secret_name(name):
     return any(word in upper for word in SECRET_WORDS)
 
 
-def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):
-    """One UsageLogEntry, with only the keys that apply."""
+MAX_SESSION_CHARS = 128
+
+
+def is_session_id(value):
+    """A session id nexus records: printable text (no line break, no control character, no byte that was
+    not UTF-8), 1 to 128 characters. An agent sets NEXUS_SESSION_ID: it is checked where it enters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_CHARS and value.isprintable()
+
+
+def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
+                masked=None, profile=None):
+    """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a
+    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
-    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session}
+    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
+                "masked": masked, "profile": profile}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

@@ -30,6 +30,10 @@ class Style:
     def color(self, text, name):
         return f"\033[{COLORS[name]}m{text}\033[0m" if self.colors else text
 
+    def clip(self, line):
+        """A line of free text cut to the terminal's width; whole in a pipe."""
+        return clip(line, self.columns)
+
     def emoji(self, symbol):
         return f"{symbol} " if self.fancy and symbol else ""
 
@@ -122,9 +126,65 @@ def truncate(text, width):
     return text if width is None or len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
+def last_line(text):
+    """The last line of a text that holds something: where a tool's stderr says what went wrong."""
+    lines = [line for line in str(text).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def cells(text):
+    """How many terminal columns a text takes: a wide character (an emoji, CJK) two, a combining mark none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata  # a text that is not plain ASCII only
+
+    return sum(0 if unicodedata.combining(c) or "\ufe00" <= c <= "\ufe0f" or c == "\u200d"
+               else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def clip(text, width):
+    """A line of text, its control characters shown (`terminal`), cut to `width` columns with '...'
+    (None: a pipe, nothing is cut)."""
+    text = terminal(text, False)
+    if width is None or cells(text) <= width:
+        return text
+    if text.isascii():
+        return text[: max(width - 3, 0)].rstrip() + "..."
+    kept = ""
+    for char in text:
+        if cells(kept + char) > width - 3:
+            break
+        kept += char
+    return kept.rstrip() + "..."
+
+
+MIN_CELL = 12  # a column cut narrower than this says too little: it is dropped instead
+
+
+def fit(rows, columns, give=(), indent=""):
+    """Rows of cells that fit a terminal `columns` wide, as gh fits a table: the columns whose indexes
+    are in `give` give way in that order, each shortened (not below MIN_CELL, else dropped), the last
+    of them only shortened; the others stay whole. `columns` None (a pipe): nothing is cut. Returns
+    the rows, with the cells cut and the dropped columns gone, and the widths of the columns kept."""
+    rows = [[terminal(cell, False) for cell in row] for row in rows]  # one line each, control characters shown
+    if not rows:
+        return rows, []
+    sizes = [max(cells(row[i]) for row in rows) for i in range(len(rows[0]))]
+    kept = list(range(len(sizes)))
+    for n, i in enumerate(give if columns else ()):
+        over = len(indent) + sum(sizes[k] for k in kept) + 2 * (len(kept) - 1) - columns
+        if over <= 0:
+            break
+        if sizes[i] - over >= MIN_CELL or n == len(give) - 1:
+            sizes[i] = max(sizes[i] - over, 4)
+        else:
+            kept.remove(i)
+    return [[clip(row[i], sizes[i]) for i in kept] for row in rows], [sizes[i] for i in kept]
+
+
 def widths(rows):
     """The width of each column but the last: its widest cell."""
-    return [max(len(terminal(row[i], False)) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    return [max(cells(terminal(row[i], False)) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
 
 
 def table(rows, indent="   ", column_widths=None):
@@ -132,7 +192,14 @@ def table(rows, indent="   ", column_widths=None):
     A cell is one line: a line break or a control character in it is shown as an escape (`terminal`)."""
     rows = [[terminal(cell, False) for cell in row] for row in rows]
     column_widths = column_widths or widths(rows)
-    return [indent + "  ".join([c.ljust(w) for c, w in zip(row, column_widths)] + [row[-1]]).rstrip() for row in rows]
+    pad = lambda cell, width: cell + " " * (width - cells(cell))  # noqa: E731
+    return [indent + "  ".join([pad(c, w) for c, w in zip(row[:-1], column_widths)] + [row[-1]]).rstrip() for row in rows]
+
+
+def fitted(rows, columns, give=(), indent=""):
+    """The lines of a table fitted to the terminal (see fit)."""
+    rows, sizes = fit(rows, columns, give, indent)
+    return table(rows, indent, sizes)
 
 
 def ago(ts, now=None):

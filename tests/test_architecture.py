@@ -93,6 +93,23 @@ def test_each_option_value_is_read_by_its_type_with_one_message(script_runner):
         assert lines[1].startswith("usage: " + (f"nexus {message.split(':')[0]}" if argv[0] == "nexus" else argv[0]))
 
 
+def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_path):
+    from nexus import paths
+
+    monkeypatch.setenv("NEXUS_HOME", "/H")
+    monkeypatch.setenv("MANAGED_SKILLS_DIR", "/M")
+    used = {paths.home(), paths.config_file(), paths.workspace_skills(), paths.managed_skills(),
+            paths.managed_lockfile(), paths.manifest_file(), paths.state_file("name"),
+            paths.usage_log("name"), paths.skill_lock("name"), paths.config_cache(), paths.links_file(), paths.upgrades_file(),
+            paths.cache_dir(), paths.bin_dir()}
+    table = {where.rstrip("/").replace("$NEXUS_HOME", "/H").replace("$MANAGED_SKILLS_DIR", "/M").replace("NAME", "name")
+             for where, _ in paths.FILES}
+    assert used <= table
+    man = (ROOT / "man" / "nexus.1").read_text().replace("\\-", "-")
+    for where, _ in paths.FILES:
+        assert where in man, where
+
+
 def unwrapped(text):
     """A help text with each wrapped definition on one line again."""
     return re.sub(r"\n {6,}", " ", text)

@@ -89,10 +89,10 @@ def test_session_ids_arguments_and_errors_from_a_log_are_shown_visibly(script_ru
     assert_shown(listed, "s1\\nfake-session\\e[2K")
     assert len(listed.stdout.splitlines()) == 2
     calls = script_runner.run(["nexus", "session", "show", session])
-    assert_shown(calls, "$'a\\rb'", "boom\\nfake line\\e[2K")
+    assert_shown(calls, "$'a\\rb'", "! fake line\\e[2K")  # an error's last line, in its row (--json: all of it)
     assert len(calls.stdout.splitlines()) == 3
     stats = script_runner.run(["nexus", "skill", "stats"])
-    assert_shown(stats, "boom fake line\\e[2K")
+    assert_shown(stats, '"fake line\\e[2K"')
     exact = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
     assert exact[0]["id"] == session
 
@@ -148,3 +148,121 @@ def test_config_set_never_stores_an_api_key_through_a_table_nor_echoes_a_secret(
     assert "other-host" not in as_json.stdout
     bad = script_runner.run(["nexus", "config", "set", "skills.entries.deploy", '{ apiKey = "sk-live-123456"'])
     assert bad.returncode == 2 and "sk-live-123456" not in bad.stderr
+
+
+# -- 2. crystallize writes no code from data -----------------------------------------------------------------
+
+ARGDUMP = """#!/usr/bin/env python3
+import os, sys
+with open(os.environ["CALLS_OUT"], "ab") as f:
+    f.write(b"\\0".join(os.fsencode(a) for a in sys.argv[1:]) + b"\\n")
+"""
+
+
+@pytest.fixture
+def argdump(workspace, bindir, tmp_path, monkeypatch):
+    out = tmp_path / "calls.bin"
+    monkeypatch.setenv("CALLS_OUT", str(out))
+    make_tool(bindir, "argdump", ARGDUMP)
+    write_skill(workspace, "argdump", meta={"tool": "argdump"})
+    return out
+
+
+def run_in(session, *argv):
+    import os
+    import subprocess
+
+    return subprocess.run(["nexus", "skill", "run", *argv], env={**os.environ, "NEXUS_SESSION_ID": session},
+                          capture_output=True)
+
+
+def no_staging_left(workspace):
+    return not [p.name for p in workspace.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_session_id_that_is_not_one_is_refused_where_it_enters(script_runner, argdump, nexus_home, workspace, tmp_path):
+    for bad in ("s1\ntouch pwned #", "x" * 129):
+        done = run_in(bad, "argdump", "--", "a")
+        assert done.returncode == 0 and b"NEXUS_SESSION_ID is not a session id" in done.stderr
+    assert [("session" in e) for e in read_log(nexus_home, "argdump")] == [False, False]
+    assert run_in("ok-" + "x" * 125, "argdump", "--", "b").returncode == 0
+    assert read_log(nexus_home, "argdump")[-1]["session"] == "ok-" + "x" * 125
+    # a log written by hand (or by an older nexus) still cannot make one a line of a script
+    write_log(nexus_home, "argdump", [{"ts": "2026-11-30T10:00:00.000Z", "skill": "argdump", "type": "tool", "ms": 1,
+                                       "exit": 0, "args": [], "session": "s1\ntouch pwned #"}])
+    refused = script_runner.run(["nexus", "session", "crystallize", "s1\ntouch pwned #", "--name", "nl"])
+    assert refused.returncode == 2 and "not a session id" in refused.stderr
+    assert not (workspace / "nl").exists() and no_staging_left(workspace)
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_skill_name_or_env_var_name_from_data_never_becomes_code(script_runner, argdump, workspace, nexus_home,
+                                                                   tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_log(nexus_home, "argdump", [{"ts": "2026-11-30T10:00:00.000Z", "skill": "argdump; touch x; :",
+                                       "type": "tool", "ms": 1, "exit": 0, "args": [], "session": "s2"}])
+    named = script_runner.run(["nexus", "session", "crystallize", "s2", "--name", "by-name"])
+    assert named.returncode == 2 and "invalid skill name" in named.stderr
+    assert not (workspace / "by-name").exists() and no_staging_left(workspace)
+    write_skill(workspace, "argdump", meta={"tool": "argdump", "primaryEnv": "TOKEN$(touch x)"})
+    write_log(nexus_home, "argdump", [{"ts": "2026-11-30T10:00:00.000Z", "skill": "argdump", "type": "tool", "ms": 1,
+                                       "exit": 0, "args": ["***"], "masked": [0], "session": "s3"}])
+    env = script_runner.run(["nexus", "session", "crystallize", "s3", "--name", "by-env"])
+    assert env.returncode == 1 and "not an environment variable name" in env.stderr, env.stderr
+    assert not (workspace / "by-env").exists() and not (tmp_path / "x").exists()
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_literal_star_argument_is_replayed_as_it_was(script_runner, argdump, workspace, nexus_home):
+    assert run_in("s-stars", "argdump", "--", "***", "a***b").returncode == 0
+    assert read_log(nexus_home, "argdump")[0]["masked"] == []
+    made = script_runner.run(["nexus", "session", "crystallize", "s-stars", "--name", "stars"])
+    assert made.returncode == 0, made.stderr
+    argdump.unlink()
+    assert script_runner.run(["nexus", "skill", "run", "stars"]).returncode == 0
+    assert argdump.read_bytes() == b"***\0a***b\n"
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_masked_argument_is_recorded_as_masked(script_runner, argdump, workspace, nexus_home, monkeypatch):
+    write_skill(workspace, "argdump", meta={"tool": "argdump", "requires": {"env": ["DUMP_TOKEN"]}})
+    monkeypatch.setenv("DUMP_TOKEN", "tok-123456")
+    assert run_in("s-m", "argdump", "--", "***", "tok-123456").returncode == 0
+    entry = read_log(nexus_home, "argdump")[0]
+    assert entry["args"] == ["***", "***"] and entry["masked"] == [1]
+    made = json.loads(script_runner.run(["nexus", "session", "crystallize", "s-m", "--name", "m", "--dry-run",
+                                         "--json"]).stdout)
+    assert "'***' \"$DUMP_TOKEN\"" in made["script"]
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_odd_first_words_make_a_readable_skill_with_fixed_modes_under_any_umask(script_runner, argdump, workspace):
+    import os
+    import subprocess
+
+    done = subprocess.run([b"nexus", b"skill", b"run", b"argdump", b"--", b"de\x7fl", b"caf\xff"],
+                          env={**os.environ, "NEXUS_SESSION_ID": "s-odd"}, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    old = os.umask(0)
+    try:
+        made = script_runner.run(["nexus", "session", "crystallize", "s-odd", "--name", "odd"])
+    finally:
+        os.umask(old)
+    assert made.returncode == 0, made.stderr
+    skill = workspace / "odd"
+    assert [oct(p.stat().st_mode & 0o777) for p in (skill, skill / "SKILL.md", skill / "replay.sh")] == [
+        "0o755", "0o644", "0o755"]
+    listed = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert listed["odd"]["status"] != "invalid", listed["odd"]
+    assert no_staging_left(workspace)
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_name_any_source_has_needs_force(script_runner, argdump, workspace):
+    assert run_in("s-t", "argdump", "--", "a").returncode == 0
+    refused = script_runner.run(["nexus", "session", "crystallize", "s-t", "--name", "tmux"])
+    assert refused.returncode == 1 and "--force" in refused.stderr and not (workspace / "tmux").exists()
+    forced = script_runner.run(["nexus", "session", "crystallize", "s-t", "--name", "tmux", "--force"])
+    assert forced.returncode == 0, forced.stderr
+    assert (workspace / "tmux" / "replay.sh").exists()

@@ -254,9 +254,12 @@ def test_a_file_it_cannot_read_or_an_unknown_client_is_left_alone(script_runner,
     assert result.returncode == 2 and "claude-code, claude-desktop" in result.stderr
 
 
-def test_the_help_no_longer_appends_to_a_codex_config(script_runner):
+def test_the_help_names_each_client_s_files_and_no_longer_appends_to_a_codex_config(script_runner):
     shown = run(script_runner, "--help")
     assert shown.returncode == 0 and ">>" not in shown.stdout and "--scope" in shown.stdout
+    rows = {line.split()[0]: line for line in shown.stdout.splitlines() if line.startswith("  ") and line.split()}
+    for client, (_, _, project, user) in CLIENTS.items():
+        assert (not project or f"project {project}" in rows[client]) and os.path.basename(user) in rows[client]
 
 
 @pytest.mark.parametrize("client, original", [
@@ -266,6 +269,7 @@ def test_the_help_no_longer_appends_to_a_codex_config(script_runner):
     ("codex", 'model = "o3"\n'),
     ("goose", 'GOOSE_PROVIDER: openai\n'),
     ("goose", 'extensions:\nGOOSE_MODEL: gpt-4o\n'),
+    ("goose", 'extensions: {}\nGOOSE_MODEL: gpt-4o\n'),
 ])
 def test_a_file_without_servers_yet_gets_them_and_keeps_the_rest(script_runner, home, client, original):
     fmt, key, _, in_home = CLIENTS[client]
@@ -274,7 +278,7 @@ def test_a_file_without_servers_yet_gets_them_and_keeps_the_rest(script_runner, 
     path.write_text(original)
     assert run(script_runner, "--client", client, "--scope", "user", "--write").returncode == 0
     text = path.read_text()
-    assert "nexus" in inserted(original, text)
+    assert "nexus" in (inserted(original, text) or inserted(original.replace(" {}", ""), text))
     document = read(fmt, text)
     assert "nexus" in document[key]
     del document[key]
@@ -287,3 +291,12 @@ def test_an_entry_given_twice_is_left_for_a_person(script_runner, tmp_path):
     path.write_text(twice)
     result = run(script_runner, "--client", "claude-code", "--write", "--force", "--dir", str(tmp_path))
     assert result.returncode == 2 and "given 2 times" in result.stderr and path.read_text() == twice
+
+
+def test_opencode_s_jsonc_file_is_the_one_edited_when_it_is_the_only_one(script_runner, tmp_path):
+    path = tmp_path / "opencode.jsonc"
+    original = '{\n  // mine\n  "theme": "opencode",\n}\n'
+    path.write_text(original)
+    result = run(script_runner, "--client", "opencode", "--write", "--dir", str(tmp_path))
+    assert result.returncode == 0 and result.stdout == f"{path}\n" and not (tmp_path / "opencode.json").exists()
+    assert "nexus" in inserted(original, path.read_text()) and "nexus" in jsonc.loads(path.read_text())["mcp"]

@@ -49,9 +49,9 @@ RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and 
                Option("--no-log", "Leave this call out of the usage log (the state counters still count it)."),
                Option("--json", "Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, "
                                 "stderr."),
-               Option("--background", "Verify, then start the tool detached and print its job id at once "
-                                      "(see `nexus jobs`): stdin /dev/null, stdout and stderr kept in files, "
-                                      "the call recorded when it ends."),
+               Option("--background", "Verify, then start the tool detached and print its job id at once (see "
+                                      "`nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call "
+                                      "recorded when it ends."),
                Option("--timeout SECONDS", "End the tool after SECONDS as timeout(1) does: SIGTERM to its process "
                                            "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS))
 
@@ -68,8 +68,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Skills grouped by status: ready, needs setup, not installed, disabled, invalid.",
             usage=("[--ready | --locked | --all] [--json]", "--summary [--json]"),
             options=(Option("--ready", "Only skills that are ready to use."),
-                     Option("--locked", "Only skills that need setup or are not installed, grouped by what "
-                                        'unlocks them (--json: each with "unlock": {"kind", "name", "step"}).'),
+                     Option("--locked", "Only skills that need setup or are not installed, grouped by what unlocks "
+                                        'them (--json: each with "unlock": {"kind", "name", "step"}).'),
                      Option("--all", "Also skills whose `os` excludes this platform."),
                      Option("--summary", "One line of counts per status: the same as `nexus status`."),
                      Option("--json", "An array of entries: name, description, source, type, status, verified, "
@@ -86,8 +86,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Re-verify every skill never verified or verified over HOURS ago (for cron).",
             usage=("--all [--stale HOURS] [--jobs N] [--json] [--timeout SECONDS]",),
             options=(Option("--all", "Every tool and script skill in the manifest."),
-                     Option("--stale HOURS", "Only skills never verified, or last verified over HOURS "
-                                             "ago.", HOURS),
+                     Option("--stale HOURS", "Only skills never verified, or last verified over HOURS ago.", HOURS),
                      Option("--jobs N", "How many verify commands run at once (default: one per CPU).", JOBS),
                      Option("--json", "An array of outcomes, one per skill, in the order of their names."),
                      Option("--timeout SECONDS", "How long one verify command may run.", SECONDS, default=30))),
@@ -112,15 +111,14 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("skills agents-md", "agents:agents_md", TEXT,
             "The AGENTS.md skills section; --write updates only that section of FILE.",
             usage=("[--write FILE]",),
-            options=(Option("--write FILE", "Update the section in FILE instead, or append it when FILE "
-                                            "has none (creating FILE), and print FILE's path. Everything outside "
-                                            "the section is kept as it is.", FILE),)),
+            options=(Option("--write FILE", "Update the section in FILE instead, or append it when FILE has none "
+                                            "(creating FILE), and print FILE's path. Everything outside the "
+                                            "section is kept as it is.", FILE),)),
     Command("skills prompt", "agents:prompt", TEXT,
             "The block of ready skills an agent's system prompt includes.",
             usage=("[--format FORMAT] [--max-chars N] [--max-skills N]",),
-            options=(Option("--format FORMAT", "xml: an <available_skills> block, as "
-                                               "agents built on the Agent Skills convention expect; markdown: a "
-                                               "list.", FORMATS, default="xml"),
+            options=(Option("--format FORMAT", "xml: an <available_skills> block, as agents built on the Agent "
+                                               "Skills convention expect; markdown: a list.", FORMATS, default="xml"),
                      Option("--max-chars N", "Keep the block within N characters.", COUNT),
                      Option("--max-skills N", "List at most N skills.", COUNT))),
     Command("skills add", "distribute:add", DOCUMENT,
@@ -128,8 +126,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]",),
             options=(Option("--skill NAME", "Only this skill (repeat for more).", repeat=True),
                      Option("--list", "Show the skills SOURCE holds; add nothing."),
-                     Option("--copy", "Copy a folder's skills instead of linking them (skills from git are "
-                                      "always copied)."),
+                     Option("--copy", "Copy a folder's skills instead of linking them (skills from git are always "
+                                      "copied)."),
                      Option("--force", "Replace a skill of the same name that was placed by hand or came from "
                                        "elsewhere."),
                      Option("--json", "The outcome as JSON: source, revision, added, unchanged, refused.")),
@@ -143,29 +141,28 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Fetch added skills again and report which changed.",
             usage=("[NAME...] [--force] [--json]",),
             options=(Option("--force", "Replace a copied skill that was edited in place with its source's files."),
-                     Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put "
-                                      "back), unchanged, editedLocally, removedUpstream (lists of names), failed "
-                                      "(name and error).")),
+                     Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put back), "
+                                      "unchanged, editedLocally, removedUpstream (lists of names), failed (name "
+                                      "and error).")),
             arguments={"NAME": SKILL}),
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
             usage=("--agent AGENT [--dir DIR] [--unlink] [--json]",),
             options=(Option("--agent AGENT", "Where the agent reads skills: cursor (.cursor/skills), claude-code "
                                              "(.claude/skills), codex (.codex/skills), agents (.agents/skills: the "
-                                             "shared folder that Codex, Gemini CLI, opencode, Copilot and Goose read "
-                                             "too), gemini (.gemini/skills), opencode (.opencode/skills), copilot "
-                                             "(.github/skills: GitHub Copilot in VS Code, its CLI and cloud agent), "
-                                             "kiro (.kiro/skills), roo-code (.roo/skills), windsurf (.windsurf/skills) "
-                                             "or cline (.cline/skills).", AGENTS),
+                                             "shared folder that Codex, Gemini CLI, opencode, Copilot and Goose "
+                                             "read too), gemini (.gemini/skills), opencode (.opencode/skills), "
+                                             "copilot (.github/skills: GitHub Copilot in VS Code, its CLI and "
+                                             "cloud agent), kiro (.kiro/skills), roo-code (.roo/skills), windsurf "
+                                             "(.windsurf/skills) or cline (.cline/skills).", AGENTS),
                      Option("--dir DIR", "The project folder holding the agent's folder.", DIR, default="."),
                      Option("--unlink", "Remove the links nexus made there, and nothing else."),
                      Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked."))),
     Command("skill install", "skill:install", DOCUMENT,
             "Run the install spec that fits this platform, then verify the skill.",
             usage=("NAME [--id ID] [--dry-run] [--yes] [--json]",),
-            options=(Option("--id ID", "The install spec with this id (default: the best fit whose package "
-                                       "manager is here); runs it even when the skill's tools are already "
-                                       "installed."),
+            options=(Option("--id ID", "The install spec with this id (default: the best fit whose package manager "
+                                       "is here); runs it even when the skill's tools are already installed."),
                      Option("--dry-run", "Print the command, run nothing."),
                      Option("--yes", "Run without asking (needed when there is no terminal, as under cron or an "
                                      "agent)."),
@@ -197,16 +194,16 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Usage statistics, for every skill or one.",
             usage=("[NAME] [--days N] [--session ID] [--json]",),
             options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
-                     Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see "
-                                            "`nexus sessions`).", SESSION),
-                     Option("--json", "Every figure as numbers and ISO timestamps, as `nexus-stats --json` "
-                                      "prints them.")),
+                     Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
+                                            "sessions`).", SESSION),
+                     Option("--json", "Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints "
+                                      "them.")),
             arguments={"NAME": SKILL}),
     Command("skill enable", "config:enable_skill", DOCUMENT,
             "Enable a skill in the config (skills.entries.KEY.enabled).",
             usage=("NAME [--json]",),
-            options=(Option("--json", '{"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" '
-                                      "when it stays disabled."),),
+            options=(Option("--json", '{"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when '
+                                      "it stays disabled."),),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
     Command("skill disable", "config:disable_skill", DOCUMENT,
@@ -230,8 +227,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Store the skill's API key, read from stdin or asked for without echo.",
             usage=("NAME [--unset] [--json]",),
             options=(Option("--unset", "Remove the skill's key."),
-                     Option("--json", '{"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never '
-                                      "the key itself.")),
+                     Option("--json", '{"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the '
+                                      "key itself.")),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
     Command("config get", "config:get_key", DOCUMENT,
@@ -242,12 +239,11 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("config set", "config:set_key", DOCUMENT,
             "Set a key in the config, in place: comments and formatting stay.",
             usage=("KEY [--] VALUE [--type TYPE] [--force] [--json]",),
-            options=(Option("--type TYPE", "Read VALUE as this type: bool, int, string, list or "
-                                           "table; an error when it is not one.", KEY_TYPES),
+            options=(Option("--type TYPE", "Read VALUE as this type: bool, int, string, list or table; an error "
+                                           "when it is not one.", KEY_TYPES),
                      Option("--force", "Set a key nexus does not know (outside `skills`, where your own keys "
                                        "live)."),
-                     Option("--json", "{\"key\", \"value\", \"changed\", \"file\"} (a secret's value as "
-                                      '"***").')),
+                     Option("--json", "{\"key\", \"value\", \"changed\", \"file\"} (a secret's value as \"***\").")),
             arguments={"KEY": KEY, "VALUE": STRING}),
     Command("config unset", "config:unset_key", DOCUMENT,
             "Remove a key from the config: nexus then uses the default.",
@@ -257,8 +253,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("config list", "config:list_keys", DOCUMENT,
             "Every key nexus knows, its value and where it comes from.",
             usage=("[--json]",),
-            options=(Option("--json", 'An array: {"key", "value", "default", "origin", "type", "meaning"} for '
-                                      "each key."),)),
+            options=(Option("--json", 'An array: {"key", "value", "default", "origin", "type", "meaning"} for each '
+                                      "key."),)),
     Command("config path", "config:show_path", DOCUMENT,
             "Print the path of the config file.",
             usage=("[--json]",),
@@ -266,12 +262,17 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("config edit", "config:edit_file", DOCUMENT,
             "Edit the config in $VISUAL or $EDITOR; an invalid result is never saved.",
             usage=("",)),
+    Command("profiles", "profiles:list_profiles", DOCUMENT,
+            "Each profile: what it allows and denies, and the skills an agent given it may see and run.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array of {"name", "default", "allow", "deny", "skills"}: `skills` names '
+                                      "every skill in the profile's scope, whatever its status."),)),
     Command("status", "skills:status", DOCUMENT,
             "One line: how many skills are ready, need setup, are not installed, disabled.",
             usage=("[--check] [--json]",),
-            options=(Option("--check", "For cron and monitoring: print one line per skill that is degraded or "
-                                       "has drifted, and exit 1 when there is one; print nothing and exit 0 when "
-                                       "all is well."),
+            options=(Option("--check", "For cron and monitoring: print one line per skill that is degraded or has "
+                                       "drifted, and exit 1 when there is one; print nothing and exit 0 when all "
+                                       "is well."),
                      Option("--json", 'Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", '
                                       '"unsupported", "degraded", "drifted"}, each a count; with --check, also '
                                       '"unhealthy": [[name, flag, why]].'))),
@@ -290,16 +291,14 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("connectors", "capabilities:list_connectors", DOCUMENT,
             "The accounts skills need connected (google, github, ...): connected, or the step that unlocks.",
             usage=("[--json]",),
-            options=(Option("--json", 'An array of {"name", "skills", "connected", "connectedBy"} or, when '
-                                      'locked, {"name", "skills", "connected": false, "unlock": {"skill", '
-                                      '"step"}}.'),)),
+            options=(Option("--json", 'An array of {"name", "skills", "connected", "connectedBy"} or, when locked, '
+                                      '{"name", "skills", "connected": false, "unlock": {"skill", "step"}}.'),)),
     Command("sessions", "sessions:list_sessions", DOCUMENT,
             "Each session in the usage logs: its calls, skills, failures, first and last call.",
             usage=("[--days N] [--json]",),
-            options=(Option("--days N", "Only calls of the past N days (default: every call the logs "
-                                        "hold).", DAYS),
-                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures"}, '
-                                      "newest first."))),
+            options=(Option("--days N", "Only calls of the past N days (default: every call the logs hold).", DAYS),
+                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures"}, newest '
+                                      "first."))),
     Command("session show", "sessions:show", DOCUMENT,
             "One session's calls across every skill, in time order.",
             usage=("ID [--json]",),
@@ -314,12 +313,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             usage=("ID --name NAME [--calls N-M] [--var NAME=VALUE]... [--dry-run] [--force] [--json]",),
             options=(Option("--name NAME", "The new skill's name (a folder in the workspace)."),
                      Option("--calls N-M", "Only these calls (their numbers in `nexus session show`)."),
-                     Option("--var NAME=VALUE", "Make VALUE, wherever it occurs in the recorded "
-                                          "arguments, a parameter of the new skill: --NAME VALUE, or in order. "
-                                          "Repeat for more. VALUE *** stands for a secret that was masked in the "
-                                          "log.", repeat=True),
+                     Option("--var NAME=VALUE", "Make VALUE, wherever it occurs in the recorded arguments, a "
+                                                "parameter of the new skill: --NAME VALUE, or in order. Repeat for "
+                                                "more. VALUE *** stands for a secret that was masked in the "
+                                                "log.", repeat=True),
                      Option("--dry-run", "Print the SKILL.md and the script; write nothing."),
-                     Option("--force", "Replace a skill of that name in the workspace."),
+                     Option("--force", "Take a name a skill already has: replace it in the workspace, or hide one "
+                                       "of another source."),
                      Option("--json", '{"name", "path", "calls", "requires", "env", "skillMd", "script", '
                                       '"dryRun"}.')),
             arguments={"ID": SESSION}),
@@ -327,8 +327,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "The usage report: one self-contained HTML file of charts and tables (-o FILE to write it).",
             usage=("[--days N] [-o FILE] [--json]",),
             options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
-                     Option("-o FILE", "Write the report to FILE (atomically) and print its path; else it "
-                                       "goes to stdout.", FILE),
+                     Option("-o FILE", "Write the report to FILE (atomically) and print its path. Without it, the "
+                                       "report goes to stdout, or, when stdout is a terminal, to nexus-report.html "
+                                       "in the current folder.", FILE),
                      Option("--json", "The figures the report shows, as JSON, instead of the report."))),
     Command("jobs", "jobs:list_jobs", DOCUMENT,
             "Background runs (skill run --background): running and ended.",
@@ -365,10 +366,11 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                    "--list-clients [--json]"),
             options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
                                                "gemini, goose, cline, roo-code, kiro, copilot-cli, opencode or "
-                                               "continue (--list-clients says where each keeps its servers).", CLIENTS),
-                     Option("--scope SCOPE", "project: the client's file in the project, which people commit; user: "
-                                             "the client's own file in your home folder, for every project. By "
-                                             "default the project, or the user for a client that has no project "
+                                               "continue (--list-clients says where each keeps its "
+                                               "servers).", CLIENTS),
+                     Option("--scope SCOPE", "project: the client's file in the project, which people commit; "
+                                             "user: the client's own file in your home folder, for every project. "
+                                             "By default the project, or the user for a client that has no project "
                                              "file.", SCOPES),
                      Option("--command PATH", "The command the client starts, instead of the absolute path of the "
                                               "nexus-mcp installed with this nexus.", FILE),
@@ -389,8 +391,8 @@ PLUMBING_TOOLS = (
             usage=("[--shadowed] [--valid] [--invalid] [--] [DIR...]",),
             options=(Option("--shadowed", "Also print skills hidden by a higher source, with `shadowedBy`."),
                      Option("--valid", "Leave the broken skills out."),
-                     Option("--invalid", "Print the broken skills (the default; kept for scripts written before "
-                                         "it was).")),
+                     Option("--invalid", "Print the broken skills (the default; kept for scripts written before it "
+                                         "was).")),
             arguments={"DIR": DIR},
             category=PLUMBING),
     Command("nexus-manifest", "nexus.tools.plumbing.manifest:manifest", STREAM,
@@ -403,14 +405,13 @@ PLUMBING_TOOLS = (
             usage=("[--timeout SECONDS] [--jobs N] NAME...",
                    "--all [--stale HOURS] [--timeout SECONDS] [--jobs N]",
                    "--static"),
-            options=(Option("--all", "Every tool and script skill that could pass (ready, or its last "
-                                     'verification failed); the others are printed with "skipped": true and the '
-                                     "reason."),
-                     Option("--stale HOURS", "With --all, only skills never verified, or last verified "
-                                             "over HOURS ago.", HOURS),
+            options=(Option("--all", "Every tool and script skill that could pass (ready, or its last verification "
+                                     'failed); the others are printed with "skipped": true and the reason.'),
+                     Option("--stale HOURS", "With --all, only skills never verified, or last verified over HOURS "
+                                             "ago.", HOURS),
                      Option("--timeout SECONDS", "How long one verify command may run.", SECONDS, default=30),
-                     Option("--jobs N", "How many verify commands run at once (default: one per CPU); the "
-                                        "outcomes are printed in the order of the skills all the same.", JOBS),
+                     Option("--jobs N", "How many verify commands run at once (default: one per CPU); the outcomes "
+                                        "are printed in the order of the skills all the same.", JOBS),
                      Option("--static", "Requirement checks only, for the entries on stdin.")),
             arguments={"NAME": SKILL},
             category=PLUMBING),
@@ -422,8 +423,8 @@ PLUMBING_TOOLS = (
             "usage statistics from the per-skill usage logs, or from usage entries on stdin.",
             usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]",),
             options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
-                     Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see "
-                                            "`nexus sessions`).", SESSION),
+                     Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
+                                            "sessions`).", SESSION),
                      Option("--stdin", "Read usage entries (JSON Lines) from stdin instead of every "
                                        "$NEXUS_HOME/state/nexus/skills/NAME/usage.log."),
                      Option("--json", "One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs, "

@@ -20,10 +20,10 @@ import time
 import zlib
 
 from .. import config as configlib, fastjson, fileio, paths
-from ..errors import BadInput
+from ..errors import BadInput, NexusError
 from ..skill.entry import binaries, env_names, required
 from ..state import skill_state
-from . import manifest as manifestlib, status
+from . import manifest as manifestlib, scope, status
 
 STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
                "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
@@ -37,8 +37,13 @@ def current_manifest(config, warn):
 
 
 def entry(config, name, warn):
-    """The manifest entry of one skill; rescans only when a source or that skill changed."""
-    return manifestlib.entry(configlib.sources(config), name, warn)
+    """The manifest entry of one skill; rescans only when a source or that skill changed. NexusError for
+    a skill outside the profile in force: an agent does not see what it is not given."""
+    found = manifestlib.entry(configlib.sources(config), name, warn)
+    profile = scope.chosen(config)
+    if profile and not profile.admits(found):
+        raise NexusError(profile.refusal(found["name"]))
+    return found
 
 
 class Row:
@@ -61,16 +66,19 @@ class Row:
 
 
 class Listing:
-    """The records of a fresh manifest, skills by name and then the broken ones, with their statuses."""
+    """The records of a fresh manifest, skills by name and then the broken ones, with their statuses;
+    with a profile, only those in its scope (a provider outside it is no provider for the agent)."""
 
-    def __init__(self, manifest, rows):
+    def __init__(self, manifest, rows, profile=None):
         self.manifest, self.rows = manifest, rows
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
+        if profile:  # every record parsed, to match names, globs and capabilities against the profile
+            self.settled = [r for r in self._records() if profile.admits(r)]
         if manifest.head.get("requirements", True):  # most catalogues need neither the module nor the work
             from . import capabilities
 
-            self.settled = capabilities.resolve(self._records())
+            self.settled = capabilities.resolve(self.settled if profile else self._records())
 
     def briefs(self):
         """{'name', 'status'} of every record, with the health flags and their reasons where one is set:
@@ -122,11 +130,12 @@ class Listing:
         return [fastjson.loads(text) for text, status_ in self._texts() if keep(status_)]
 
 
-def listed(config, warn, states=True):
-    """The Listing of every skill. With states=False only the statuses are sure (as `nexus status`
-    needs them): `verified` may be stale where the status does not depend on the state."""
+def listed(config, warn, states=True, scoped=True):
+    """The Listing of every skill in the scope of the profile in force (scoped=False: every skill). With
+    states=False only the statuses are sure (as `nexus status` needs them): `verified` may be stale where
+    the status does not depend on the state."""
     manifest = current_manifest(config, warn)
-    return Listing(manifest, _rows(manifest, config, warn, states))
+    return Listing(manifest, _rows(manifest, config, warn, states), scope.chosen(config) if scoped else None)
 
 
 def _rows(manifest, config, warn, states):
@@ -166,7 +175,7 @@ def _entry(line):
 
 def _present(checker, bins, env):
     """[the binaries found, the env vars set] among those named."""
-    return [[b for b in bins if checker.has_binary(b)], [n for n in env if checker.environ.get(n)]]
+    return [[b for b in bins if checker.has_binary(b)], [n for n in env if status.is_set(checker.environ.get(n))]]
 
 
 def _computed(checker, skill, key):
@@ -231,8 +240,8 @@ def _write_cache(inputs, skills):
 
 
 def evaluate_all(manifest, config, warn):
-    """Every record of `manifest` (fresh) with its status."""
-    return Listing(manifest, _rows(manifest, config, warn, True)).records()
+    """Every record of `manifest` (fresh) in the profile's scope, with its status."""
+    return Listing(manifest, _rows(manifest, config, warn, True), scope.chosen(config)).records()
 
 
 def records(config, warn):

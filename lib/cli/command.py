@@ -9,7 +9,7 @@ options; its docstring says what it does, for --help and the man page.
 import os
 import sys
 
-from .. import config as configlib
+from .. import config as configlib, upgrade
 from ..errors import NexusError, UsageError
 from . import output, records
 from .records import PORCELAIN
@@ -319,6 +319,7 @@ def call(command, argv, prog=None):
     try:
         args = parse(command, argv)
         ctx = Context(prog, args)
+        upgraded()
         for need in command.needs:
             need(ctx)
         function = command.function()
@@ -343,3 +344,13 @@ def call(command, argv, prog=None):
             raise
         output.say(prog, f"{e.filename}: {e.strerror}" if e.filename else str(e))
         return 1
+
+
+def upgraded():
+    """Do and say once what an upgrade changes (nexus.upgrade), before the first command after it. A
+    home nexus cannot write to leaves it to a later command, quietly: it never stops this one."""
+    try:
+        upgrade.run(lambda text: print(text, file=sys.stderr))
+    except OSError:
+        if os.environ.get("NEXUS_DEBUG") == "1":
+            raise

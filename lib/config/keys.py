@@ -2,8 +2,8 @@
 the CONFIG section of the man page and the shell completions all read it.
 
 A key is a dotted path; `<skill>` stands for a skill's key (its skillKey, else its name), `<VAR>` for an
-environment variable's name and `<capability>` for a capability's. The `skills` and `capabilities`
-tables are nexus's own: a key there that this table does not name, or a value of the wrong type, is an
+environment variable's name, `<capability>` for a capability's and `<profile>` for a profile's (a
+name as a skill's is). The `skills`, `profiles` and `capabilities` tables are nexus's own: a key there that this table does not name, or a value of the wrong type, is an
 error, so a misspelt `enabeld = false` never leaves a skill enabled. Keys outside them belong to the
 user and to the skills whose `requires.config` names them.
 """
@@ -11,10 +11,11 @@ user and to the skills whose `requires.config` names them.
 import os
 
 from ..errors import BadInput
-from ..schema import SECRET, is_env_name
+from ..paths import is_valid_name
+from ..schema import SECRET, is_capability, is_env_name
 
 RULES = (
-    "The `skills` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
+    "The `skills`, `profiles` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
     "or out of range, is an error naming the file, the line, the key and what it needs (exit 2), whatever the "
     "command; nothing guesses a skill enabled. Other keys are yours, and the paths that skills name in "
     "`requires.config`. A folder in a list must be absolute or start with ~, so that what runs never depends "
@@ -62,6 +63,18 @@ ENV_NAMES = Type("list", 'a list of environment variable names, as ["DEPLOY_TOKE
 ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
 
 
+def _pattern(value):
+    """A skill name, a glob of one (`*` for any run of characters), or `capability:NAME`."""
+    if _text(value) and value.startswith("capability:"):
+        return is_capability(value[len("capability:"):])
+    return _text(value) and (value == "*" or is_valid_name(value.replace("*", "x")))
+
+
+PATTERNS = Type("list", 'a list of skill names, globs and capability:NAME, as ["git*", "capability:email_sender"]',
+                item=_pattern)
+PROFILE = Type("string", "the name of a [profiles.NAME] table", is_valid_name)
+
+
 class Key:
     """One key: its dotted path (with placeholders), type, default (None: unset), one-line meaning, and
     whether its value is a secret that `nexus config list` never shows."""
@@ -87,6 +100,10 @@ KEYS = (
     Key("skills.entries.<skill>.secretEnv", ENV_NAMES, "Env vars of the skill's env whose values are secrets, masked "
         "as *** wherever nexus writes or shows them (`nexus skill env --secret`); a name with KEY, TOKEN, SECRET, "
         "PASS, CREDENTIAL or AUTH in it is one already.", []),
+    Key("skills.defaultProfile", PROFILE, "The profile in force when neither --profile nor NEXUS_PROFILE names one; "
+        "unset, no profile: every skill."),
+    Key("profiles.<profile>.skills.allow", PATTERNS, "The skills this profile may see and run; unset, every skill."),
+    Key("profiles.<profile>.skills.deny", PATTERNS, "Skills this profile may not see or run, though allowed.", []),
     Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
         "`nexus capability resolve` prefers them.", []),
 )
@@ -104,8 +121,9 @@ def split(dotted):
 
 def _fits(pattern, parts):
     """True when `parts` matches `pattern`; a <VAR> part must be an environment variable's name."""
+    named = {"<VAR>": is_env_name, "<profile>": is_valid_name}
     return len(pattern) == len(parts) and all(
-        p == s or p.startswith("<") and (p != "<VAR>" or is_env_name(s)) for p, s in zip(pattern, parts))
+        p == s or p.startswith("<") and named.get(p, bool)(s) for p, s in zip(pattern, parts))
 
 
 def find(parts):
@@ -156,6 +174,8 @@ def unknown(parts):
     dotted = ".".join(parts)
     if len(parts) == 5 and parts[:2] == ("skills", "entries") and parts[3] == "env":
         return f"{dotted}: '{parts[-1]}' is not an environment variable name (letters, digits and _)"
+    if len(parts) >= 2 and parts[0] == "profiles" and not is_valid_name(parts[1]):
+        return f"{dotted}: '{parts[1]}' is not a profile name (lowercase letters, digits and single hyphens)"
     close = suggestion(parts)
     return f"{dotted} is not a key nexus knows" + (f" (did you mean {close}?)" if close else "")
 

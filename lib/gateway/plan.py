@@ -5,7 +5,7 @@ import os
 
 from .. import config as configlib, paths
 from ..catalog import status
-from ..errors import NexusError
+from ..errors import Refused
 from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
@@ -51,20 +51,21 @@ def runs(entry):
 
 
 def command(entry, args, config):
-    """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    """(argv, cwd) to execute a tool or script skill; Refused when it may not run as it says (invalid) or
+    its binary or script is missing (not-installed)."""
     unsafe = entrylib.unsafe(entry)
     if unsafe:
-        raise NexusError(f"Skill '{entry['name']}': {unsafe}")
+        raise Refused("invalid", f"Skill '{entry['name']}': {unsafe}")
     binary = runs(entry)
     found = status.which(binary, status.search_dirs(config)) if binary else None
     if not found:
-        raise NexusError(not_installed_message(entry, binary))
+        raise Refused("not-installed", not_installed_message(entry, binary))
     if entry["type"] == "tool":
         return [found, *args], None
     skill_dir = os.path.realpath(entry["dir"])
     script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
     if not paths.contains(skill_dir, script) or not os.path.isfile(script):
-        raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
+        raise Refused("not-installed", f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
     return [found, script, *args], skill_dir
 
 
@@ -81,8 +82,33 @@ def not_installed_message(entry, binary):
 
 
 def setup_message(entry, missing):
-    needs = missing["env"] + [f"config {p} (nexus config set {p} true)" for p in missing["config"]]
-    return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+    needs = missing["env"] + [f"config {p}" for p in missing["config"]]
+    step = next_step({**entry, "status": "needs-setup", "missing": missing})
+    return f"Skill '{entry['name']}' is not configured: needs {', '.join(needs)}. To fix: {step}"
+
+
+def next_step(record):
+    """The one command that takes a skill that is not ready on towards ready (a record of
+    catalog.listing), or None when there is none to give: every refusal and 'needs setup' line ends
+    with it."""
+    name, status, missing = record["name"], record["status"], record.get("missing") or {}
+    if record.get("reason") and status != "unsupported":  # it needs another skill: show lists every step
+        return f"nexus skill show {name}"
+    if status == "needs-setup":
+        env, paths_ = missing.get("env", []), missing.get("config", [])
+        if env and len(env) + len(paths_) == 1:
+            return f"nexus skill key {name}" if env[0] == entrylib.primary_env(record) else f"nexus skill env {name} {env[0]}=..."
+        if paths_ and len(paths_) + len(env) == 1:
+            return f"nexus config set {paths_[0]} true"
+        return f"nexus skill show {name}"  # several things to set, or its verification failed
+    if status == "not-installed":
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
+
+        hints = installspec.hints(record)
+        return hints[0] if hints else None
+    if status == "disabled":
+        return f"nexus skill enable {name}" if record.get("disabledReason") == "disabled in config" else f"nexus skill show {name}"
+    return None
 
 
 def enable_command(entry, config):

@@ -14,8 +14,8 @@ import os
 import time
 
 from .. import schema
-from ..catalog import status
-from ..errors import NexusError
+from ..catalog import scope, status
+from ..errors import Refused
 from ..skill import entry as entrylib
 from ..state import health, skill_state, usage_log
 from . import plan, process
@@ -23,21 +23,44 @@ from . import plan, process
 SIGPIPE = 13
 
 
-def gate(entry, config):
-    """The Checker for this config; NexusError when the config or the platform rules the skill out."""
+def gate(entry, config, profile=None):
+    """The Checker for this config; Refused when the profile in force (`profile`, else the one chosen:
+    scope.chosen), the config, the platform or a skill it requires rules the skill out. Nothing is
+    recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+    profile = profile or scope.chosen(config)
+    if profile and not profile.admits(entry):
+        raise Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
+                               f"To see what it may use: nexus profiles")
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
-        raise NexusError(f"Skill '{entry['name']}' is disabled ({reason}). To enable it: {plan.enable_command(entry, config)}")
+        raise Refused("disabled", f"Skill '{entry['name']}' is disabled ({reason}). "
+                                  f"To enable it: {plan.enable_command(entry, config)}")
     if not checker.supported(entry):
-        raise NexusError(f"Skill '{entry['name']}' is not available on {checker.platform} (os: {', '.join(entry['os'])})")
+        raise Refused("unsupported", f"Skill '{entry['name']}' is not available on {checker.platform} "
+                                     f"(os: {', '.join(entry['os'])})")
     if any(entrylib.required(entry, key) for key in schema.DEPENDS_KEYS):
         from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
 
         record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
         if record.get("reason") or record["status"] == "invalid":
-            raise NexusError(f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}")
+            raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}. "
+                                        f"To fix: {plan.next_step(record) or 'nexus skills check ' + entry['dir']}")
     return checker
+
+
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None):
+    """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
+    error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
+    the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
+    a failure of the skill (schema.POLICY_REFUSALS)."""
+    try:
+        record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
+               args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
+               session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile)
+    except OSError as e:
+        warn(not_recorded(e))
+    return refused
 
 
 class Call:
@@ -49,10 +72,11 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None, note=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, note=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
-        self.session = session or os.environ.get("NEXUS_SESSION_ID")
+        self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
+        self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
         self.argv = self.cwd = None
@@ -63,19 +87,24 @@ class Call:
         return plan.mask(text, self.secrets)
 
     def prepare(self, verify=True, record_refusal=True):
-        """Resolve the command line and check what it needs; verify on first use. NexusError (recorded
-        as a refused call unless told otherwise) when the skill cannot run."""
-        ts = schema.now_iso()
+        """Gate the skill, resolve the command line and check what it needs; verify on first use. Refused
+        (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
+            gate(self.entry, self.config, self.profile)
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
-                raise NexusError(plan.setup_message(self.entry, missing))
+                raise Refused("needs-setup", plan.setup_message(self.entry, missing))
             self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn, self.note) if verify else {}
-        except NexusError as e:
+        except Refused as e:
             if record_refusal:
-                self.record(ts, 0, 1, error=self.masked(str(e).splitlines()[0]))
+                self.refuse(e)
             raise
+
+    def refuse(self, refused):
+        """Record this call as refused (see refuse); the Refused, to raise."""
+        return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
+                      self.profile)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -122,11 +151,23 @@ class Call:
     def record(self, ts, ms, exit_code, error=None, changes=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
+        args = [self.masked(a) for a in self.args]
+        masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
+                  if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
-            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes,
-                   args=[self.masked(a) for a in self.args], tool=plan.runs(self.entry), session=self.session)
+            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile)
         except OSError as e:
             self.warn(not_recorded(e))
+
+
+def session_id(value, warn):
+    """The session a call is logged under: NEXUS_SESSION_ID (or a front end's id) when it is one
+    (schema.is_session_id); else None, said once, and the call is logged without a session."""
+    if not value or schema.is_session_id(value):
+        return value or None
+    warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")
+    return None
 
 
 def not_recorded(error):
@@ -145,16 +186,22 @@ class _Nothing:
         return None
 
 
-def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None):
-    """Count one call in the skill's state and append it to its usage log, under the skill's lock."""
+def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
+           refused=None, masked=None, profile=None):
+    """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
+    profile in force (`profile`, else the one chosen) is logged with it."""
+    profile = profile or scope.chosen(config)
+    policy = refused in schema.POLICY_REFUSALS
+    session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
-        skill_state.count_call(state, ts, exit_code == 0, ms)
-        if error:
+        skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy)
+        if error and not policy:
             state["lastError"] = error
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
-                                      error=error, tool=tool, session=session)
+                                      error=error, tool=tool, session=session, refused=refused, masked=masked,
+                                      profile=profile.name if profile else None)
             usage_log.append(entry["name"], state, line, config)
 
 
@@ -166,14 +213,14 @@ def prompt(entry, config, no_log, warn):
     text = skillmd.prompt(entry)
     ms = int((time.monotonic() - started) * 1000)
     try:
-        record(entry, config, no_log, ts, ms, 0, session=os.environ.get("NEXUS_SESSION_ID"))
+        record(entry, config, no_log, ts, ms, 0, session=session_id(os.environ.get("NEXUS_SESSION_ID"), warn))
     except OSError as e:
         warn(not_recorded(e))
     return text, ms
 
 
 def ensure_verified(entry, config, binary, warn, note):
-    """First-run verification: the state changes to record, or NexusError when it fails. A skill whose
+    """First-run verification: the state changes to record, or Refused when it fails. A skill whose
     binary changed since it was verified is verified again, and says why; note(text) says that it verifies."""
     state = skill_state.read(entry["name"], entry, warn)
     if status.is_verified(entry, state):
@@ -191,7 +238,7 @@ def ensure_verified(entry, config, binary, warn, note):
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:
-        raise NexusError(f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
+        raise Refused("needs-setup", f"Skill '{entry['name']}' is not configured: {outcome['error']}\n"
                          f"Run 'nexus skill show {entry['name']}' for setup instructions.")
     return {}
 

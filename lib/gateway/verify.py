@@ -27,13 +27,11 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
                "ok": True, "exit": None, "error": None}
     missing = status.Checker(config).missing(entry)
     output = b""
-    if entry["type"] == "prompt":
-        pass
-    elif missing["bins"] or missing["anyBins"]:
+    if missing["bins"] or missing["anyBins"]:  # a prompt skill's too: it is not installed, as listings say
         outcome.update(ok=False, error=plan.not_installed_message(entry, (missing["bins"] or missing["anyBins"])[0]))
     elif missing["env"] or missing["config"]:
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
-    elif entry.get("verify"):
+    elif entry.get("verify") and entry["type"] != "prompt":
         env = plan.environment(entry, config)
         # A group of its own, ended once the shell is done: a background process the command
         # left behind cannot hold verification open.
@@ -48,7 +46,8 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
             text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env, config))
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
-    drift = _record(entry, config, outcome, output)
+    # A prompt skill has no verification to keep: its status is its requirements' alone.
+    drift = _record(entry, config, outcome, output) if entry["type"] != "prompt" or outcome["ok"] else None
     if drift:
         outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]

@@ -24,11 +24,12 @@ SCOPES = ("project", "user")
 class Client:
     """One client: its format, the key its servers are under, its project file (relative to the project)
     and user file (a function of the platform), how it writes the entry, and how a project file names
-    the home folder (None: it has no documented way, and a path in the home folder is refused there)."""
+    the home folder (None: it has no documented way, and a path in the home folder is refused there).
+    `also`: another name the client reads its file by (opencode.jsonc), used when only that one exists."""
 
-    def __init__(self, name, fmt, key, project, user, shape, home=None, whole=False):
+    def __init__(self, name, fmt, key, project, user, shape, home=None, whole=False, also=None):
         self.name, self.format, self.key, self.project, self.user = name, fmt, key, project, user
-        self.shape, self.home, self.whole = shape, home, whole
+        self.shape, self.home, self.whole, self.also = shape, home, whole, also
 
     def scopes(self):
         return [scope for scope, where in zip(SCOPES, (self.project, self.user)) if where]
@@ -98,7 +99,7 @@ CLIENTS = {client.name: client for client in (
     Client("opencode", Json, "mcp", "opencode.json", lambda: _xdg("opencode", "opencode.json"),
            lambda command, args, env: {"type": "local", "command": [command, *args],
                                        **({"environment": env} if env else {}), "enabled": True},
-           "{env:HOME}"),
+           "{env:HOME}", also=lambda path: path + "c"),
     Client("continue", Yaml, None, ".continue/mcpServers/nexus.yaml", None,
            lambda command, args, env: {"name": SERVER, "version": "0.0.1", "schema": "v1",
                                        "mcpServers": [{"name": SERVER, **_stdio(command, args, env)}]},
@@ -197,10 +198,16 @@ def where(chosen, scope, project):
     """The client's file for the scope: in the project (its links followed, never out of it), or the
     user's (its links followed: a dotfiles link stays a link)."""
     if scope == "user":
-        return os.path.realpath(chosen.user())
+        return os.path.realpath(_named(chosen, chosen.user()))
     if not os.path.isdir(project):
         raise UsageError(f"'{project}' is not a folder")
-    return fileio.inside(os.path.join(project, chosen.project), os.path.realpath(project))
+    return fileio.inside(_named(chosen, os.path.join(project, chosen.project)), os.path.realpath(project))
+
+
+def _named(chosen, path):
+    """`path`, or the other name the client reads when only a file of that name exists."""
+    other = chosen.also(path) if chosen.also else None
+    return other if other and os.path.lexists(other) and not os.path.lexists(path) else path
 
 
 def _read(path):

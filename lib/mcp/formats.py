@@ -157,6 +157,9 @@ class Yaml:
             at = cls._span(lines, pair)[1] + 1
             indent = " " * (pair[0].start_mark.column + 2)
             return "".join(lines[:at]) + cls.dump({name: value}, indent) + "".join(lines[at:])
+        if isinstance(servers, yaml.MappingNode) and servers.flow_style and not servers.value:  # `{}`: opened
+            block = cls.dump({name: value}, " " * (pair[0].start_mark.column + 2)).rstrip("\n")
+            return text[:servers.start_mark.index].rstrip(" ") + "\n" + block + text[servers.end_mark.index:]
         if not isinstance(servers, yaml.MappingNode) or servers.flow_style or not servers.value:
             raise ValueError(f"'{key}' is not a block mapping")
         ours = [p for p in servers.value if p[0].value == name]

@@ -10,7 +10,7 @@ import time
 from .. import config as configlib, paths, schema
 from ..catalog import listing, manifest
 from ..cli.command import number
-from ..errors import NexusError, UsageError
+from ..errors import NexusError, Refused, UsageError
 from ..gateway import plan, run as gateway
 from ..skill import skillmd
 
@@ -169,9 +169,13 @@ def result(**fields):
 
 def instructions(catalog, config, name, session, warn):
     """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
-    is not found, disabled or not for this platform, as `nexus skill run` refuses a prompt skill."""
+    is not found, and Refused (logged) when it is disabled or not for this platform, as `nexus skill run`
+    refuses a prompt skill."""
     entry = catalog.entry(config, name)
-    gateway.gate(entry, config)
+    try:
+        gateway.gate(entry, config)
+    except Refused as e:
+        raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, session=session) from None
     started, ts = time.monotonic(), schema.now_iso()
     text = skillmd.prompt(entry)
     log_read(entry, config, ts, started, None, session, warn)

@@ -155,14 +155,13 @@ class Nexus:
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
-        gateway.gate(entry, config)
         try:
             args, stdin, timeout = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
         call = gateway.Call(entry, config, args, self.warn, session=self.session)
         call.env["NEXUS_CALLER_CWD"] = self.cwd
-        call.prepare()
+        call.prepare()  # gated (a refusal is logged), configured, verified on first use
         running.call = call
         if running.cancelled:  # before its program started: nothing ran, nothing to log
             return offer.error_result("cancelled")

@@ -108,9 +108,10 @@ def env_names(entry):
 
 
 def primary_env(entry):
-    """The env var a configured apiKey stands for: primaryEnv, else the first required env var."""
-    primary, names = entry.get("primaryEnv"), env_names(entry)
-    return primary if isinstance(primary, str) and primary else names[0] if names else None
+    """The env var a configured apiKey stands for: the declared primaryEnv, or None. As in OpenClaw, a
+    key never stands for another variable (DECISIONS.md), even the first one the skill requires."""
+    primary = entry.get("primaryEnv")
+    return primary if isinstance(primary, str) and primary else None
 
 
 def os_fits(os_values, platform):

@@ -13,7 +13,7 @@ from . import health
 
 TEXT = ("configuredAt", "lastVerified", "lastUsed", "lastError", "type", "tool", "verify")
 FLAGS = ("configured", "lastVerifyOk")
-COUNTERS = ("totalInvocations", "successCount", "totalDurationMs")  # checked as one: they only make sense together
+COUNTERS = ("totalInvocations", "successCount", "totalDurationMs", "policyRefusals")  # checked as one: they only make sense together
 DERIVED = ("successRate", "avgDurationMs")
 
 
@@ -44,7 +44,7 @@ def checked(state, entry=None):
             problems.append(f"{key} {_shown(state.pop(key))} is not what nexus keeps there; reset")
     present = [k for k in COUNTERS if k in state]
     if present and (not all(_is_count(state.get(k, 0)) for k in COUNTERS)
-                    or state.get("successCount", 0) > state.get("totalInvocations", 0)):
+                    or state.get("successCount", 0) + state.get("policyRefusals", 0) > state.get("totalInvocations", 0)):
         bad = ", ".join(f"{k} {_shown(state.get(k))}" for k in present)
         problems.append(f"lifetime counters unusable ({bad}); counting from 0")
         for key in COUNTERS + DERIVED:
@@ -138,13 +138,21 @@ def corrupt_name(path):
     return kept
 
 
-def count_call(state, ts, ok, ms):
-    """Lifetime counters, kept in state so they survive log rotation."""
+def count_call(state, ts, ok, ms, policy=False):
+    """Lifetime counters, kept in state so they survive log rotation. A refusal for policy (`policy`)
+    is a call, but no failure of the skill: it is left out of the success rate and of health."""
     total = state.get("totalInvocations", 0) + 1
+    refused = state.get("policyRefusals", 0) + (1 if policy else 0)
     successes = state.get("successCount", 0) + (1 if ok else 0)
     duration = state.get("totalDurationMs", 0) + ms
+    judged = total - refused
     state.update(totalInvocations=total, successCount=successes, totalDurationMs=duration,
-                 successRate=round(successes / total, 4), avgDurationMs=round(duration / total), lastUsed=ts)
+                 avgDurationMs=round(duration / total), lastUsed=ts)
+    if judged:
+        state["successRate"] = round(successes / judged, 4)
+    if policy:
+        state["policyRefusals"] = refused
+        return
     health.count(state, ts, ok)
     if ok:
         state.pop("lastError", None)

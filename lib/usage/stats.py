@@ -12,11 +12,12 @@ import sys
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
 from ..style import plural
-from ..skill.entry import primary_env
+from ..skill.entry import env_names, primary_env
 from ..state import usage_log
 
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
+ONE_MS = datetime.timedelta(milliseconds=1)
 COMMAND_WORDS = 3
 # Past these, a value was not written by a call (`"ms": 1e308`, NaN, an exit of 10**9): the line is skipped
 # and counted as invalid, as a line of the wrong shape is.
@@ -31,6 +32,7 @@ INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
 TYPES = frozenset(schema.TYPES)
+POLICY = schema.POLICY_REFUSALS
 
 
 def recent_days(days):
@@ -62,7 +64,7 @@ def category(meta):
         return "prompts"
     if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
         return "userData"
-    if primary_env(meta):
+    if primary_env(meta) or env_names(meta):
         return "credentials"
     return "other"
 
@@ -98,13 +100,15 @@ class Durations:
         self.count += other.count
 
     def quantile(self, q):
-        """The duration below which a fraction q of the calls took, in whole milliseconds; None without calls."""
+        """The duration within which a fraction q of the calls took, in whole milliseconds; None without
+        calls. The nearest rank: the ceil(q * count)-th shortest call, so that p95 of a few calls is
+        their slowest rather than a figure below the average."""
         if not self.count:
             return None
-        rank, seen = q * (self.count - 1), 0
+        rank, seen = max(1, math.ceil(round(q * self.count, 9))), 0  # round: 0.95 * 20 is 19.000000000000004
         for key in sorted(self.buckets):  # -inf holds the calls under a millisecond
             seen += self.buckets[key]
-            if seen > rank:
+            if seen >= rank:
                 return 0 if key == -math.inf else round(2 * self.GAMMA ** key / (self.GAMMA + 1))
         return None
 
@@ -112,15 +116,17 @@ class Durations:
 class Figures:
     """The running figures of one skill, or of all of them."""
 
-    __slots__ = ("calls", "successes", "ms", "last", "last_ok", "type", "tool", "durations")
+    __slots__ = ("calls", "successes", "refused", "ms", "last", "last_ok", "type", "tool", "durations")
 
     def __init__(self):
-        self.calls = self.successes = self.ms = 0
+        self.calls = self.successes = self.refused = self.ms = 0
         self.last = self.last_ok = self.type = self.tool = None
         self.durations = Durations()
 
-    def count(self, ts, ok, ms, type_, tool):
+    def count(self, ts, ok, ms, type_, tool, policy=False):
+        """One call; a refusal for `policy` counts as a call, never in the success rate."""
         self.calls += 1
+        self.refused += policy
         self.ms += ms
         self.durations.add(ms)
         if ok:
@@ -133,6 +139,7 @@ class Figures:
     def merge(self, other):
         self.calls += other.calls
         self.successes += other.successes
+        self.refused += other.refused
         self.ms += other.ms
         self.durations.merge(other.durations)
         if other.last_ok is not None and (self.last_ok is None or other.last_ok > self.last_ok):
@@ -141,9 +148,11 @@ class Figures:
             self.last, self.type, self.tool = other.last, other.type, other.tool
 
     def as_json(self):
+        judged = self.calls - self.refused
         return {
             "totalInvocations": self.calls,
-            "successRate": round(self.successes / self.calls, 4) if self.calls else None,
+            "successRate": round(self.successes / judged, 4) if judged else None,
+            "refusedForPolicy": self.refused,
             "avgDurationMs": round(self.ms / self.calls) if self.calls else None,
             "p50Ms": self.durations.quantile(0.5),
             "p95Ms": self.durations.quantile(0.95),
@@ -167,6 +176,7 @@ class Aggregator:
         self.series = series
         self.per_day = collections.Counter()  # (local date, skill) -> calls
         self.failed_per_day = collections.Counter()  # (local date, skill, message) -> calls
+        self.last_failed = {}  # (skill, message) -> the time of its newest failed call
         self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
@@ -228,15 +238,21 @@ class Aggregator:
                 self.skipped[INVALID] += 1
                 return
             figures = self.skills[name] = Figures()
+        refused = get("refused")
+        policy = type(refused) is str and refused in POLICY
         ok = code == 0 if "exit" in entry else not get("error")
-        figures.count(ts, ok, ms, type_, get("tool"))
+        figures.count(ts, ok, ms, type_, get("tool"), policy)
+        ok = ok or policy  # from here on: whether it failed
         if not ok:
             self._failed(name, ts, entry)
         if self.series:
             day = self.local_date(text, ts)
             self.per_day[day, name] += 1
             if not ok:
-                self.failed_per_day[day, name, message_of(entry)] += 1
+                message = message_of(entry)
+                self.failed_per_day[day, name, message] += 1
+                if ts > self.last_failed.get((name, message), ts - ONE_MS):
+                    self.last_failed[name, message] = ts
             self.sessions.add(entry, not ok)
         if self.name:
             self.daily[self.local_date(text, ts)] += 1
@@ -275,6 +291,7 @@ class Aggregator:
     def share(self):
         """What this aggregator gathered, as plain data that pickles, for another's merge()."""
         return {"skills": self.skills, "errors": self.errors, "sessions": self.sessions and self.sessions.found,
+                "lastFailed": self.last_failed,
                 **{key: getattr(self, key) for key in self.COUNTERS}}
 
     def merge(self, share):
@@ -286,6 +303,9 @@ class Aggregator:
                 self.skills[name] = figures
         for key in self.COUNTERS:
             getattr(self, key).update(share[key])
+        for key, ts in share["lastFailed"].items():
+            if ts > self.last_failed.get(key, ts - ONE_MS):
+                self.last_failed[key] = ts
         for ts, _, message, code in share["errors"]:
             self._keep_error(ts, message, code)
         if self.sessions is not None:

@@ -11,7 +11,7 @@ import sys
 from nexus import fastjson
 from nexus.catalog import status
 from nexus.cli.command import quiet_stdout
-from nexus.errors import UsageError
+from nexus.errors import Refused, UsageError
 from nexus.gateway import run as gateway
 from nexus.tools.commands import script
 
@@ -44,8 +44,11 @@ def run(ctx):
       PROG gog --json -- gmail search is:unread | jq -r .stdout
     """
     args, config, entry = ctx.args, ctx.config, ctx.entry
-    checker = gateway.gate(entry, config)
     if entry["type"] == "prompt":
+        try:
+            checker = gateway.gate(entry, config)
+        except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
+            raise e if args["--dry-run"] else gateway.refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
         if args["--background"]:
             raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
         if args["ARGS"]:

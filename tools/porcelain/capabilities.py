@@ -2,6 +2,7 @@
 
 from nexus import config as configlib, schema
 from nexus.catalog import capabilities, listing
+from nexus.catalog.status import state_words
 from nexus.cli.command import renders
 from nexus.errors import UsageError
 from nexus.gateway import plan
@@ -24,15 +25,14 @@ def render_capabilities(found, out):
     style = Style(out)
     for item in found:
         choice = item["chosen"] or "none ready"
-        out.write(f"{style.color(item['name'], 'bold')}  (chosen: {choice})\n")
+        out.write(style.color(style.clip(f"{item['name']}  (chosen: {choice})"), "bold") + "\n")
         for provider in item["providers"]:
             mark = style.emoji("✅") if provider["status"] == "ready" else style.emoji("⏳")
-            out.write(f"  {mark}{provider['name']}: {provider['status']}"
-                      f"{'' if provider['verified'] or provider['status'] != 'ready' else ', not verified yet'}\n")
+            out.write(style.clip(f"  {mark}{provider['name']}: {', '.join(state_words(provider))}") + "\n")
         if not item["providers"]:
             out.write("  no skill provides it\n")
         if item["consumers"]:
-            out.write(f"  needed by: {', '.join(item['consumers'])}\n")
+            out.write(style.clip(f"  needed by: {', '.join(item['consumers'])}") + "\n")
 
 
 @renders(render_capabilities)
@@ -90,11 +90,11 @@ def render_connectors(found, out):
     style = Style(out)
     for item in found:
         if item["connected"]:
-            out.write(f"{style.emoji('🔓')}{item['name']}: connected (through {item['connectedBy']})\n")
+            out.write(style.clip(f"{style.emoji('🔓')}{item['name']}: connected (through {item['connectedBy']})") + "\n")
         else:
-            out.write(f"{style.emoji('🔒')}{item['name']}: locked; to unlock ({item['unlock']['skill']}): "
-                      f"{item['unlock']['step']}\n")
-        out.write(f"   needed by: {', '.join(item['skills'])}\n")
+            out.write(style.clip(f"{style.emoji('🔒')}{item['name']}: locked; to unlock ({item['unlock']['skill']}): "
+                                 f"{item['unlock']['step']}") + "\n")
+        out.write(style.clip(f"   needed by: {', '.join(item['skills'])}") + "\n")
 
 
 @renders(render_connectors)

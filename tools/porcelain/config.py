@@ -114,12 +114,12 @@ def unset_key(ctx):
 
 
 def render_list(rows, out):
-    width = max(len(r["key"]) for r in rows)
+    from nexus.style import Style, fitted  # human text only: --json never pays for style
+
     shown = [r["value"] if isinstance(r["value"], str) else "(not set)" if r["origin"] is None else edit.inline(r["value"])
              for r in rows]
-    value_width = min(40, max(len(s) for s in shown))
-    for row, value in zip(rows, shown):
-        out.write(f"{row['key']:<{width}}  {value:<{value_width}}  {row['origin'] or ''}".rstrip() + "\n")
+    table = [[row["key"], value, row["origin"] or ""] for row, value in zip(rows, shown)]  # the value gives way
+    out.write("".join(line + "\n" for line in fitted(table, Style(out).columns, give=(1,), indent="")))
 
 
 @renders(render_list)

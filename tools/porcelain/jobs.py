@@ -6,7 +6,7 @@ import time
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.gateway import jobs
-from nexus.style import local, table, when
+from nexus.style import Style, fitted, local, when
 
 
 def render_jobs(found, out):
@@ -16,7 +16,7 @@ def render_jobs(found, out):
     rows = [["JOB", "SKILL", "STATUS", "EXIT", "STARTED", "MS"]]
     rows += [[j["id"], j["skill"], j["status"], str(j.get("exit", "-")), local(j["started"]), str(j.get("ms", "-"))]
              for j in found]
-    out.write("\n".join(table(rows, indent="")) + "\n")
+    out.write("\n".join(fitted(rows, Style(out).columns, give=(4, 1))) + "\n")
 
 
 @renders(render_jobs)

@@ -7,7 +7,28 @@ from nexus.mcp import clients
 
 
 def config(ctx):
-    """Prints the entry that registers nexus-mcp with the client, as the client's file holds it. The entry
+    """
+    Clients:
+      claude-code     project .mcp.json; user ~/.claude.json
+      claude-desktop  user Claude/claude_desktop_config.json in the app data
+      cursor          project .cursor/mcp.json; user ~/.cursor/mcp.json
+      vscode          project .vscode/mcp.json; user Code/User/mcp.json in the app data
+      windsurf        user ~/.codeium/windsurf/mcp_config.json
+      zed             user ~/.config/zed/settings.json
+      codex           project .codex/config.toml; user ~/.codex/config.toml ($CODEX_HOME)
+      gemini          project .gemini/settings.json; user ~/.gemini/settings.json
+      goose           user ~/.config/goose/config.yaml
+      cline           user cline_mcp_settings.json in VS Code's globalStorage
+      roo-code        project .roo/mcp.json; user mcp_settings.json in VS Code's globalStorage
+      kiro            project .kiro/settings/mcp.json; user ~/.kiro/settings/mcp.json
+      copilot-cli     user ~/.copilot/mcp-config.json
+      opencode        project opencode.json; user ~/.config/opencode/opencode.json
+      continue        project .continue/mcpServers/nexus.yaml
+
+    The app data is ~/Library/Application Support on macOS, %APPDATA% on Windows, ~/.config elsewhere
+    ($XDG_CONFIG_HOME); --list-clients gives the paths on this machine.
+
+    Prints the entry that registers nexus-mcp with the client, as the client's file holds it. The entry
     starts nexus-mcp by its absolute path, since a client started from a desktop has no PATH of your
     shell, with NEXUS_HOME, NEXUS_CONFIG and MANAGED_SKILLS_DIR when they are set here; a command in a
     folder that looks temporary is warned about. A project file carries nothing personal: a path in

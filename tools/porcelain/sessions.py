@@ -5,7 +5,7 @@ from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
-from nexus.style import Style, local, shell_line, table, truncate, visible
+from nexus.style import Style, fit, fitted, last_line, local, shell_line, table, visible
 from nexus.usage import crystallize as crystal, sessions
 
 
@@ -14,9 +14,9 @@ def render_sessions(found, out):
         out.write("No calls in the usage logs.\n")
         return
     rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "SKILLS"]]
-    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
-              truncate(", ".join(s["skills"]), 40)] for s in found]
-    out.write("\n".join(table(rows, indent="")) + "\n")
+    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]), ", ".join(s["skills"])]
+             for s in found]
+    out.write("\n".join(fitted(rows, Style(out).columns, give=(5, 1))) + "\n")
 
 
 @renders(render_sessions)
@@ -29,14 +29,19 @@ def list_sessions(ctx):
 
 def render_calls(found, out):
     style = Style(out)
-    rows = [["#", "TIME", "SKILL", "EXIT", "MS", "ARGS / ERROR"]]
+    rows, errors = [["#", "TIME", "SKILL", "EXIT", "MS", "ERROR / ARGS"]], [""]
     for call in found:
-        shown = shell_line(call.get("args") or [])  # each word as a shell needs it: exact, and visible
-        if call.get("error"):
-            shown = (shown + "  " if shown else "") + style.color(f"! {visible(call['error'])}", "red")
+        # A failed call's error first, its last line (the whole log window is in --json): what went wrong.
+        errors.append(f"! {visible(last_line(call['error']))}" if call.get("error") else "")
+        # each word as a shell needs it: exact, and visible
+        shown = "  ".join(part for part in (errors[-1], shell_line(call.get("args") or [])) if part)
         rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
-                     str(call.get("ms", "-")), truncate(shown, 80) if not call.get("error") else shown])
-    out.write("\n".join(table(rows, indent="")) + "\n")
+                     str(call.get("ms", "-")), shown])
+    rows, sizes = fit(rows, style.columns, give=(5, 2))
+    for row, error in zip(rows, errors):  # coloured once fitted, in the last column: it is never padded
+        if error and len(row) == 6:
+            row[-1] = style.color(row[-1][:len(error)], "red") + row[-1][len(error):]
+    out.write("\n".join(table(rows, "", sizes)) + "\n")
 
 
 @renders(render_calls)
@@ -86,7 +91,10 @@ def crystallize(ctx):
     path = crystal.folder(name)
     picked = crystal.chosen_calls(args["ID"], numbers)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
-    files = crystal.plan(name, args["ID"], picked, named, manifest.skills())
+    skills = manifest.skills()
+    if not args["--dry-run"]:
+        crystal.taken(name, skills, args["--force"])
+    files = crystal.plan(name, args["ID"], picked, named, skills)
     made = {"name": name, "path": path, "calls": files["calls"], "requires": files["requires"], "env": files["env"],
             "skillMd": files["skillMd"], "script": files["script"].decode("utf-8", "surrogateescape"),
             "dryRun": bool(args["--dry-run"])}

@@ -11,12 +11,9 @@ from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, visible, when
+from nexus.style import Style, last_line, visible, when
 
-STATUS_TEXT = {
-    "ready": ("✅", "Ready"), "needs-setup": ("⚠️ ", "Needs setup"), "not-installed": ("⏳", "Not installed"),
-    "disabled": ("💤", "Disabled"), "unsupported": ("🚫", "Not for this platform"), "invalid": ("❌", "Invalid"),
-}
+EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
 
 def _evaluated(ctx):
@@ -76,13 +73,12 @@ def render_prompt(shown, out):
 def render_show(shown, out):
     style = Style(out)
     entry, state, bullet = shown, shown["state"], style.bullet
-    emoji, label = STATUS_TEXT[shown["status"]]
-    if shown["status"] == "ready" and entry["type"] != "prompt":
-        label = "Ready, not verified yet (verified on first run)"
-        if shown["verified"] and state.get("lastVerified"):
-            label = f"Configured (last verified: {when(state['lastVerified'])})"
-        elif shown["verified"]:  # no verify command: its first run vouched for it
-            label = f"Configured (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
+    emoji, label = EMOJI[shown["status"]], ", ".join(statuslib.state_words(shown)).capitalize()
+    if shown["status"] == "ready" and entry["type"] != "prompt" and shown["verified"]:
+        if state.get("lastVerified"):
+            label += f" (last verified: {when(state['lastVerified'])})"
+        else:  # no verify command: its first run vouched for it
+            label += f" (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
     elif shown["status"] == "unsupported":
         label += f" (needs {', '.join(entry.get('os', []))}; this is {sys.platform})"
     title = f"{entry['name'].upper()} - {visible(entry['description'])}"
@@ -103,7 +99,8 @@ def render_show(shown, out):
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
-                  f"  {bullet} Success rate: {state.get('successRate', 0) * 100:.1f}%",
+                  *([f"  {bullet} Success rate: {state['successRate'] * 100:.1f}%"] if "successRate" in state else []),
+                  *([f"  {bullet} Refused for policy: {state['policyRefusals']}"] if state.get("policyRefusals") else []),
                   f"  {bullet} Last used: {when(state.get('lastUsed'))}"]
     for flag in ("degraded", "drifted"):
         if shown.get(flag):
@@ -136,15 +133,16 @@ def show(ctx):
 def render_outcome(outcome, out):
     style, name = Style(out), outcome["skill"]
     if outcome.get("skipped"):
-        message = (f"Skill '{name}' is a prompt skill: always configured." if outcome["type"] == "prompt" else
+        message = (f"Skill '{name}' is ready: a prompt skill needs no verification." if outcome["type"] == "prompt" else
                    f"Skill '{name}' is verified ({'last verified: ' + when(outcome['lastVerified']) if outcome['lastVerified'] else 'by its first run'}); "
                    "--force runs it again.")
         out.write(message + "\n")
     elif not outcome["ok"]:
-        out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {outcome['error']}\n")
+        error = "\n          ".join(outcome["error"].splitlines())
+        out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {error}\n")
         out.write("\n   Setup instructions:\n" + "".join(f"   {visible(step)}\n" for step in outcome["setup"]))
     elif outcome["type"] == "prompt":
-        out.write(f"{style.emoji('✅')}Skill '{name}' is a prompt skill: always configured.\n")
+        out.write(f"{style.emoji('✅')}Skill '{name}' is ready: a prompt skill needs no verification.\n")
     elif not outcome["verify"]:
         out.write(f"{style.emoji('✅')}Skill '{name}' has no verification command; its requirements are met.\n")
     else:
@@ -168,7 +166,7 @@ def verify_skill(ctx):
     """
     args = ctx.args
     entry, state, result = _evaluated(ctx)
-    if result["verified"] and not args["--force"]:
+    if result["verified"] and result["status"] == "ready" and not args["--force"]:
         return {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
                 "lastVerified": state.get("lastVerified")}
@@ -189,7 +187,7 @@ def render_outcomes(outcomes, out):
             drift = " (drifted: its verify command prints something else than last time)" if outcome.get("drift") else ""
             out.write(f"{style.emoji('✅')}{outcome['skill']}: verified{drift}\n")
         else:
-            out.write(f"{style.emoji('❌')}{outcome['skill']}: {outcome['error'].splitlines()[0]}\n")
+            out.write(f"{style.emoji('❌')}{outcome['skill']}: {last_line(outcome['error'])}\n")
         out.flush()
     if not any_outcome:
         out.write("nothing to verify\n")

@@ -30,42 +30,44 @@ def _detail(record):
     from nexus.style import one_line
 
     if record["status"] == "ready":
-        unverified = "verifies again on its next run" if record.get("verifiesAgain") else "not verified yet"
-        marks = [m for m, on in ((unverified, not record.get("verified")), ("degraded", record.get("degraded")),
-                                 ("drifted", record.get("drifted"))) if on]
+        from nexus.catalog.status import state_words  # a ready skill's marks only
+
+        marks = state_words(record)[1:]
         return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
-    return one_line(plan.not_ready_reason(record))
+    reason, step = plan.not_ready_reason(record), plan.next_step(record)
+    return one_line(reason if not step or step in reason else f"{reason} ({step})")
 
 
-def _rows(records, columns=None, aligned=()):
-    """name, detail, description: the description last, so that on a terminal (`columns` wide, the
-    others `aligned`) it takes what the line has left, and in a pipe it is never cut."""
-    from nexus.style import one_line, truncate  # human text only, as in _detail
+def _rows(records):
+    """name, detail, description: the description gives way first on a terminal, the detail only when
+    it must (style.fit)."""
+    from nexus.style import one_line  # human text only, as in _detail
 
-    rows = [[r["name"], one_line(r.get("reason") or _detail(r)), one_line(r.get("description", ""))] for r in records]
-    if columns:
-        room = max(columns - 3 - sum(w + 2 for w in aligned), 20)
-        rows = [[name, detail, truncate(text, room)] for name, detail, text in rows]
-    return rows
+    return [[r["name"], _detail(r), one_line(r.get("description", ""))] for r in records]
 
 
 def render_list(records, out):
     # Imported here: `status` and --json, which agents call all the time, never pay for them.
-    from nexus.style import Style, one_line, plural, table, widths
+    from nexus.style import Style, fit, one_line, plural, table
 
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
-    aligned = widths(_rows(skills, None))  # one set of columns across every group
+    groups = [(status, emoji, heading, [r for r in records if r["status"] == status])
+              for status, emoji, heading in GROUPS]
+    indent = "   "
+    # One set of columns across every group: the rows are fitted together, then dealt out.
+    rows, sizes = fit(_rows([r for status, *_, group in groups if status != "invalid" for r in group]),
+                      style.columns, give=(2, 1), indent=indent)
     lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
-    for status, emoji, heading in GROUPS:
-        group = [r for r in records if r["status"] == status]
+    for status, emoji, heading, group in groups:
         if not group:
             continue
-        lines += ["", f"{style.emoji(emoji)}{heading} {style.dash} {plural(len(group), 'skill')}"]
+        lines += ["", style.clip(f"{style.emoji(emoji)}{heading} {style.dash} {plural(len(group), 'skill')}")]
         if status == "invalid":
-            lines += [f"   {r['filePath']}: {one_line(r.get('error', ''))}" for r in group]
+            lines += [style.clip(f"{indent}{r['filePath']}: {one_line(r.get('error', ''))}") for r in group]
         else:
-            lines += table(_rows(group, style.columns, aligned), column_widths=aligned)
+            lines += table(rows[:len(group)], indent, sizes)
+            rows = rows[len(group):]
     lines += ["", "Run 'nexus skill show <name>' for details on any skill.",
               "Run 'nexus skill run <name>' to use a skill."]
     out.write("\n".join(lines) + "\n")

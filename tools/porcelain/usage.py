@@ -1,6 +1,7 @@
 """The porcelain's usage and upkeep views: `nexus skill stats`, `nexus report` and `nexus skills rotate`."""
 
 import os
+import sys
 
 from nexus import fileio, paths
 from nexus.cli.command import renders
@@ -55,6 +56,9 @@ def rotate(ctx):
     return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune()}
 
 
+DEFAULT_REPORT = "nexus-report.html"
+
+
 def render_report(data, out):
     out.write(report.render(data))
 
@@ -77,8 +81,12 @@ def usage_report(ctx):
       nexus report --days 7 > week.html
     """
     data = report.collect(ctx.config, ctx.args["--days"], ctx.warn)
-    if ctx.args["-o"] and not ctx.json:
-        target = os.path.abspath(ctx.args["-o"])
+    target = ctx.args["-o"]
+    if not target and not ctx.json and sys.stdout.isatty():  # 20 KB of HTML is no use on a screen
+        target = ctx.args["-o"] = DEFAULT_REPORT  # as if -o had named it: the renderer says where it went
+        ctx.warn(f"a terminal shows no HTML: the report goes to {DEFAULT_REPORT} (-o FILE names another)")
+    if target and not ctx.json:
+        target = os.path.abspath(target)
         fileio.write_atomic(target, report.render(data).encode(), 0o644)
         return {"file": target}
     return data

@@ -1,0 +1,94 @@
+"""What an upgrade changes for someone who used an earlier nexus: done and said once, on the first
+command after it.
+
+An upgrade step is a row of STEPS: an id that is never reused, and a function of the config that does
+what the step needs (a migration) and returns the lines to say, or None when it does not concern
+this user. Every pending step runs once, on the first command of a user who had nexus before (a
+manifest or the single-file state of the earlier implementation is there); their lines come out as
+one notice on stderr, and the ids are recorded in upgrades.json, so nothing is said or done twice. A
+new user has nothing to upgrade from: their ids are recorded unsaid.
+
+To add a notice: write a function `def _my_change(config):` that returns the lines (what changed, and
+the command that restores the old behaviour) when the change concerns this user, else None, and add
+`("my-change", _my_change)` to STEPS. Keep it cheap and quiet: it runs once per user, before a command.
+
+The check on every command is one read of a small file (this is on the gateway's way).
+"""
+
+import os
+
+from . import fastjson, fileio, paths
+from .errors import BadInput
+
+HEADER = "nexus: this version changes what works for you (said once; `man nexus` has the details):"
+
+
+def _legacy_files():
+    """The single-file state of the earlier implementation (skills spec 7.1), where it is."""
+    root = os.path.join(paths.home(), "state")
+    return [os.path.join(root, name) for name in ("skill-state.json", "skill-usage.log")]
+
+
+def _api_key_primary_env(config):
+    """An apiKey now stands for the skill's declared primaryEnv only (it used to cover the skill's
+    first required env var)."""
+    from . import config as configlib  # as in run: only when a step is pending
+
+    entries = configlib.get(config, "skills.entries") or {}
+    keyed = sorted(name for name, entry in entries.items() if isinstance(entry, dict) and entry.get("apiKey"))
+    if not keyed:
+        return None
+    return [f"An apiKey in the config now stands for a skill's declared primaryEnv only, as in OpenClaw; it "
+            f"no longer fills the first env var a skill requires (skills with a key: {', '.join(keyed)}). "
+            f"To give it to that variable again: nexus skill env NAME VAR=VALUE "
+            f"(`nexus skills check` warns where a key applies to nothing)."]
+
+
+STEPS = (
+    ("api-key-primary-env", _api_key_primary_env),
+)
+
+
+def _read():
+    try:
+        found = fileio.read_json(paths.upgrades_file())
+    except BadInput:  # a torn or foreign file is rewritten: at worst a notice is said again
+        return {}
+    return found if isinstance(found, dict) and isinstance(found.get("done"), dict) else {}
+
+
+def pending():
+    """The ids of the steps not done yet (the cheap check, every command)."""
+    try:
+        with open(paths.upgrades_file(), "rb") as f:
+            done = fastjson.loads(f.read()).get("done")
+    except (OSError, ValueError, AttributeError):
+        done = None
+    return [step for step, _ in STEPS if not isinstance(done, dict) or step not in done]
+
+
+def run(warn):
+    """Do and say, once, what the steps not done yet bring; quiet when there are none. A step that
+    fails is reported and tried again on the next command."""
+    if not pending():
+        return
+    from . import config as configlib, schema  # only when a step is pending: the check itself reads one file
+
+    upgrading = os.path.exists(paths.manifest_file()) or any(map(os.path.exists, _legacy_files()))
+    said = []
+    with fileio.Locked(paths.upgrades_file(), _read, paths.home()) as doc:
+        done = doc.setdefault("done", {})
+        config = None
+        for step, function in STEPS:
+            if step in done:
+                continue
+            if upgrading:
+                try:
+                    config = configlib.load() if config is None else config
+                    said += function(config) or []
+                except Exception as e:  # noqa: BLE001 - an upgrade step never stops the command
+                    warn(f"upgrade step {step} failed: {e}; it runs again on the next command")
+                    continue
+            done[step] = schema.now_iso()
+    if said:
+        warn("\n".join([HEADER, *("  - " + line for line in said)]))

@@ -9,8 +9,6 @@ Every tool may import this module; no tool imports another.
 
 import sys
 
-from nexus import config as configlib
-from nexus.catalog import manifest
 from nexus.cli.command import call, options_first
 from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT
 from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, Command,
@@ -21,8 +19,12 @@ from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBIN
 
 
 def ENTRY(ctx):  # noqa: N802 - a constant of the table, as DOCUMENT is
-    """ctx.entry: the manifest entry of the skill NAME, from a manifest kept fresh for it alone."""
-    ctx.entry = manifest.entry(configlib.sources(ctx.config), ctx.args["NAME"], ctx.warn)
+    """ctx.entry: the manifest entry of the skill NAME, from a manifest kept fresh for it alone, as the
+    profile in force lets this agent see it (NexusError for a skill outside it). The gateway reads its
+    entry itself: its refusals are logged (gateway.run.refuse)."""
+    from nexus.catalog import listing  # the commands about one skill only: the gateway's way never loads it
+
+    ctx.entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)
 
 
 # -- the types of values -----------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
     Command("skill run", RUN, PROCESS, RUN_SUMMARY, usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS,
-            needs=(ENTRY,), parser=options_first),
+            parser=options_first),
     Command("skill stats", "usage:skill_stats", DOCUMENT,
             "Usage statistics, for every skill or one.",
             usage=("[NAME] [--days N] [--session ID] [--json]",),
@@ -417,7 +419,7 @@ PLUMBING_TOOLS = (
             category=PLUMBING),
     Command("nexus-run", RUN, PROCESS,
             "the gateway. Run a skill's tool or script, or print its prompt; log every call.",
-            usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS, needs=(ENTRY,), parser=options_first,
+            usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS, parser=options_first,
             category=PLUMBING),
     Command("nexus-stats", "nexus.tools.plumbing.stats:usage_stats", DOCUMENT,
             "usage statistics from the per-skill usage logs, or from usage entries on stdin.",

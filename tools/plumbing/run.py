@@ -8,8 +8,8 @@ subprocess or `re` (its record's parser reads argv by hand), and reads the cache
 import os
 import sys
 
-from nexus import fastjson
-from nexus.catalog import status
+from nexus import config as configlib, fastjson
+from nexus.catalog import manifest, status
 from nexus.cli.command import quiet_stdout
 from nexus.errors import Refused, UsageError
 from nexus.gateway import run as gateway
@@ -43,7 +43,8 @@ def run(ctx):
       PROG disk-report --timeout 60 -- ~/Downloads --top 5
       PROG gog --json -- gmail search is:unread | jq -r .stdout
     """
-    args, config, entry = ctx.args, ctx.config, ctx.entry
+    args, config = ctx.args, ctx.config
+    entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
     if entry["type"] == "prompt":
         try:
             checker = gateway.gate(entry, config)

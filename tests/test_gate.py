@@ -266,3 +266,230 @@ def test_a_name_any_source_has_needs_force(script_runner, argdump, workspace):
     forced = script_runner.run(["nexus", "session", "crystallize", "s-t", "--name", "tmux", "--force"])
     assert forced.returncode == 0, forced.stderr
     assert (workspace / "tmux" / "replay.sh").exists()
+
+
+# -- 6. jobs, report, verify and health tell the truth --------------------------------------------------------
+
+
+def test_a_trusted_skill_whose_binary_is_gone_does_not_verify(script_runner, workspace, bindir):
+    tool = make_tool(bindir, "gone")
+    write_skill(workspace, "gone", meta={"tool": "gone", "verify": "gone --version"})
+    assert script_runner.run(["nexus", "skill", "verify", "gone"]).returncode == 0
+    tool.unlink()
+    result = script_runner.run(["nexus", "skill", "verify", "gone", "--json"])
+    outcome = json.loads(result.stdout)
+    assert result.returncode == 1 and outcome["ok"] is False and not outcome.get("skipped")
+    assert "not found" in outcome["error"]
+
+
+def test_failures_after_a_good_record_make_a_skill_degraded(script_runner, workspace, bindir, tmp_path):
+    broken = tmp_path / "broken"
+    make_tool(bindir, "feed", f"#!/bin/sh\nif [ -e {broken} ]; then echo 'upstream 503' >&2; exit 1; fi\n")
+    write_skill(workspace, "feed", meta={"tool": "feed"})
+    for _ in range(20):
+        assert script_runner.run(["nexus", "skill", "run", "feed"]).returncode == 0
+    broken.touch()
+    for _ in range(8):
+        assert script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"]).returncode == 1
+    check = script_runner.run(["nexus", "status", "--check"])
+    assert check.returncode == 1 and check.stdout.startswith("feed: degraded: 8 of its last 10 calls failed"), check.stdout
+
+
+def test_status_check_reports_an_invalid_skill_md(script_runner, workspace):
+    (workspace / "broken").mkdir()
+    (workspace / "broken" / "SKILL.md").write_text("---\nname: broken\n---\nno description\n")
+    check = script_runner.run(["nexus", "status", "--check"])
+    assert check.returncode == 1 and "broken/SKILL.md: invalid: " in check.stdout, check.stdout
+
+
+def test_an_env_var_of_blanks_is_not_set(script_runner, workspace, bindir, monkeypatch):
+    make_tool(bindir, "needy")
+    write_skill(workspace, "needy", meta={"tool": "needy", "requires": {"env": ["NEEDY_TOKEN"]}})
+    monkeypatch.setenv("NEEDY_TOKEN", "   ")
+    listed = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert listed["needy"]["status"] == "needs-setup" and listed["needy"]["missing"]["env"] == ["NEEDY_TOKEN"]
+    refused = script_runner.run(["nexus", "skill", "run", "needy"])
+    assert refused.returncode == 1 and "NEEDY_TOKEN" in refused.stderr
+
+
+def test_the_report_survives_a_session_id_that_was_not_utf8_and_is_private(script_runner, workspace, nexus_home,
+                                                                          tmp_path):
+    import time
+
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    write_log(nexus_home, "argdump", ['{"ts": "' + now + '", "skill": "argdump", "type": "tool", '
+                                      '"ms": 1, "exit": 0, "args": [], "session": "s\\udcff\\u001b[2K"}'])
+    target = tmp_path / "report.html"
+    result = script_runner.run(["nexus", "report", "-o", str(target)])
+    assert result.returncode == 0, result.stderr
+    assert "s\\xff\\e[2K" in target.read_text() and target.stat().st_mode & 0o777 == 0o600
+
+
+def start_job(script_runner, *args):
+    result = script_runner.run(["nexus", "skill", "run", *args])
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_job_with_a_long_command_line_is_never_called_lost(script_runner, workspace, bindir, nexus_home):
+    make_tool(bindir, "many", "#!/bin/sh\nexit 7\n")
+    write_skill(workspace, "many", meta={"tool": "many"})
+    for _ in range(2):
+        job = start_job(script_runner, "many", "--background", "--", *["x"] * 150_000)
+        waited = script_runner.run(["nexus", "job", "wait", job, "--timeout", "60"])
+        assert waited.returncode == 7, waited.stderr
+    record = json.loads((nexus_home / "state" / "nexus" / "jobs" / job / "job.json").read_text())
+    assert record["truncated"] is True and len(json.dumps(record["args"], separators=(",", ":"))) <= 8192  # bounded as the log is
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_killed_supervisors_job_is_found_ended_and_recorded(script_runner, workspace, bindir, nexus_home, tmp_path):
+    import os
+    import signal
+    import time
+
+    pids = tmp_path / "pid"
+    make_tool(bindir, "sleepy", f"#!/bin/sh\necho $$ > {pids}\nwhile :; do sleep 0.1; done\n")
+    write_skill(workspace, "sleepy", meta={"tool": "sleepy"})
+    job = start_job(script_runner, "sleepy", "--background")
+    record = nexus_home / "state" / "nexus" / "jobs" / job / "job.json"
+    deadline = time.monotonic() + 30
+    while json.loads(record.read_text())["status"] != "running" or not pids.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    tool = int(pids.read_text())
+    os.kill(json.loads(record.read_text())["supervisor"], signal.SIGKILL)
+    time.sleep(0.5)
+    os.kill(tool, 0)  # the tool outlived its supervisor
+    listed = json.loads(script_runner.run(["nexus", "jobs", "--json"]).stdout)
+    assert listed[0]["status"] == "lost" and listed[0]["toolEnded"] is True
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.kill(tool, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the tool is still running"
+        time.sleep(0.05)
+    (entry,) = read_log(nexus_home, "sleepy")
+    assert entry["exit"] == 137 and "supervisor was killed" in entry["error"]
+    killed = script_runner.run(["nexus", "job", "kill", job])
+    assert killed.returncode == 0 and "lost" in killed.stdout
+    assert len(read_log(nexus_home, "sleepy")) == 1  # recorded once
+
+
+def test_a_malformed_job_record_is_reported_and_rotate_goes_on(script_runner, nexus_home):
+    folder = nexus_home / "state" / "nexus" / "jobs" / "20261201-000000-abcdef"
+    folder.mkdir(parents=True)
+    (folder / "job.json").write_text("{not json")
+    listed = script_runner.run(["nexus", "jobs"])
+    assert listed.returncode == 0 and "job.json' is not valid JSON" in listed.stderr, listed.stderr
+    rotated = script_runner.run(["nexus", "skills", "rotate"])
+    assert rotated.returncode == 0 and "Traceback" not in rotated.stderr, rotated.stderr
+    shown = script_runner.run(["nexus", "job", "show", "20261201-000000-abcdef"])
+    assert shown.returncode == 2 and "not valid JSON" in shown.stderr
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_job_kill_is_a_cancel_and_marks_nothing_for_verification(script_runner, workspace, bindir, nexus_home):
+    import time
+
+    make_tool(bindir, "loop", "#!/bin/sh\nwhile :; do sleep 0.1; done\n")
+    write_skill(workspace, "loop", meta={"tool": "loop"})
+    job = start_job(script_runner, "loop", "--background")
+    record = nexus_home / "state" / "nexus" / "jobs" / job / "job.json"
+    deadline = time.monotonic() + 30
+    while json.loads(record.read_text())["status"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert script_runner.run(["nexus", "job", "kill", job]).returncode == 0
+    state = json.loads((nexus_home / "state" / "nexus" / "skills" / "loop" / "state.json").read_text())
+    assert state["configured"] is True and read_log(nexus_home, "loop")[0]["error"] == "cancelled"
+
+
+# -- 7. the lows ---------------------------------------------------------------------------------------------
+
+
+def test_every_repair_of_a_state_file_keeps_its_own_copy(script_runner, workspace, bindir, nexus_home):
+    import time
+
+    make_tool(bindir, "fix")
+    write_skill(workspace, "fix", meta={"tool": "fix"})
+    folder = nexus_home / "state" / "nexus" / "skills" / "fix"
+    folder.mkdir(parents=True)
+    taken = [folder / "state.json.corrupt"]
+    for ahead in range(4):  # the names a repair within the next seconds would take
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() + ahead))
+        taken.append(folder / f"state.json.corrupt-{stamp}")
+    for n, path in enumerate(taken):
+        path.write_text(f"copy {n}")
+    (folder / "state.json").write_text("[broken")
+    assert script_runner.run(["nexus", "skill", "run", "fix"]).returncode == 0
+    assert [path.read_text() for path in taken] == [f"copy {n}" for n in range(len(taken))]
+    copies = [p for p in folder.iterdir() if p.name.startswith("state.json.corrupt")]
+    assert len(copies) == len(taken) + 1 and "[broken" in [p.read_text() for p in copies]
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_the_argument_limit_counts_bytes(script_runner, workspace, bindir, nexus_home):
+    make_tool(bindir, "wide")
+    write_skill(workspace, "wide", meta={"tool": "wide"})
+    assert script_runner.run(["nexus", "skill", "run", "wide", "--", "\u20ac" * 20_000]).returncode == 0
+    line = (nexus_home / "state" / "nexus" / "skills" / "wide" / "usage.log").read_bytes()
+    assert len(line) < 8192 + 400 and read_log(nexus_home, "wide")[0]["truncated"] is True
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_state_that_cannot_be_written_takes_its_log_line_back(script_runner, workspace, bindir, nexus_home):
+    import os
+    import subprocess
+
+    make_tool(bindir, "full")
+    write_skill(workspace, "full", meta={"tool": "full", "verify": "true"})
+    assert script_runner.run(["nexus", "skill", "run", "full", "--", "first"]).returncode == 0
+    state = nexus_home / "state" / "nexus" / "skills" / "full" / "state.json"
+    assert state.stat().st_size > 512  # the limit below lets a log line through, never the state
+    # a disk that fills up: no file may grow past 512 bytes (Python ignores SIGXFSZ: the write fails)
+    done = subprocess.run(["sh", "-c", 'ulimit -f 1; exec nexus skill run full -- second'], env=os.environ,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "could not record the call" in done.stderr, done.stderr
+    recorded = json.loads(state.read_text())["totalInvocations"]
+    assert len(read_log(nexus_home, "full")) == recorded == 1
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_verify_output_is_not_held_in_memory_without_limit(script_runner, workspace, bindir):
+    import os
+    import subprocess
+
+    make_tool(bindir, "loud")
+    write_skill(workspace, "loud", meta={"tool": "loud", "verify": "head -c 400000000 /dev/zero; exit 3"})
+    done = subprocess.run(["sh", "-c", "ulimit -v 300000; exec nexus skill verify loud --json"], env=os.environ,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr
+    assert json.loads(done.stdout)["ok"] is False
+
+
+def test_config_edit_leaves_no_copy_behind_when_the_editor_fails(script_runner, nexus_home, tmp_path, monkeypatch):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setenv("EDITOR", str(make_tool(tmp_path, "bad-editor", "#!/bin/sh\nexit 1\n")))
+    write_config(nexus_home, "[skills.log]\nmaxEntries = 3\n")
+    failed = script_runner.run(["nexus", "config", "edit"])
+    assert failed.returncode == 1 and "exited with 1" in failed.stderr
+    assert list(temp.iterdir()) == []
+
+
+def test_config_set_is_not_quadratic_in_a_long_multiline_string(script_runner, nexus_home):
+    import os
+    import subprocess
+
+    body = "".join(f"line {n} # = ] not the end\n" for n in range(12_000))
+    write_config(nexus_home, f'[notes]\ntext = """\n{body}"""  # kept\n\n[skills.log]\nmaxEntries = 3\n')
+    done = subprocess.run(["nexus", "config", "set", "skills.log.maxEntries", "4"], env=os.environ,
+                          capture_output=True, text=True, timeout=60)  # liveness: it took minutes
+    assert done.returncode == 0, done.stderr
+    text = (nexus_home / "nexus.toml").read_text()
+    assert "maxEntries = 4" in text and body in text and '"""  # kept' in text

@@ -123,7 +123,7 @@ def test_trouble_comes_first_in_the_failure_colour(script_runner, used, workspac
     write_log(nexus_home, "broken", [{"ts": now, "skill": "broken", "type": "tool", "ms": 5, "exit": 2, "error": "no"}])
     text = script_runner.run(["nexus", "report"]).stdout
     titles = [title for title, _ in sections(text)]
-    assert titles[0].endswith("Degraded and drifted skills") and 'class="trouble"' in sections(text)[0][1]
+    assert titles[0].endswith("Degraded, drifted and invalid skills") and 'class="trouble"' in sections(text)[0][1]
     success = next(part for title, part in sections(text) if "Success rate" in title)
     bars = success.split('<div class="bar">')[1:]
     assert bars[0].startswith('<span class="name bad">mail') and "var(--bad)" in bars[0]  # first, though it succeeds

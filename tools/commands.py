@@ -273,8 +273,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "One line: how many skills are ready, need setup, are not installed, disabled.",
             usage=("[--check] [--json]",),
             options=(Option("--check", "For cron and monitoring: print one line per skill that is degraded or has "
-                                       "drifted, and exit 1 when there is one; print nothing and exit 0 when all "
-                                       "is well."),
+                                       "drifted, and per SKILL.md that is invalid, and exit 1 when there is one; "
+                                       "print nothing and exit 0 when all is well."),
                      Option("--json", 'Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", '
                                       '"unsupported", "degraded", "drifted"}, each a count; with --check, also '
                                       '"unhealthy": [[name, flag, why]].'))),

@@ -81,8 +81,9 @@ class Listing:
             self.settled = capabilities.resolve(self.settled if profile else self._records())
 
     def briefs(self):
-        """{'name', 'status'} of every record, with the health flags and their reasons where one is set:
-        what `nexus status` counts, read without parsing an entry."""
+        """{'name', 'status'} of every record, with the health flags and their reasons where one is set,
+        and a broken SKILL.md's filePath and error: what `nexus status` counts, read without parsing a
+        valid entry."""
         if self.settled is not None:
             return self.settled
         found = []
@@ -91,7 +92,7 @@ class Listing:
             if '"degraded":true' in row.added or '"drifted":true' in row.added:
                 brief.update(fastjson.loads(row.added))
             found.append(brief)
-        return found + [{"status": "invalid"}] * len(self.manifest.lines()[1])
+        return found + [{"status": "invalid", **fastjson.loads(line.rstrip(b","))} for line in self.manifest.lines()[1]]
 
     def texts(self, keep=lambda status: True):
         """The JSON text of each record kept by keep(status): the entry merged with what evaluate() adds."""
@@ -268,5 +269,8 @@ def summary(found):
 
 
 def unhealthy(found):
-    """Every skill that is degraded or has drifted: (name, what, why), for `nexus status --check`."""
-    return [(r["name"], flag, r[flag + "Reason"]) for r in found for flag in ("degraded", "drifted") if r.get(flag)]
+    """Every skill that is degraded or has drifted, and every SKILL.md that is invalid: (name or file,
+    what, why), for `nexus status --check`."""
+    flagged = [(r["name"], flag, r[flag + "Reason"]) for r in found for flag in ("degraded", "drifted") if r.get(flag)]
+    return flagged + [(r.get("filePath") or r.get("name"), "invalid", r.get("error") or "")
+                      for r in found if r["status"] == "invalid"]

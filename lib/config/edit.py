@@ -1,8 +1,9 @@
 """Changing nexus.toml in place, as a person would with an editor: only the lines of the changed key change;
 comments, key order, blank lines and the formatting of every other line stay byte for byte.
 
-The text is read as a list of statements (config.statements), so the edit never parses TOML by hand. Values are written with tomli-w. `change` re-parses the result and writes it only when it
-is the document intended, and valid, atomically, under a lock, mode 0600.
+The text is read as a list of statements (config.statements), so the edit never parses TOML by hand.
+Values are written with tomli-w. `change` re-parses the result and writes it only when it is the
+document intended, and valid, atomically, under a lock, mode 0600.
 """
 
 import copy

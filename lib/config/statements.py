@@ -23,8 +23,19 @@ class Statement:
         return keys.lookup(self.parsed, self.key)[1]
 
 
+OPENERS = {'"""': '"""', "'''": "'''", "[": "]"}  # what a statement on several lines opens, and what closes it
+
+
+def _closers(first_line):
+    """What the last line of a statement that starts with `first_line` must hold, if it spans lines."""
+    value = first_line.partition("=")[2]
+    return tuple(closer for opener, closer in OPENERS.items() if opener in value) or tuple(OPENERS.values())
+
+
 def scan(lines):
-    """The statements of a valid TOML document given as lines (ends kept)."""
+    """The statements of a valid TOML document given as lines (ends kept). A statement on several lines
+    ends only on a line that closes the multi-line string or array it opens, so only those ends are tried:
+    a long multi-line string is parsed twice, not once per line (which took 28 s for 6,000 lines)."""
     found, table, i = [], (), 0
     while i < len(lines):
         end, parsed = i + 1, None
@@ -36,6 +47,9 @@ def scan(lines):
                 if end == len(lines):
                     raise BadInput("not a TOML document") from None
                 end += 1
+                closers = _closers(lines[i])
+                while end < len(lines) and not any(closer in lines[end - 1] for closer in closers):
+                    end += 1
         if not parsed:
             found.append(Statement("trivia", i, end, text))
         elif text.lstrip().startswith("["):
@@ -80,7 +94,8 @@ def _value_span(statement):
     while text[start] in " \t":
         start += 1
     end = len(text.rstrip("\r\n").rstrip(" \t"))
-    at = text.find("#", start)
+    last_line = text.rfind("\n", 0, len(text.rstrip("\r\n"))) + 1  # a trailing comment is on the last line
+    at = text.find("#", max(start, last_line))
     while at != -1:
         try:
             if tomllib.loads(text[:at]) == statement.parsed:

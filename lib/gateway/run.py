@@ -82,6 +82,7 @@ class Call:
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
+        self.cancel_mark = None  # or a file whose existence says the same (`nexus job kill` makes it)
 
     def masked(self, text):
         return plan.mask(text, self.secrets)
@@ -135,6 +136,7 @@ class Call:
             done.started = True
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
+            self.cancelled = self.cancelled or bool(self.cancel_mark and os.path.exists(self.cancel_mark))
             error = "cancelled" if self.cancelled else outcome_error(done, timeout)
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)

@@ -18,6 +18,7 @@ from ..state import health, skill_state
 from . import plan, process
 
 VERIFY_TIMEOUT = 30
+OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
 def verify(entry, config, timeout=VERIFY_TIMEOUT):
@@ -37,7 +38,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
         # left behind cannot hold verification open.
         done = process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
                            stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
-                           timeout=timeout)
+                           timeout=timeout, limit=OUTPUT_LIMIT)
         output = done.stdout
         outcome.update(ok=done.exit == 0 and not done.timed_out, exit=None if done.timed_out else done.exit)
         if done.timed_out:

@@ -100,7 +100,8 @@ def of(entry, on_problem=None):
 class Update:
     """`with Update(name) as state:` holds the skill's lock, and writes `state` back atomically when the
     block ends without an exception; a file it had to repair is kept as state.json.corrupt first. The
-    usage log is appended under the same lock."""
+    usage log is appended under the same lock, and cut back to where it was when the state cannot be
+    written (a full disk): the log and the counters change together or not at all."""
 
     def __init__(self, name, entry=None, on_problem=None):
         self.name, self.entry, self.on_problem = name, entry, on_problem
@@ -110,6 +111,7 @@ class Update:
         fileio.private_dirs(paths.skill_state_dir(self.name), paths.state_root())
         self.lock.__enter__()
         try:
+            self.log = _stamp(paths.usage_log(self.name))
             self.state, self.problems, _ = load(self.name, self.entry)
         except BaseException:
             self.lock.__exit__(None, None, None)
@@ -125,16 +127,42 @@ class Update:
                 path = paths.state_file(self.name)
                 if self.problems and os.path.exists(path):
                     os.replace(path, corrupt_name(path))
-                fileio.write_json(path, self.state)
+                try:
+                    fileio.write_json(path, self.state)
+                except OSError:
+                    self._unlog()
+                    raise
         finally:
             self.lock.__exit__(None, None, None)
 
+    def _unlog(self):
+        """Cut the usage log back to its size before this block, if it is still the same file and grew."""
+        path = paths.usage_log(self.name)
+        now = _stamp(path)
+        if self.log and now and now[0] == self.log[0] and now[1] > self.log[1]:
+            os.truncate(path, self.log[1])
+
+
+def _stamp(path):
+    """(inode, size) of a file, or None."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_ino, info.st_size
+
 
 def corrupt_name(path):
-    """Where a state file nexus could not use is kept: state.json.corrupt, or with the time when that is taken."""
+    """Where a state file nexus could not use is kept: state.json.corrupt, or with the time when that is
+    taken, and a number after it when that is taken too (three repairs in one second keep three copies)."""
     kept = path + ".corrupt"
-    if os.path.lexists(kept):
-        kept += "-" + schema.now_iso().replace(":", "").replace("-", "").split(".")[0]
+    if not os.path.lexists(kept):
+        return kept
+    stamped = kept + "-" + schema.now_iso().replace(":", "").replace("-", "").split(".")[0]
+    kept, n = stamped, 1
+    while os.path.lexists(kept):
+        n += 1
+        kept = f"{stamped}.{n}"
     return kept
 
 

@@ -125,7 +125,9 @@ def render(data):
 
 
 def _e(text):
-    return html.escape(str(text), quote=True)
+    """Text from a log or a skill as the page shows it: visible (a control character as \\e, a byte that
+    was not UTF-8 as \\xff, so the page can always be written), then escaped."""
+    return html.escape(style.visible(text), quote=True)
 
 
 def _pct(rate):
@@ -341,7 +343,7 @@ def _sessions(found):
 
 
 def _health(found):
-    title = "Degraded and drifted skills"
+    title = "Degraded, drifted and invalid skills"
     if not found:
         return f"<section><h2>{_e(title)}</h2><p>None: every skill works as it used to.</p></section>"
     rows = [[f'<span class="bad">{_e(name)}</span>', _e(flag), _e(why)] for name, flag, why in found]

@@ -176,28 +176,44 @@ def edit_file(ctx):
         original = b""
     folder = tempfile.mkdtemp(prefix="nexus-config-")  # 0700
     copy = os.path.join(folder, os.path.basename(target))
-    fileio.write_atomic(copy, original)
-    while True:
-        _run_editor(copy)
-        with open(copy, "rb") as f:
-            data = f.read()
-        if data == original:
-            break
-        try:
-            configlib.read(data, target)
-            break
-        except BadInput as e:
-            ctx.warn(str(e))
-            if not _ask("Edit it again? [Y/n] "):
-                shutil.rmtree(folder)
-                raise BadInput(f"nothing saved: '{target}' is unchanged") from None
-    if data != original:
-        try:
-            edit.replace(original, data)
-        except NexusError as e:
-            raise NexusError(f"{e} (your version: {copy})") from None
-    shutil.rmtree(folder)
+    kept = False  # the copy stays only when it holds edits that were not saved, and the message names it
+    try:
+        fileio.write_atomic(copy, original)
+        while True:
+            try:
+                _run_editor(copy)
+            except NexusError as e:
+                kept = _differs(copy, original)
+                raise NexusError(f"{e}; nothing saved" + (f" (your copy: {copy})" if kept else "")) from None
+            with open(copy, "rb") as f:
+                data = f.read()
+            if data == original:
+                break
+            try:
+                configlib.read(data, target)
+                break
+            except BadInput as e:
+                ctx.warn(str(e))
+                if not _ask("Edit it again? [Y/n] "):
+                    raise BadInput(f"nothing saved: '{target}' is unchanged") from None
+        if data != original:
+            try:
+                edit.replace(original, data)
+            except NexusError as e:
+                kept = True
+                raise NexusError(f"{e} (your version: {copy})") from None
+    finally:
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
     return {"path": target, "changed": data != original}
+
+
+def _differs(path, original):
+    try:
+        with open(path, "rb") as f:
+            return f.read() != original
+    except OSError:
+        return False
 
 
 def _run_editor(path):
@@ -209,7 +225,7 @@ def _run_editor(path):
     except (OSError, ValueError) as e:
         raise NexusError(f"cannot run the editor '{editor}': {getattr(e, 'strerror', None) or e}") from None
     if done.exit != 0:
-        raise NexusError(f"the editor '{editor}' exited with {done.exit}; nothing saved (your copy: {path})")
+        raise NexusError(f"the editor '{editor}' exited with {done.exit}")
 
 
 def _ask(question):

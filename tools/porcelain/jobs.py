@@ -25,7 +25,7 @@ def list_jobs(ctx):
     timed-out, killed, or lost (its supervisor is gone without saying how the tool ended). Jobs that
     ended over 7 days ago are removed by `nexus skills rotate`.
     """
-    return jobs.all_jobs()
+    return jobs.all_jobs(ctx.warn)
 
 
 def render_job(job, out):
@@ -89,13 +89,19 @@ def wait(ctx):
 
 
 def render_killed(job, out):
-    out.write(f"{job['id']}: {job['status']}" + (f" (exit {job['exit']})" if job.get("exit") is not None else "") + "\n")
+    said = f" (exit {job['exit']})" if job.get("exit") is not None else ""
+    if job["status"] == "lost":
+        said = (" (its supervisor was gone; the tool had outlived it, and nexus ended it)" if job.get("toolEnded")
+                else " (its supervisor was gone)")
+    out.write(f"{job['id']}: {job['status']}{said}\n")
 
 
 @renders(render_killed)
 def kill(ctx):
     """Ends the job's whole process group: SIGTERM, then SIGKILL 5 seconds later. The call is recorded
-    as killed; a job that has already ended is left as it is.
+    as killed (a cancel: the skill is not marked for verification again, as an MCP cancel does not);
+    a job that has already ended is left as it is. A job whose supervisor was killed is lost: its
+    tool, if it outlived the supervisor, is ended, the call recorded, and the output says so.
     """
     return jobs.kill(ctx.args["ID"])
 

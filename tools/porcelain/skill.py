@@ -159,7 +159,9 @@ def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
 
 @renders(render_outcome)
 def verify_skill(ctx):
-    """A verified skill stays trusted until a run fails or its SKILL.md changes.
+    """A verified skill stays trusted until a run fails or its SKILL.md changes: its verify command is
+    then skipped (--force runs it), but its requirements (binaries, env vars, config) are checked on
+    every verify, and one that is missing fails it.
 
     Exit status:
       0  verified;  1  verification failed, or no such skill;  2  usage error

@@ -133,8 +133,8 @@ def status(ctx):
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
 
     A ready skill is degraded when its recent calls fail far more often than they used to: at least 5
-    of its last 10 calls failed while over 90% of its calls of the past 30 days succeeded (those
-    included); or when its verification failed after one had passed. A skill has drifted when its
+    of its last 10 calls failed while over 90% of its calls of the past 30 days before those (at least
+    5) succeeded; or when its verification failed after one had passed. A skill has drifted when its
     verify command printed something else than the last time it passed, until it prints the same again.
 
     Exit status:

@@ -53,7 +53,7 @@ def rotate(ctx):
         except OSError as e:
             ctx.warn(f"cannot rotate '{paths.usage_log(name)}': {e.strerror}")
             ctx.status = 1
-    return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune()}
+    return {"skills": rotated, "maxEntries": max_entries, "maxBytes": max_bytes, "jobsRemoved": jobs.prune(warn=ctx.warn)}
 
 
 DEFAULT_REPORT = "nexus-report.html"
@@ -87,6 +87,6 @@ def usage_report(ctx):
         ctx.warn(f"a terminal shows no HTML: the report goes to {DEFAULT_REPORT} (-o FILE names another)")
     if target and not ctx.json:
         target = os.path.abspath(target)
-        fileio.write_atomic(target, report.render(data).encode(), 0o644)
+        fileio.write_atomic(target, report.render(data).encode(), 0o600)  # private, as the logs it is made of
         return {"file": target}
     return data

@@ -5,13 +5,14 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
         'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
-        'nexus skills') subcommands='list refresh path verify rotate check cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
+        'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
         'nexus skills verify') flags='--all --stale --jobs --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
         'nexus skills check') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
+        'nexus skills audit') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
         'nexus skills cursor-rules') flags='--write --help'; args='dir' ;;
         'nexus skills agents-md') flags='--write --help' ;;
         'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
@@ -19,16 +20,18 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
-        'nexus skill') subcommands='install show verify run stats enable disable env key'; flags='--help' ;;
+        'nexus skill') subcommands='install trust show verify run stats enable disable env key allow'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
+        'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
-        'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --timeout --help'; args='skill'; dashdash=1 ;;
+        'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --help'; args='skill'; dashdash=1 ;;
         'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
         'nexus skill enable') flags='--json --help'; args='skill' ;;
         'nexus skill disable') flags='--json --help'; args='skill' ;;
         'nexus skill env') flags='--secret --unset --json --help'; args='skill' ;;
         'nexus skill key') flags='--unset --json --help'; args='skill' ;;
+        'nexus skill allow') flags='--write --read --json --help'; args='skill' ;;
         'nexus config') subcommands='get set unset list path edit'; flags='--help' ;;
         'nexus config get') flags='--json --help'; args='key' ;;
         'nexus config set') flags='--type --force --json --help'; args='key'; dashdash=1 ;;
@@ -63,7 +66,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
         'nexus-verify') flags='--timeout --jobs --all --stale --static --help'; args='skill...' ;;
-        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --timeout --help'; args='skill'; dashdash=1 ;;
+        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --help'; args='skill'; dashdash=1 ;;
         'nexus-stats') flags='--days --session --stdin --json --help'; args='skill' ;;
         'nexus-mcp') flags='--max-output --watch --help' ;;
         *) return 1 ;;
@@ -73,7 +76,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
         'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch') echo 'none' ;;
-        'nexus skills agents-md --write'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
+        'nexus skills agents-md --write'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
         'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;

@@ -23,6 +23,11 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/data/", "A confined skill's {state}: the folder of its own it keeps, with "
+                                                   "its XDG_*_HOME folders."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/tmp/", "A confined skill's {tmp}: its TMPDIR."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/trust.json", "An added skill's files as it was added, updated or trusted: "
+                                                       "the SHA-256 and stat stamp of each; it runs only while they hold."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
                                               "with when."),
@@ -150,12 +155,22 @@ def usage_log(name):
     return os.path.join(skill_state_dir(name), "usage.log")
 
 
+def trust_file(name):
+    return os.path.join(skill_state_dir(name), "trust.json")
+
+
 def skill_lock(name):
     return os.path.join(skill_state_dir(name), ".lock")
 
 
 def config_cache():
     return os.path.join(state_root(), "config-cache.json")
+
+
+def sandbox_folders(name):
+    """(its {state}, its {tmp}): a confined skill's own folders; the name is validated before it becomes a path."""
+    folder = skill_state_dir(name)
+    return os.path.join(folder, "data"), os.path.join(folder, "tmp")
 
 
 def upgrades_file():

@@ -18,7 +18,8 @@ DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when th
 
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
-META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always")
+META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always", "sandbox")
+SANDBOX_KEYS = ("network", "write", "read")  # metadata.nexus.sandbox: what a skill needs when confined
 TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
 FLAG_FIELDS = ("bundled", "always", "requiresAuth")
 
@@ -104,11 +105,12 @@ def is_session_id(value):
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
-                masked=None, profile=None):
+                masked=None, profile=None, sandbox=None):
     """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a
-    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one."""
+    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one;
+    `sandbox`: how a tool or script was confined, or 'none'."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
     optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
-                "masked": masked, "profile": profile}
+                "masked": masked, "profile": profile, "sandbox": sandbox}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

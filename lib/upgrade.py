@@ -44,8 +44,37 @@ def _api_key_primary_env(config):
             f"(`nexus skills check` warns where a key applies to nothing)."]
 
 
+def _sandbox_untrusted(config):
+    """Skills added from elsewhere (the managed folder's lockfile) now run confined (gateway.sandbox), unless
+    skills.sandbox.mode says otherwise."""
+    from . import config as configlib  # as in run: only when a step is pending
+
+    if configlib.get(config, "skills.sandbox.mode", "untrusted") == "off":
+        return None
+    try:
+        added = sorted(fileio.read_json(paths.managed_lockfile()).get("skills") or {})
+    except (BadInput, AttributeError):
+        return None
+    if not added:
+        return None
+    return [f"Skills added with `nexus skills add` now run confined: they read all but your secrets, write only "
+            f"their own folders and the one you call them from, and have no network (README: Security). Now "
+            f"confined: {', '.join(added)}. To give one the network and your home folder back: nexus skill allow "
+            f"NAME network --write ~ ; to run them all as before: nexus config set skills.sandbox.mode off"]
+
+
+def _trust_digests(config):
+    """An added skill runs only while its files are those it was added with: record them for the skills
+    added before (nexus.skill.trust)."""
+    from .skill import trust  # this step alone, once per user: trust is a layer above the foundation
+
+    return trust.upgrade_step(config)
+
+
 STEPS = (
     ("api-key-primary-env", _api_key_primary_env),
+    ("sandbox-untrusted", _sandbox_untrusted),
+    ("trust-digests", _trust_digests),
 )
 
 

@@ -9,7 +9,7 @@ import pytest
 from helpers import by_name, jsonl, write_config, write_mixed_skills, write_raw, write_skill
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
-VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
+VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "audit")  # audit: tests/test_audit.py
 _RUNS = {}  # launch mode -> Corpus: each tool reads the whole corpus once, every variant's test reads its part
 
 
@@ -444,3 +444,17 @@ def test_thousands_of_mixed_skills_load_every_valid_one(script_runner, tmp_path)
     records = jsonl(result.stdout)
     assert {r["name"] for r in records if r.get("status") != "invalid"} == valid
     assert {r["name"] for r in records if r.get("status") == "invalid"} == invalid
+
+
+def test_the_audits_high_findings_are_errors(script_runner, tmp_path):
+    import shutil
+
+    corpus = pathlib.Path(__file__).parent / "corpus" / "audit"
+    for kind in ("hostile", "benign"):
+        shutil.copytree(corpus / "reverse-shell" / kind, tmp_path / kind)
+    result = script_runner.run(["nexus", "skills", "check", "--json", str(tmp_path)])
+    assert result.returncode == 1, result.stderr
+    found = [f for f in json.loads(result.stdout) if f["code"] == "audit"]
+    assert [(f["path"], f["line"], f["severity"]) for f in found] == [
+        (str(tmp_path / "hostile" / "scripts" / "connect.sh"), 2, "error")]
+    assert found[0]["message"].startswith("reverse-shell: 'bash -i >& /dev/tcp/")

@@ -44,7 +44,8 @@ AGENTS = choice("nexus.paths:AGENT_FOLDERS")
 
 RUN = "nexus.tools.plumbing.run:run"
 RUN_SUMMARY = "The gateway: run a skill's tool or script, or print its prompt; every call is logged."
-RUN_USAGE = ("NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--timeout SECONDS] [-- ARGS...]",)
+RUN_USAGE = ("NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] "
+             "[-- ARGS...]",)
 RUN_ARGUMENTS = {"NAME": SKILL, "ARGS": FILE}
 RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and injected env names; run nothing."),
                Option("--no-verify", "Skip the verification a first run would do."),
@@ -54,6 +55,9 @@ RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and 
                Option("--background", "Verify, then start the tool detached and print its job id at once (see "
                                       "`nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call "
                                       "recorded when it ends."),
+               Option("--no-sandbox", "Run a skill that would run confined (see skills.sandbox.mode) with all your "
+                                      "rights: for a person at a terminal; refused elsewhere, and from inside a "
+                                      "gateway call."),
                Option("--timeout SECONDS", "End the tool after SECONDS as timeout(1) does: SIGTERM to its process "
                                            "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS))
 
@@ -103,6 +107,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             options=(Option("--strict", "Also warn about fields that neither Agent Skills nor nexus defines."),
                      Option("--json", 'An array of findings: {"path", "line", "severity", "code", "message"}.')),
             arguments={"PATH": FILE}),
+    Command("skills audit", "audit:audit", DOCUMENT,
+            "Read every file of skills for what hostile skills do: hidden text, pipe-to-shell, credentials, ...",
+            usage=("[--strict] [--json] [--] [SKILL...]",),
+            options=(Option("--strict", "Exit 1 on a medium finding too."),
+                     Option("--json", 'One document: {"audited": [{"name", "dir"}], "findings": [{"path", "line", '
+                                      '"severity", "code", "message"}]}.')),
+            arguments={"SKILL": FILE}),
     Command("skills cursor-rules", "agents:cursor_rules", TEXT,
             "The Cursor rules text; --write puts it in DIR/.cursor/rules/.",
             usage=("[--write [DIR]]",),
@@ -131,8 +142,11 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--copy", "Copy a folder's skills instead of linking them (skills from git are always "
                                       "copied)."),
                      Option("--force", "Replace a skill of the same name that was placed by hand or came from "
-                                       "elsewhere."),
-                     Option("--json", "The outcome as JSON: source, revision, added, unchanged, refused.")),
+                                       "elsewhere, add one that shadows a skill you have (bundled, workspace, "
+                                       "extra folders), and add one with a high finding of `nexus skills audit`."),
+                     Option("--json", "The outcome as JSON: source, revision, added (each with what it shadows), "
+                                      "unchanged, refused, and permissions (what each added skill will be allowed, "
+                                      "as `nexus skill show --json` has it).")),
             arguments={"SOURCE": STRING}),
     Command("skills remove", "distribute:remove", DOCUMENT,
             "Remove added skills.",
@@ -142,10 +156,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("skills update", "distribute:update", DOCUMENT,
             "Fetch added skills again and report which changed.",
             usage=("[NAME...] [--force] [--json]",),
-            options=(Option("--force", "Replace a copied skill that was edited in place with its source's files."),
+            options=(Option("--force", "Replace a copied skill that was edited in place with its source's files, "
+                                       "and update one whose new version has a new high finding of `nexus skills "
+                                       "audit`."),
                      Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put back), "
-                                      "unchanged, editedLocally, removedUpstream (lists of names), failed (name "
-                                      "and error).")),
+                                      "unchanged, editedLocally, removedUpstream, refused (lists of names), failed "
+                                      "(name and error), findings (the audit's findings new since the version you "
+                                      "have), and permissions (what each changed skill will be allowed).")),
             arguments={"NAME": SKILL}),
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
@@ -172,12 +189,20 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                       "verification.")),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
+    Command("skill trust", "audit:trust", DOCUMENT,
+            "Accept an added skill's files as they are now, after showing the change and its audit.",
+            usage=("NAME [--yes] [--force] [--json]",),
+            options=(Option("--yes", "Trust without asking (needed without a terminal, as under cron or an agent)."),
+                     Option("--force", "Trust it even with a high finding in the change."),
+                     Option("--json", "The outcome as JSON: name, changed, added, removed, findings, trusted.")),
+            arguments={"NAME": SKILL}),
     Command("skill show", "skill:show", DOCUMENT,
             "A skill's status, requirements, usage and prompt.",
             usage=("NAME [--json | --prompt-only]",),
-            options=(Option("--json", "The manifest entry with status, verified, missing, state, fromConfig and "
-                                      'prompt, as JSON; fromConfig: {"env": [names], "apiKey": true or false, '
-                                      '"apiKeyEnv"}.'),
+            options=(Option("--json", "The manifest entry with status, verified, missing, state, fromConfig, "
+                                      'permissions and prompt, as JSON; fromConfig: {"env": [names], "apiKey": '
+                                      'true or false, "apiKeyEnv"}; permissions (tool and script skills): '
+                                      '{"confined", "network", "write", "read", and where confined "available"}.'),
                      Option("--prompt-only", "Only the prompt ({baseDir} resolved), for agents.")),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
@@ -233,6 +258,16 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                       "key itself.")),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
+    Command("skill allow", "config:allow_skill", DOCUMENT,
+            "Widen what a confined skill may do: network, a folder to write or read.",
+            usage=("NAME [network] [--write PATH]... [--read PATH]... [--json]",),
+            options=(Option("--write PATH", "A folder the skill may write (and read) when it runs confined.", FILE,
+                            repeat=True),
+                     Option("--read PATH", "A folder or file of skills.sandbox.deny the skill may read when it "
+                                           "runs confined.", FILE, repeat=True),
+                     Option("--json", '{"skill", "granted", "changed", "key"}.')),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
     Command("config get", "config:get_key", DOCUMENT,
             "Print the value nexus uses for a key: the file's, else the default.",
             usage=("KEY [--json]",),
@@ -277,7 +312,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                        "print nothing and exit 0 when all is well."),
                      Option("--json", 'Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", '
                                       '"unsupported", "degraded", "drifted"}, each a count; with --check, also '
-                                      '"unhealthy": [[name, flag, why]].'))),
+                                      '"unhealthy": [[name, flag, why]]; and "sandbox": {"mode", "landlock" (its '
+                                      'ABI, 0: none), "netns", "text", "problem"}.'))),
     Command("capabilities", "capabilities:list_capabilities", DOCUMENT,
             "Every capability: the skills that provide and need it, and the provider chosen.",
             usage=("[--json]",),

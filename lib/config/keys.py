@@ -61,6 +61,18 @@ NAMES = Type("list", 'a list of skill names, as ["tmux", "github"]', item=_text)
 FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~, as ["~/bin"]', item=_folder)
 ENV_NAMES = Type("list", 'a list of environment variable names, as ["DEPLOY_TOKEN"]', item=is_env_name)
 ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
+PLACES = Type("list", 'a list of folders, each absolute, or starting with ~, {cwd}, {tmp} or {state}, as ["{cwd}"]',
+              item=lambda v: _folder(v) or _text(v) and v.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
+
+
+SECRETS = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.netrc",
+           "~/.docker/config.json", "~/.password-store", "~/.local/share/keyrings", "~/.config/gh",
+           "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.cargo/credentials.toml", "~/.mozilla",
+           "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware", "~/Library/Keychains"]
+
+
+def _choice(*values):
+    return Type("string", " or ".join(f'"{v}"' for v in values), lambda v: v in values)
 
 
 def _pattern(value):
@@ -100,6 +112,18 @@ KEYS = (
     Key("skills.entries.<skill>.secretEnv", ENV_NAMES, "Env vars of the skill's env whose values are secrets, masked "
         "as *** wherever nexus writes or shows them (`nexus skill env --secret`); a name with KEY, TOKEN, SECRET, "
         "PASS, CREDENTIAL or AUTH in it is one already.", []),
+    Key("skills.sandbox.mode", _choice("off", "untrusted", "all"), "Which skills run confined: none; those added "
+        "from elsewhere (the managed folder); all. See SANDBOX.", "untrusted"),
+    Key("skills.sandbox.fallback", _choice("refuse", "warn"), "Where confinement cannot be given: refuse the call, "
+        "or warn and run it with what can be given.", "refuse"),
+    Key("skills.sandbox.deny", FOLDERS, "What a confined skill may not read: secrets, and nexus's own config and "
+        "state besides.", SECRETS),
+    Key("skills.entries.<skill>.sandbox.network", BOOL, "Whether the skill may use the network when confined "
+        "(instead of its declaration)."),
+    Key("skills.entries.<skill>.sandbox.write", PLACES, "The folders the skill may write when confined, besides "
+        "{tmp} and {state} (instead of its declaration)."),
+    Key("skills.entries.<skill>.sandbox.read", PLACES, "Folders of the deny list the skill may read when confined "
+        "(instead of its declaration)."),
     Key("skills.defaultProfile", PROFILE, "The profile in force when neither --profile nor NEXUS_PROFILE names one; "
         "unset, no profile: every skill."),
     Key("profiles.<profile>.skills.allow", PATTERNS, "The skills this profile may see and run; unset, every skill."),

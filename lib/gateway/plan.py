@@ -5,7 +5,7 @@ import os
 
 from .. import config as configlib, paths
 from ..catalog import status
-from ..errors import Refused
+from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
@@ -20,7 +20,30 @@ def environment(entry, config):
     if extra:
         env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
     env["NEXUS_CALLER_CWD"] = os.getcwd()
+    env[MARK] = entry["name"]  # inside a gateway call: what lowers the gate is refused (refuse_inside)
     return env
+
+
+MARK = "NEXUS_SKILL"
+
+
+def inside():
+    """'inside a gateway call of skill NAME' when we run in a skill's process tree (the gateway marks the
+    environment it hands a tool), else None."""
+    return f"inside a gateway call of skill '{os.environ[MARK]}'" if os.environ.get(MARK) else None
+
+
+def refuse_inside(what):
+    """NexusError when we run inside a gateway call: no skill lowers its own gate."""
+    if inside():
+        raise NexusError(f"refused: {what} from {inside()}")
+
+
+def confined(entry, config):
+    """True when the skill's calls run confined (gateway.sandbox): skills.sandbox.mode all, or untrusted (the
+    default) for a skill added from elsewhere. Here, so that an unconfined call never imports the sandbox."""
+    mode = configlib.get(config, "skills.sandbox.mode", "untrusted")
+    return mode == "all" or mode == "untrusted" and entry.get("source") == "nexus-managed"
 
 
 def secrets(entry, env, config):

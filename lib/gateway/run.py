@@ -16,7 +16,7 @@ import time
 from .. import schema
 from ..catalog import scope, status
 from ..errors import Refused
-from ..skill import entry as entrylib
+from ..skill import entry as entrylib, trust
 from ..state import health, skill_state, usage_log
 from . import plan, process
 
@@ -25,12 +25,16 @@ SIGPIPE = 13
 
 def gate(entry, config, profile=None):
     """The Checker for this config; Refused when the profile in force (`profile`, else the one chosen:
-    scope.chosen), the config, the platform or a skill it requires rules the skill out. Nothing is
-    recorded here: a caller that refuses records it (refuse, Call.prepare)."""
+    scope.chosen), the config, the platform or a skill it requires rules the skill out, or when an added
+    skill's files changed behind nexus's back (trust). Nothing is recorded here: a caller that refuses
+    records it (refuse, Call.prepare)."""
     profile = profile or scope.chosen(config)
     if profile and not profile.admits(entry):
         raise Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
                                f"To see what it may use: nexus profiles")
+    untrusted = trust.refusal(entry)
+    if untrusted:
+        raise Refused("trust", untrusted)
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:
@@ -72,10 +76,13 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, note=None):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False,
+                 note=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
+        self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
+        self.sandbox = "none"  # how the call was confined, as its log line says
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
@@ -96,7 +103,12 @@ class Call:
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
                 raise Refused("needs-setup", plan.setup_message(self.entry, missing))
-            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn, self.note) if verify else {}
+            if self.confined:
+                from . import sandbox  # a confined skill only: the sandbox module is not on other calls' way
+
+                self.confined = sandbox.check(self.entry, self.config, self.warn)
+            self.changes = ensure_verified(self.entry, self.config, self.argv[0], self.warn, self.note,
+                                           self.confined) if verify else {}
         except Refused as e:
             if record_refusal:
                 self.refuse(e)
@@ -125,19 +137,34 @@ class Call:
         elif stderr is None:
             stderr = process.TEE if tee else None
         started, ts = time.monotonic(), schema.now_iso()
-        try:
+
+        def start(env, prepare):
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
-                child = process.Child(self.argv, cwd=self.cwd, env=self.env, group=group, limit=limit, stderr=stderr,
-                                      stdout=stdout, stdin=stdin, parent_death=parent_death)
+                child = process.Child(self.argv, cwd=self.cwd, env=env, group=group, limit=limit, stderr=stderr,
+                                      stdout=stdout, stdin=stdin, parent_death=parent_death, prepare=prepare)
                 forwarding.child = child
                 if on_start:
                     on_start(child)
-                done = child.wait(timeout)
+                return child.wait(timeout)
+
+        try:
+            if self.confined:
+                from . import sandbox  # a confined skill only
+
+                done, self.sandbox = sandbox.run(self.entry, self.config, self.env, self.warn, start)
+            else:
+                done = start(self.env, None)
             done.started = True
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
             self.cancelled = self.cancelled or bool(self.cancel_mark and os.path.exists(self.cancel_mark))
             error = "cancelled" if self.cancelled else outcome_error(done, timeout)
+        except Refused as e:  # it had to run confined, and could not be: recorded as refused, as in prepare
+            self.refuse(e)
+            self.warn(str(e))
+            done = process.Finished(1, False, None, b"", b"", False)
+            done.started, done.ms = False, int((time.monotonic() - started) * 1000)
+            return done
         except OSError as e:  # found, but the system cannot run it: no #! line, not executable, ...
             done = process.Finished(126, False, None, b"", b"", False)
             done.started, error = False, f"cannot run {self.argv[0]}: {e.strerror}"
@@ -148,7 +175,17 @@ class Call:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
+        if self.confined and done.started and done.exit != 0 and not self.cancelled:
+            self.warn_denied(done)
         return done
+
+    def warn_denied(self, done):
+        """A confined call that failed: the permission to grant, where its stderr says what it was denied."""
+        from . import sandbox  # a confined call that failed only
+
+        grant = sandbox.hint(self.entry, self.config, done.stderr)
+        if grant:
+            self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
 
     def record(self, ts, ms, exit_code, error=None, changes=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
@@ -158,7 +195,8 @@ class Call:
                   if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
-                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile)
+                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
+                   sandbox=self.sandbox)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -189,7 +227,7 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None):
+           refused=None, masked=None, profile=None, sandbox=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it."""
     profile = profile or scope.chosen(config)
@@ -203,7 +241,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
-                                      profile=profile.name if profile else None)
+                                      profile=profile.name if profile else None, sandbox=sandbox)
             usage_log.append(entry["name"], state, line, config)
 
 
@@ -221,7 +259,7 @@ def prompt(entry, config, no_log, warn):
     return text, ms
 
 
-def ensure_verified(entry, config, binary, warn, note):
+def ensure_verified(entry, config, binary, warn, note, confined=False):
     """First-run verification: the state changes to record, or Refused when it fails. A skill whose
     binary changed since it was verified is verified again, and says why; note(text) says that it verifies."""
     state = skill_state.read(entry["name"], entry, warn)
@@ -236,7 +274,7 @@ def ensure_verified(entry, config, binary, warn, note):
         return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, ts),
                 "configuredAt": state.get("configuredAt") or ts}
     note(f"Verifying skill '{entry['name']}'...")
-    outcome = verify.verify(entry, config)
+    outcome = verify.verify(entry, config, confined=confined, warn=warn)
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:

@@ -14,6 +14,7 @@ import time
 
 from .. import schema
 from ..catalog import status
+from ..errors import NexusError
 from ..state import health, skill_state
 from . import plan, process
 
@@ -21,8 +22,10 @@ VERIFY_TIMEOUT = 30
 OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
-def verify(entry, config, timeout=VERIFY_TIMEOUT):
-    """Check requirements, run the verify command, record the outcome in state; returns the outcome."""
+def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None):
+    """Check requirements, run the verify command, record the outcome in state; returns the outcome. The
+    command runs confined as the skill's calls do (`confined`: as the policy says, unless told); warn(text)
+    hears that it could only be confined less, where the config accepts that."""
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
@@ -34,11 +37,15 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
     elif entry.get("verify") and entry["type"] != "prompt":
         env = plan.environment(entry, config)
-        # A group of its own, ended once the shell is done: a background process the command
-        # left behind cannot hold verification open.
-        done = process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
-                           stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
-                           timeout=timeout, limit=OUTPUT_LIMIT)
+        def start(env, prepare):
+            # A group of its own, ended once the shell is done: a background process the command
+            # left behind cannot hold verification open.
+            return process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
+                               stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
+                               timeout=timeout, limit=OUTPUT_LIMIT, prepare=prepare)
+
+        done = _start_confined(entry, config, env, start, warn or (lambda text: None)) if (
+            plan.confined(entry, config) if confined is None else confined) else start(env, None)
         output = done.stdout
         outcome.update(ok=done.exit == 0 and not done.timed_out, exit=None if done.timed_out else done.exit)
         if done.timed_out:
@@ -53,6 +60,18 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT):
         outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]
     return outcome
+
+
+def _start_confined(entry, config, env, start, warn):
+    """The verify command confined as the skill's calls are; a refusal is its failure, with the reason."""
+    from . import sandbox  # a confined skill's verify command only
+
+    try:
+        if not sandbox.check(entry, config, warn):
+            return start(env, None)
+        return sandbox.run(entry, config, env, warn, start)[0]
+    except NexusError as e:
+        return process.Finished(1, False, None, b"", str(e).encode(), False)
 
 
 def _record(entry, config, outcome, output):

@@ -40,6 +40,8 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     if "requiredEnv" in execution:
         execution["requiredEnv"] = schema.string_list(execution["requiredEnv"])
     entry.update(execution)
+    if "sandbox" not in entry and skill.name in known.SANDBOX:
+        entry["sandbox"] = known.SANDBOX[skill.name]
     implements = schema.string_list(meta.get("implements"))
     connectors = schema.string_list(meta.get("connectors")) or sorted(
         {known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS})
@@ -67,6 +69,10 @@ def _sanitize(entry, meta):
         if key in entry and not isinstance(entry[key], wanted):
             warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
                             f"not {entry.pop(key)!r}; ignored")
+    problem = sandbox_problem(entry.get("sandbox"))
+    if problem:
+        warnings.append(f"sandbox {problem}; ignored")
+        del entry["sandbox"]
     if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
         warnings.append("requires must be a mapping of " + ", ".join(schema.REQUIRE_KEYS) + "; ignored")
     for where, names, valid in (("implements", entry.get("implements", []), schema.is_capability),
@@ -88,6 +94,32 @@ def _sanitize(entry, meta):
         warnings.append(f"type {entry['type']!r} {problem}; read as {fallback}")
         entry["type"] = fallback
     return warnings
+
+
+def sandbox_problem(value):
+    """What is wrong with a sandbox declaration ({network: bool, write: [folder], read: [folder]}), or None.
+    A folder is absolute, or starts with ~, {cwd}, {tmp} or {state}."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return "must be a mapping of " + ", ".join(schema.SANDBOX_KEYS)
+    unknown = [k for k in value if k not in schema.SANDBOX_KEYS]
+    if unknown:
+        return f"has {unknown[0]!r}, not one of " + ", ".join(schema.SANDBOX_KEYS)
+    if "network" in value and not isinstance(value["network"], bool):
+        return "network must be true or false"
+    for key in ("write", "read"):
+        folders = value.get(key, [])
+        bad = [f for f in folders if not _place(f)] if isinstance(folders, list) else [folders]
+        if bad:
+            return f"{key} needs a list of folders, each absolute or starting with ~, {{cwd}}, {{tmp}} or {{state}}" \
+                   f" (not {bad[0]!r})"
+    return None
+
+
+def _place(folder):
+    return isinstance(folder, str) and "\0" not in folder and (
+        folder.startswith("~") or os.path.isabs(folder) or folder.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
 
 
 def required(entry, key):

@@ -79,7 +79,7 @@ def download_name(spec):
     """The file name a download is placed under: its first bin, else the URL's last part."""
     bins = spec.get("bins")
     name = bins[0] if isinstance(bins, list) and bins else str(spec.get("url") or "").rstrip("/").rsplit("/", 1)[-1]
-    ok = isinstance(name, str) and name and "/" not in name and not name.startswith((".", "-"))
+    ok = isinstance(name, str) and name and name.isprintable() and "/" not in name and not name.startswith((".", "-"))
     return name if ok else None
 
 

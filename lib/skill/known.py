@@ -31,6 +31,19 @@ PROMPT_ONLY_SKILLS = frozenset({
     "onboarding",
 })
 
+# What these tools need when they run confined (gateway.sandbox), where their own SKILL.md does not say.
+SANDBOX = {
+    "gog": {"network": True, "read": ["~/.config/gogcli"], "write": ["~/.config/gogcli"]},
+    "eve": {"network": True},
+    "1password": {"network": True, "read": ["~/.config/op"], "write": ["~/.config/op"]},
+    "tmux": {"write": ["/tmp/tmux-{uid}"]},  # its server's socket folder ($TMUX_TMPDIR is not set)
+    "qmd": {"write": ["~/.cache/qmd"]},
+    "aix": {"network": True},
+    "camsnap": {"write": ["{cwd}"]},
+    "brave-search": {"network": True},
+    "openai-image-gen": {"network": True, "write": ["{cwd}"]},
+}
+
 EXECUTION_KEYS = ("type", "tool", "verify", "runner", "script", "requiredEnv", "requiresAuth")
 
 

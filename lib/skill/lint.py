@@ -87,6 +87,9 @@ def _product(skill, _skill_dir):
     for key in ("implements", "connectors"):
         if key in meta:
             yield from _names(meta[key], f"{where}.{key}", line, schema.is_capability)
+    problem = entrylib.sandbox_problem(meta.get("sandbox"))
+    if problem:
+        yield _error(f"{where}.sandbox {problem}", line, "sandbox")
 
 
 def _expect_string_list(value, where, line, code):

@@ -12,7 +12,7 @@ from nexus import config as configlib, fastjson
 from nexus.catalog import manifest, status
 from nexus.cli.command import quiet_stdout
 from nexus.errors import Refused, UsageError
-from nexus.gateway import run as gateway
+from nexus.gateway import plan, run as gateway
 from nexus.tools.commands import script
 
 
@@ -23,6 +23,12 @@ def run(ctx):
     run, after a failed run, and after its SKILL.md changed. Every call is appended to the skill's
     usage log and counted in its state. `nexus skill run` and `nexus-run` are the same command.
 
+    A skill added from elsewhere runs confined (skills.sandbox.mode): it reads all but the secrets of
+    skills.sandbox.deny and nexus's own files, writes only {tmp}, {state} and (a tool) {cwd}, and has no
+    network, unless its metadata.nexus.sandbox or `nexus skill allow` grants more. On Linux, Landlock and a
+    network namespace enforce it; where they cannot, the call is refused (exit 1) unless
+    skills.sandbox.fallback is "warn". The README's Security section says what is cut and what is not.
+
     Options go right after NAME; the tool's arguments follow `--` (or start at the first word that is
     not an option).
 
@@ -31,6 +37,8 @@ def run(ctx):
       NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
                         folder). The tool also gets the skill's configured env and apiKey, and
                         skills.binPath before PATH.
+      NEXUS_SKILL       Set for the tool: the skill's name. Where it is set, what would lower the sandbox
+                        (--no-sandbox, nexus skill allow, config set of sandbox keys) is refused.
 
     Exit status:
       N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
@@ -65,11 +73,19 @@ def run(ctx):
                                    "stderr": ""}) + "\n"
         write_or_quit(text)
         return 0
-    call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], note=ctx.note)
+    if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
+        why = plan.inside() or (None if os.isatty(0) and os.isatty(2) else "stdin and stderr are not a terminal")
+        if why:
+            raise gateway.refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: "
+                                                                   f"refused ({why})"), ctx.warn, args["ARGS"],
+                                 args["--no-log"])
+    call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"],
+                        no_sandbox=args["--no-sandbox"], note=ctx.note)
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
         argv = [call.masked(a) for a in call.argv]
-        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD"], args)
+        env_names = sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD", plan.MARK]
+        return dry_run(entry, argv, call.cwd, env_names, args)
     call.prepare(verify=not args["--no-verify"])
     timeout = args["--timeout"]
     if args["--background"]:

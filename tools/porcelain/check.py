@@ -9,7 +9,7 @@ from nexus.config import keys
 from nexus.config.statements import line_of
 from nexus.distribute import managed
 from nexus.errors import BadInput
-from nexus.skill import entry as entrylib, lint, skillmd
+from nexus.skill import audit, entry as entrylib, lint, skillmd
 from nexus.style import one_line, plural
 
 
@@ -35,6 +35,11 @@ class Findings:
         edited = self.edited_copies.warning(skill_dir)
         if edited:
             self.report(path, edited)
+        if os.path.isdir(skill_dir):
+            for finding in audit.audit(skill_dir, os.path.dirname(path)):
+                if finding.severity == audit.HIGH:
+                    self.report(finding.path, skillmd.Problem("error", f"{finding.code}: {finding.message} "
+                                                              "(see `nexus skills audit`)", finding.line, "audit"))
 
     def folder(self, folder):
         """Every skill folder inside `folder`; how many there were (None when it cannot be listed)."""
@@ -109,7 +114,8 @@ def check(ctx):
     capability nothing provides, a warning, and a cycle of requirements, an error), install,
     execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
     `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
-    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there).
+    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there),
+    audit (a high finding of `nexus skills audit`, in any file of the skill; its rule begins the message).
 
     Exit status:
       0  no errors (there may be warnings)

@@ -1,5 +1,5 @@
 """The porcelain's commands that read and change the config: `nexus config get|set|unset|list|path|edit`,
-and for one skill `nexus skill enable|disable|env|key`.
+and for one skill `nexus skill enable|disable|env|key|allow`.
 
 Every change goes through nexus.config.edit.change: in place, validated as loading validates, atomic,
 under a lock. A secret (an apiKey, an env value) is never printed, but by `nexus config get`.
@@ -52,6 +52,12 @@ def get_key(ctx):
     return {"key": _dotted(parts), "value": value, "default": key.default if key else None, "origin": origin}
 
 
+def _guard(parts):
+    """No skill lowers its own gate: a sandbox key is never changed from inside a gateway call."""
+    if "sandbox" in parts:
+        plan.refuse_inside(f"changing {_dotted(parts)}")
+
+
 def _required_config():
     """The config paths that skills name in requires.config: keys `nexus config set` writes without --force."""
     return sorted({p for entry in manifestlib.cached_skills().values() for p in entrylib.required(entry, "config")})
@@ -86,6 +92,7 @@ def set_key(ctx):
     """
     args = ctx.args
     parts = keys.split(args["KEY"])
+    _guard(parts)
     key = keys.writable(parts, args["--force"], _required_config)
     kind = args["--type"] or (key.type.name if key else ("table" if keys.is_table(parts) else None))
     try:
@@ -109,6 +116,7 @@ def unset_key(ctx):
     Comments and every other line stay. A key that is not set is left so, with exit status 0.
     """
     parts = keys.split(ctx.args["KEY"])
+    _guard(parts)
     before, after = edit.change(lambda doc: [(parts, edit.UNSET)] if keys.lookup(doc, parts)[0] else [])
     return {"key": _dotted(parts), "value": None, "changed": before != after, "file": edit.target()}
 
@@ -148,6 +156,73 @@ def show_path(ctx):
     """The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist."""
     found = paths.config_file()
     return {"path": found, "exists": os.path.exists(found)}
+
+
+def render_allow(report, out):
+    granted = ", ".join(report["granted"])
+    out.write(f"{report['skill']}: allowed {granted}\n" if report["changed"] else
+              f"{report['skill']}: already allowed {granted}\n")
+
+
+@renders(render_allow)
+def allow_skill(ctx):
+    """Widens what a confined skill may do (see SANDBOX in nexus(1)): `network` sets
+    skills.entries.KEY.sandbox.network = true; --write and --read add to its write and read lists
+    (which start from what the skill declares). A PATH is absolute, or starts with ~, {cwd}, {tmp} or
+    {state}; another is taken from the current folder. Refused from inside a gateway call: no skill
+    widens its own sandbox.
+
+    Exit status:
+      0  allowed, or already so;  1  no such skill, or refused from inside a gateway call;  2  usage error
+
+    Examples:
+      nexus skill allow weather network
+      nexus skill allow gh-helper --read ~/.config/gh
+      nexus skill allow exporter --write ~/exports
+    """
+    args = ctx.args
+    plan.refuse_inside("nexus skill allow")
+    if not (args["network"] or args["--write"] or args["--read"]):
+        raise BadInput("what to allow? network, --write PATH or --read PATH")
+    entry, table = _skill(ctx)
+    from nexus.gateway import sandbox  # `skill allow` alone needs what a skill declares
+
+    declared = sandbox.declared(entry)
+    granted, wanted = [], {}
+    if args["network"]:
+        granted.append("network")
+        wanted["network"] = True
+    for option, key in (("--write", "write"), ("--read", "read")):
+        added = [_place(p) for p in args[option]]
+        granted += [f"{option} {p}" for p in added]
+        if added:
+            wanted[key] = added
+
+    def changes(doc):
+        own = keys.lookup(doc, (*table, "sandbox"))[1]
+        own = own if isinstance(own, dict) else {}
+        found = []
+        for key, value in wanted.items():
+            if key == "network":
+                current = own.get("network", declared.get("network"))
+                found += [] if current is True else [((*table, "sandbox", "network"), True)]
+                continue
+            current = own.get(key, declared.get(key, []))
+            current = current if isinstance(current, list) else []
+            merged = list(dict.fromkeys(current + value))
+            found += [] if merged == current and key in own else [((*table, "sandbox", key), merged)]
+        return found
+
+    before, after = edit.change(changes)
+    return {"skill": entry["name"], "granted": granted, "changed": before != after,
+            "key": _dotted((*table, "sandbox"))}
+
+
+def _place(path):
+    """A PATH of `skill allow` as the config keeps it: ~, {cwd}, {tmp}, {state} and absolute paths as given."""
+    if path.startswith("~") or path.split("/")[0] in ("{cwd}", "{tmp}", "{state}"):
+        return path
+    return os.path.abspath(path)
 
 
 def render_edit(report, out):

@@ -4,6 +4,7 @@ from nexus.agents import links
 from nexus.catalog import listing
 from nexus.cli.command import renders
 from nexus.distribute import managed, sources
+from nexus.skill import audit, trust
 from nexus.style import table
 
 
@@ -15,9 +16,30 @@ def render_listed(report, out):
 
 def render_add(report, out):
     for added in report["added"]:
-        out.write(f"added {added['name']} ({added['placement']}, {added['path']})\n")
+        shadows = f": {added['shadows']}" if added.get("shadows") else ""
+        out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
     for name in report["unchanged"]:
         out.write(f"unchanged {name}\n")
+    render_permissions(report, out)
+
+
+def render_permissions(report, out):
+    from nexus.gateway import sandbox  # human text of a skill placed only
+
+    out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
+
+
+def permissions(ctx, names):
+    """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
+    are none): what `skills add` and `update` show at the door."""
+    from nexus.gateway import sandbox  # only when skills were placed
+
+    found = {}
+    for name in names:
+        entry = listing.entry(ctx.config, name, ctx.warn)
+        if entry.get("type") != "prompt":
+            found[name] = sandbox.effective(entry, ctx.config)
+    return {"permissions": found} if found else {}
 
 
 @renders(render_add, {"--list": render_listed})
@@ -26,6 +48,10 @@ def add(ctx):
     repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill
     (SKILL.md at its root) or hold skills in folders up to 4 levels below it. Each added skill is recorded
     in MANAGED_SKILLS_DIR/.nexus-lock.json; adding the same skill again refreshes it.
+
+    Each skill is audited (`nexus skills audit`) before it is placed: one with a high finding is refused
+    and nothing of it is placed, unless --force; every finding is shown on stderr, and the lockfile keeps
+    what was accepted, so that `update` can say what is new.
 
     Exit status:
       0  added, or already there;  1  a skill was refused, or the source holds none or cannot be fetched;
@@ -43,11 +69,21 @@ def add(ctx):
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
+        report.update(permissions(ctx, [added["name"] for added in report["added"]]))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
         ctx.warn(f"refused {where}: {refused['error']}")
+        show_findings(ctx, refused.get("findings", []))
+    for added in report["added"]:
+        show_findings(ctx, added["findings"])
     ctx.status = 1 if report["refused"] else 0
     return report
+
+
+def show_findings(ctx, findings):
+    """The audit's findings on stderr, a line each, under the command's name."""
+    for finding in findings:
+        ctx.warn(audit.formatted(finding))
 
 
 def render_removed(names, out):
@@ -56,11 +92,14 @@ def render_removed(names, out):
 
 @renders(render_removed)
 def remove(ctx):
-    """Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed; when one NAME is not,
-    nothing is removed. A linked skill's own folder is never touched, only the link.
+    """Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed, and only what nexus placed:
+    its link (a linked skill's own folder is never touched), or a copy whose files still match the
+    lockfile. When one NAME is not, or something else is in its place (an edited copy, a folder where
+    the link was), that is reported and nothing is removed.
 
     Exit status:
-      0  removed;  1  a NAME was not added by `nexus skills add`;  2  usage error, or an unreadable lockfile
+      0  removed;  1  a NAME was not added, or what is in its place is kept;  2  usage error, or an
+      unreadable lockfile
     """
     names = list(dict.fromkeys(ctx.args["NAME"]))
     managed.remove(names)
@@ -69,30 +108,41 @@ def remove(ctx):
 
 
 UPDATE_LABELS = [("changed", "changed"), ("restored", "restored"), ("unchanged", "unchanged"),
-                 ("editedLocally", "edited locally"), ("removedUpstream", "removed upstream")]
+                 ("editedLocally", "edited locally"), ("removedUpstream", "removed upstream"), ("refused", "refused")]
 
 
 def render_update(report, out):
     rows = [[label, name] for key, label in UPDATE_LABELS for name in report[key]]
     out.write("".join(line + "\n" for line in table(rows, indent="")) or "no skills added\n")
+    render_permissions(report, out)
 
 
 @renders(render_update)
 def update(ctx):
     """Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
     compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
-    edited in place: it is reported as edited locally and kept as it is, unless --force. A skill gone
-    from its source is reported and left in place. Safe to run from cron.
+    edited in place: it is reported as edited locally and kept as it is, unless --force. Anything else in
+    a skill's place (a folder where nexus's link was) is reported as failed and kept, even with --force.
+    A skill gone from its source is reported and left in place. Each changed skill is audited: findings
+    new since the version you have are shown, and one with a new high finding is refused and kept as it
+    is (a clean skill that turns risky upstream), unless --force. Safe to run from cron.
 
     Exit status:
-      0  done;  1  a skill or its source failed (the others are still updated);  2  usage error
+      0  done;  1  a skill was refused, or it or its source failed (the others are still updated);
+      2  usage error
     """
     report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
+        report.update(permissions(ctx, report["changed"] + report["restored"]))
     for failed in report["failed"]:
         ctx.warn(f"{failed['name']}: {failed['error']}")
-    ctx.status = 1 if report["failed"] else 0
+    if report["findings"]:
+        ctx.warn("new since the version you have (`nexus skills audit`):")
+        show_findings(ctx, report["findings"])
+    for name in report["refused"]:
+        ctx.warn(f"{name}: a new high finding since the version you have: kept as it is; --force updates it all the same")
+    ctx.status = 1 if report["failed"] or report["refused"] else 0
     return report
 
 
@@ -115,5 +165,6 @@ def link(ctx):
     folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
     if ctx.args["--unlink"]:
         return links.unlink(folder, ctx.warn)
-    ready = {r["name"]: r["dir"] for r in listing.records(ctx.config, ctx.warn) if r["status"] == "ready"}
+    ready = {r["name"]: r["dir"] for r in listing.records(ctx.config, ctx.warn)
+             if r["status"] == "ready" and not trust.refusal(r)}  # an added skill changed behind nexus's back: not offered
     return links.sync(folder, ready, ctx.warn)

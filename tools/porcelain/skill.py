@@ -96,6 +96,18 @@ def render_show(shown, out):
         lines += [f"  {bullet} Env: {', '.join(from_config['env'])}"] if from_config["env"] else []
         as_env = f" (as {from_config['apiKeyEnv']})" if from_config["apiKeyEnv"] else " (no primaryEnv: unused)"
         lines += [f"  {bullet} apiKey: set{as_env}"] if from_config["apiKey"] else []
+    allowed = shown.get("permissions")
+    if allowed:
+        lines += ["", "Sandbox:"]
+        if allowed["confined"]:
+            lines += [f"  {bullet} Confined ({allowed['available']})",
+                      f"  {bullet} Network: {'yes' if allowed['network'] else 'no'}",
+                      f"  {bullet} Writes: {', '.join(allowed['write'])}",
+                      f"  {bullet} Reads: everything but skills.sandbox.deny"
+                      + (f", and of it: {', '.join(allowed['read'])}" if allowed["read"] else "")]
+        else:
+            lines.append(f"  {bullet} Not confined (skills.sandbox.mode; confined it would have: network "
+                         f"{'yes' if allowed['network'] else 'no'}, writes {', '.join(allowed['write'])})")
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
@@ -127,7 +139,14 @@ def show(ctx):
     skill_config = configlib.skill_entry(ctx.config, entry)
     from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
                    "apiKeyEnv": entrylib.primary_env(entry)}
-    return {**entry, **result, "state": state, "fromConfig": from_config, "prompt": prompt}
+    shown = {**entry, **result, "state": state, "fromConfig": from_config, "prompt": prompt}
+    if entry["type"] != "prompt":
+        from nexus.gateway import sandbox  # a tool or script skill's permissions only
+
+        shown["permissions"] = sandbox.effective(entry, ctx.config)
+        if shown["permissions"]["confined"]:
+            shown["permissions"]["available"] = sandbox.describe(sandbox.availability())
+    return shown
 
 
 def render_outcome(outcome, out):

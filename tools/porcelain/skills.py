@@ -90,6 +90,8 @@ def render_locked(records, out):
 def render_unhealthy(summary, out):
     """--check: one line per skill, nothing when all is well (cron mails output)."""
     out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
+    if summary.get("sandbox", {}).get("problem"):
+        out.write(f"sandbox: {summary['sandbox']['problem']}\n")
 
 
 def render_summary(summary, out):
@@ -129,7 +131,11 @@ def list_skills(ctx):
 
 @renders(render_summary, {"--check": render_unhealthy})
 def status(ctx):
-    """Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
+    """With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
+    give ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status is 1; `nexus skill
+    show` says what it offers.
+
+    Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
 
     A ready skill is degraded when its recent calls fail far more often than they used to: at least 5
@@ -138,13 +144,18 @@ def status(ctx):
     verify command printed something else than the last time it passed, until it prints the same again.
 
     Exit status:
-      0  success (--check: all is well);  1  --check found a skill degraded or drifted;  2  usage error
+      0  success (--check: all is well);  1  --check found a skill degraded or drifted, or a sandbox
+      that cannot be given;  2  usage error
     """
     found = listing.listed(ctx.config, ctx.warn, states=False).briefs()
     counts = listing.summary(found)
+    if ctx.json or ctx.args.get("--check"):  # what confinement this system offers: a fork to see
+        from nexus.gateway import sandbox
+
+        counts["sandbox"] = sandbox.status(ctx.config)
     if ctx.args.get("--check"):  # `skills list --summary` has no --check
         counts["unhealthy"] = listing.unhealthy(found)
-        ctx.status = 1 if counts["unhealthy"] else 0
+        ctx.status = 1 if counts["unhealthy"] or counts["sandbox"].get("problem") else 0
     return counts
 
 

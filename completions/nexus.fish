@@ -137,7 +137,7 @@ complete -c nexus -n '__nexus_in skill show' -l prompt-only -d 'Only the prompt 
 complete -c nexus -n '__nexus_in skill show' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill show' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill verify' -l force -d 'Run the verify command even when the skill is already verified'
-complete -c nexus -n '__nexus_in skill verify' -l json -d 'Print the outcome as JSON: skill, type, verify, ok, configured, exit, error, ms'
+complete -c nexus -n '__nexus_in skill verify' -l json -d 'Print the outcome as JSON: skill, type, verify, ok, configured, configuredAt (the first success), exit, error, ms'
 complete -c nexus -n '__nexus_in skill verify' -l timeout -x -d 'How long the verify command may run'
 complete -c nexus -n '__nexus_in skill verify' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill verify' -a '(nexus --list-skills 2>/dev/null)'
@@ -148,6 +148,7 @@ complete -c nexus -n '__nexus_in skill run' -l json -d 'Capture the tool\'s outp
 complete -c nexus -n '__nexus_in skill run' -l background -d 'Verify, then start the tool detached and print its job id at once (see `nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends'
 complete -c nexus -n '__nexus_in skill run' -l no-sandbox -d 'Run a skill that would run confined (see skills.sandbox.mode) with all your rights: for a person at a terminal'
 complete -c nexus -n '__nexus_in skill run' -l timeout -x -d 'End the tool after SECONDS as timeout(1) does: SIGTERM to its process group, SIGKILL 5 s later'
+complete -c nexus -n '__nexus_in skill run' -l var -x -d 'A variable the skill declares (metadata.nexus.variables): filled in for ${NAME} in a prompt skill\'s text, and in the environment of a tool or script skill'
 complete -c nexus -n '__nexus_in skill run' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
@@ -305,6 +306,7 @@ complete -c nexus-run -l json -d 'Capture the tool\'s output into one JSON objec
 complete -c nexus-run -l background -d 'Verify, then start the tool detached and print its job id at once (see `nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends'
 complete -c nexus-run -l no-sandbox -d 'Run a skill that would run confined (see skills.sandbox.mode) with all your rights: for a person at a terminal'
 complete -c nexus-run -l timeout -x -d 'End the tool after SECONDS as timeout(1) does: SIGTERM to its process group, SIGKILL 5 s later'
+complete -c nexus-run -l var -x -d 'A variable the skill declares (metadata.nexus.variables): filled in for ${NAME} in a prompt skill\'s text, and in the environment of a tool or script skill'
 complete -c nexus-run -l help -d 'Show this help'
 complete -c nexus-run -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -n '__nexus_in; and __nexus_after_dashdash' -F

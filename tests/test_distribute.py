@@ -397,7 +397,7 @@ def test_install_through_a_package_manager_then_verify(script_runner, npm_skill,
     result = install(script_runner, "--yes")
     assert result.returncode == 0, result.stderr
     assert "npm install -g mytool-cli" in result.stderr and "npm: installing mytool-cli" in result.stderr
-    assert result.stdout == "Skill 'mytool' verified successfully.\n"
+    assert result.stdout.startswith("Skill 'mytool' verified successfully.\n   Configured at: 20")
     state = json.loads((nexus_home / "state" / "nexus" / "skills" / "mytool" / "state.json").read_text())
     assert state["configured"] is True
 
@@ -451,7 +451,7 @@ def test_download_with_matching_sha256(script_runner, workspace, tmp_path, nexus
     write_config(nexus_home, f'[skills]\nbinPath = ["{bin_dir}"]\n')
     result = script_runner.run(["nexus", "skill", "install", "dl-tool", "--yes"])
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "Skill 'dl-tool' verified successfully.\n"  # placed by the first install, found now
+    assert result.stdout.startswith("Skill 'dl-tool' verified successfully.\n   Configured at: 20")  # placed by the first install, found now
     assert f"dl-tool is already installed (dl-tool at {bin_dir / 'dl-tool'})" in result.stderr
     assert (bin_dir / "dl-tool").stat().st_mode & 0o777 == 0o755
 

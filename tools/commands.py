@@ -45,7 +45,7 @@ AGENTS = choice("nexus.paths:AGENT_FOLDERS")
 RUN = "nexus.tools.plumbing.run:run"
 RUN_SUMMARY = "The gateway: run a skill's tool or script, or print its prompt; every call is logged."
 RUN_USAGE = ("NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] "
-             "[-- ARGS...]",)
+             "[--var NAME=VALUE]... [-- ARGS...]",)
 RUN_ARGUMENTS = {"NAME": SKILL, "ARGS": FILE}
 RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and injected env names; run nothing."),
                Option("--no-verify", "Skip the verification a first run would do."),
@@ -59,7 +59,11 @@ RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and 
                                       "rights: for a person at a terminal; refused elsewhere, and from inside a "
                                       "gateway call."),
                Option("--timeout SECONDS", "End the tool after SECONDS as timeout(1) does: SIGTERM to its process "
-                                           "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS))
+                                           "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS),
+               Option("--var NAME=VALUE", "A variable the skill declares (metadata.nexus.variables): filled in for "
+                                          "${NAME} in a prompt skill's text, and in the environment of a tool or "
+                                          "script skill. A variable not given comes from the environment, else its "
+                                          "default; one still missing is a refusal that names it.", repeat=True))
 
 MCP = "nexus.tools.plumbing.mcp:serve"
 MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS]",)
@@ -210,8 +214,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Run a skill's verify command and record the outcome.",
             usage=("NAME [--force] [--json] [--timeout SECONDS]",),
             options=(Option("--force", "Run the verify command even when the skill is already verified."),
-                     Option("--json", "Print the outcome as JSON: skill, type, verify, ok, configured, exit, "
-                                      "error, ms."),
+                     Option("--json", "Print the outcome as JSON: skill, type, verify, ok, configured, "
+                                      "configuredAt (the first success), exit, error, ms."),
                      Option("--timeout SECONDS", "How long the verify command may run.", SECONDS, default=30)),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),

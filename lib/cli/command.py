@@ -242,7 +242,7 @@ def options_first(command, argv):
     more to import than the whole gateway may spend. tests/test_architecture.py holds both to the same
     answer."""
     options = {f: o for o in command.options for f in (o.flag, o.short) if f}
-    args = {o.flag: (None if o.value else False) for o in command.options}
+    args = {o.flag: ([] if o.repeat else None if o.value else False) for o in command.options}
     name = next(iter(command.arguments))
     args.update({name: None, "ARGS": [], "--": False})
     i = 0
@@ -258,8 +258,13 @@ def options_first(command, argv):
         if option is not None and option.value:
             if not equals:
                 i += 1
-                value = argv[i] if i < len(argv) else ""
-            args[option.flag] = value
+                if i == len(argv):
+                    raise UsageError(f"{option.flag} needs a value\n{command.synopsis()}")
+                value = argv[i]
+            if option.repeat:
+                args[option.flag].append(value)
+            else:
+                args[option.flag] = value
         elif option is not None and not equals:
             args[option.flag] = True
         elif word.startswith("-") and word != "-":
@@ -319,6 +324,11 @@ def call(command, argv, prog=None):
     try:
         args = parse(command, argv)
         ctx = Context(prog, args)
+        watched = command.output == output.DOCUMENT and not ctx.json and sys.stdout.isatty() and sys.stderr.isatty()
+        if watched or "nexus.style" in sys.modules:
+            from .. import style  # a person is watching: long work may say how far it got
+
+            style.Progress.allowed = watched
         upgraded()
         for need in command.needs:
             need(ctx)

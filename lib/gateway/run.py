@@ -77,15 +77,18 @@ class Call:
     """
 
     def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False,
-                 note=None):
+                 variables=None, note=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
         self.sandbox = "none"  # how the call was confined, as its log line says
+        self.variables = variables or {}  # as given (--var): prepare adds the environment's and defaults
+        self.id = schema.call_id()  # in its log line, and NEXUS_PARENT_CALL of the calls its program makes
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
+        self.env["NEXUS_PARENT_CALL"] = self.id
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
@@ -99,6 +102,7 @@ class Call:
         (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
             gate(self.entry, self.config, self.profile)
+            self.env.update(plan.variables(self.entry, self.variables))
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
@@ -149,7 +153,7 @@ class Call:
 
         try:
             if self.confined:
-                from . import sandbox  # a confined skill only
+                from . import sandbox  # a confined call only
 
                 done, self.sandbox = sandbox.run(self.entry, self.config, self.env, self.warn, start)
             else:
@@ -174,20 +178,20 @@ class Call:
         if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
-        self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
+        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id)
         if self.confined and done.started and done.exit != 0 and not self.cancelled:
             self.warn_denied(done)
         return done
 
     def warn_denied(self, done):
         """A confined call that failed: the permission to grant, where its stderr says what it was denied."""
-        from . import sandbox  # a confined call that failed only
+        from . import sandbox  # a confined call only
 
         grant = sandbox.hint(self.entry, self.config, done.stderr)
         if grant:
             self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
 
-    def record(self, ts, ms, exit_code, error=None, changes=None):
+    def record(self, ts, ms, exit_code, error=None, changes=None, call=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
         args = [self.masked(a) for a in self.args]
@@ -196,14 +200,14 @@ class Call:
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
                    tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                   sandbox=self.sandbox)
+                   sandbox=self.sandbox, call=call)
         except OSError as e:
             self.warn(not_recorded(e))
 
 
 def session_id(value, warn):
     """The session a call is logged under: NEXUS_SESSION_ID (or a front end's id) when it is one
-    (schema.is_session_id); else None, said once, and the call is logged without a session."""
+    (schema.is_session_id); else None, with a warning, and the call is logged without a session."""
     if not value or schema.is_session_id(value):
         return value or None
     warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")
@@ -227,9 +231,10 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None, sandbox=None):
+           refused=None, masked=None, profile=None, sandbox=None, call=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
-    profile in force (`profile`, else the one chosen) is logged with it."""
+    profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
+    the agent says of itself in the environment (schema.call_context)."""
     profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
     session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
@@ -239,18 +244,20 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if error and not policy:
             state["lastError"] = error
         if not no_log:
-            line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
+            line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
                                       profile=profile.name if profile else None, sandbox=sandbox)
+            line.update(schema.call_context(os.environ), **({"call": call} if call else {}))
             usage_log.append(entry["name"], state, line, config)
 
 
-def prompt(entry, config, no_log, warn):
-    """A prompt skill's call: its instructions and how long reading them took (ms), the call recorded."""
+def prompt(entry, config, no_log, warn, values=None):
+    """A prompt skill's call: its instructions, its variables filled in, and how long reading them took
+    (ms), the call recorded."""
     from ..skill import skillmd  # lazily, as verify below: each serves one kind of call
 
     started, ts = time.monotonic(), schema.now_iso()
-    text = skillmd.prompt(entry)
+    text = plan.fill(skillmd.prompt(entry), values or {})
     ms = int((time.monotonic() - started) * 1000)
     try:
         record(entry, config, no_log, ts, ms, 0, session=session_id(os.environ.get("NEXUS_SESSION_ID"), warn))

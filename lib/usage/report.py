@@ -105,7 +105,7 @@ def render(data):
     skills = sorted(stats["skills"], key=lambda s: s["name"] not in unhealthy)
     if stats["totalInvocations"]:
         body = [_daily(data["daily"], stats["skills"]), _success(skills, unhealthy), _durations(skills, unhealthy),
-                _failures(data["failures"], data["failureGroups"], [d["date"] for d in data["daily"]]),
+                _models(stats), _failures(data["failures"], data["failureGroups"], [d["date"] for d in data["daily"]]),
                 _sessions(data["sessions"])]
     else:
         body = [f"<section><h2>Nothing yet</h2><p>No skill was called in the past {_e(data['days'])} days, so "
@@ -282,9 +282,20 @@ def _success(skills, unhealthy):
     return _section(title, chart, _table(title, ["Skill", "Calls", "Success rate"], rows, numeric=(1, 2)))
 
 
+def _models(stats):
+    """By model, when agents said theirs (NEXUS_MODEL): a table, nothing otherwise."""
+    if not stats.get("models"):
+        return ""
+    title = "By model"
+    rows = [[_e(m["name"]), f"{m['totalInvocations']:,}", _pct(m["successRate"]), _ms(m["avgDurationMs"]),
+             f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in stats["models"]]
+    return _section(title, "", _table(title, ["Model", "Calls", "Success rate", "Average", "Prompt tokens",
+                                              "Completion tokens"], rows, numeric=(1, 2, 3, 4, 5)))
+
+
 def _durations(skills, unhealthy):
     title = "Duration, by skill: median (p50) and p95"
-    timed = [s for s in skills if s.get("type") != "prompt"]
+    timed = [s for s in skills if s.get("type") not in ("prompt", "unknown")]  # unknown: read as a prompt
     largest = max([s.get("p95Ms") or 0 for s in timed] + [1])
     items = [(s["name"], s["name"] in unhealthy,
               [(s.get("p50Ms"), "var(--c0)", "p50"), (s.get("p95Ms"), "var(--c1)", "p95")]) for s in timed]
@@ -301,7 +312,8 @@ def _message(error):
     last = style.last_line(error)
     if last == error.strip():
         return f'<span class="bad">{_e(last)}</span>'
-    return f'<details><summary class="bad">{_e(last)}</summary><pre>{_e(error)}</pre></details>'
+    window = html.escape(style.visible(error, lines=True), quote=True)  # its lines kept, shown as lines
+    return f'<details><summary class="bad">{_e(last)}</summary><pre>{window}</pre></details>'
 
 
 def _failures(failures, groups, days):

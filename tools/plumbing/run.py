@@ -8,7 +8,7 @@ subprocess or `re` (its record's parser reads argv by hand), and reads the cache
 import os
 import sys
 
-from nexus import config as configlib, fastjson
+from nexus import config as configlib, fastjson, schema
 from nexus.catalog import manifest, status
 from nexus.cli.command import quiet_stdout
 from nexus.errors import Refused, UsageError
@@ -34,6 +34,14 @@ def run(ctx):
 
     Environment:
       NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+      NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
+                        Recorded with each call when an agent sets them (model,
+                        modelVersion, promptTokens, completionTokens); `nexus skill
+                        stats` groups calls by model.
+      NEXUS_PARENT_CALL
+                        Set for the tool: this call's id (the `call` of its log
+                        line), recorded as parentCall by the calls the tool makes in
+                        turn (a crystallized replay's).
       NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
                         folder). The tool also gets the skill's configured env and apiKey, and
                         skills.binPath before PATH.
@@ -46,16 +54,18 @@ def run(ctx):
       2    usage error, a malformed config, or stdout closed
 
     Examples:
-      PROG tmux -- list-sessions
+      PROG disk-report -- . --top 3
       PROG filesystem                       # prints the prompt
       PROG disk-report --timeout 60 -- ~/Downloads --top 5
-      PROG gog --json -- gmail search is:unread | jq -r .stdout
+      PROG disk-report --json -- ~/Downloads | jq -r .stdout
     """
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
+    given = given_variables(args["--var"])
     if entry["type"] == "prompt":
         try:
             checker = gateway.gate(entry, config)
+            values = plan.variables(entry, given)
         except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
             raise e if args["--dry-run"] else gateway.refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
         if args["--background"]:
@@ -64,13 +74,16 @@ def run(ctx):
             ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        if entry.get("unknownType"):  # skills spec 10: the prompt, with a warning, logged as unknown
+            ctx.warn(f"'{entry['name']}' has type '{entry['unknownType']}', which nexus cannot run: "
+                     f"here are its instructions (logged as type unknown)")
         lacking = [item for items in checker.missing(entry).values() for item in items]
         if lacking:  # the instructions still come: they may say how to get what is missing
             ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
-        text, ms = gateway.prompt(entry, config, args["--no-log"], ctx.warn)
+        text, ms = gateway.prompt(entry, config, args["--no-log"], ctx.warn, values)
         if args["--json"]:
-            text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
-                                   "stderr": ""}) + "\n"
+            text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": ms,
+                                   "stdout": text, "stderr": ""}) + "\n"
         write_or_quit(text)
         return 0
     if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
@@ -80,11 +93,12 @@ def run(ctx):
                                                                    f"refused ({why})"), ctx.warn, args["ARGS"],
                                  args["--no-log"])
     call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"],
-                        no_sandbox=args["--no-sandbox"], note=ctx.note)
+                        no_sandbox=args["--no-sandbox"], variables=given, note=ctx.note)
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
         argv = [call.masked(a) for a in call.argv]
-        env_names = sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD", plan.MARK]
+        injected = {*status.injected_env(entry, config), *(v["name"] for v in entry.get("variables") or [])}
+        env_names = sorted(injected) + ["NEXUS_CALLER_CWD", plan.MARK]
         return dry_run(entry, argv, call.cwd, env_names, args)
     call.prepare(verify=not args["--no-verify"])
     timeout = args["--timeout"]
@@ -102,6 +116,17 @@ def run(ctx):
         write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
                                       "ms": done.ms, **output}) + "\n")
     return done.exit
+
+
+def given_variables(words):
+    """{NAME: VALUE} of the --var words; UsageError for one that is not NAME=VALUE."""
+    given = {}
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not schema.is_env_name(name):
+            raise UsageError(f"--var takes NAME=VALUE, NAME a variable's name: not {word!r}")
+        given[name] = value
+    return given
 
 
 def write_or_quit(text):

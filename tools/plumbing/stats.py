@@ -30,8 +30,8 @@ def usage_stats(ctx):
 
     Examples:
       nexus-stats --days 7
-      nexus-stats gog --json | jq '.commonCommands'
-      cat backup/*/usage.log | nexus-stats --stdin --json
+      nexus-stats disk-report --json | jq '.commonCommands'
+      cat "$NEXUS_HOME"/state/nexus/skills/*/usage.log | nexus-stats --stdin
     """
     args = ctx.args
     stream = None

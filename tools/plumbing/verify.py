@@ -30,7 +30,7 @@ def verify_skills(ctx):
       2  usage error or unreadable input
 
     Examples:
-      nexus-verify gog eve
+      nexus-verify disk-report filesystem
       nexus-verify --all --stale 24          # for cron
       nexus-discover | nexus-verify --static | jq 'select(.status != "ready").name'
     """

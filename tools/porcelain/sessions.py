@@ -81,8 +81,8 @@ def crystallize(ctx):
     or from the env var that held it when its skill declares one; otherwise nothing is written.
 
     Examples:
-      nexus session crystallize 20261130-171733-3f9a2c01 --name weekly --var week=48
-      nexus skill run weekly -- --week 49
+      nexus session crystallize SESSION --name weekly-report --var week=48
+      nexus skill run NAME -- --week 49   # NAME: weekly-report, SESSION yours
     """
     args = ctx.args
     name = args["--name"]

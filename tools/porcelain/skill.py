@@ -40,7 +40,9 @@ def _requirements(entry, result, style):
     any_bins = entrylib.required(entry, "anyBins")
     if any_bins:
         lines.append(f"  {bullet} Any of: {', '.join(any_bins)} {bad if missing['anyBins'] else ok}")
-    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}" for var in entrylib.env_names(entry)]
+    from_config_env = set(entry.get("configEnv") or [])  # the skills spec's configEnv: says the tool is set up
+    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}"
+              + (" (configEnv)" if var in from_config_env else "") for var in entrylib.env_names(entry)]
     lines += [f"  {bullet} Config: {path} {bad if path in missing['config'] else ok}"
               for path in entrylib.required(entry, "config")]
     return lines or [f"  {bullet} None"]
@@ -86,10 +88,18 @@ def render_show(shown, out):
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
     lines.append(f"Type:       {kind.get(entry['type'], 'prompt')}")
+    lines.append(f"Class:      {entrylib.CLASSES[shown['class']]}")
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
+    if entry.get("aliases"):
+        lines.append(f"Aliases:    {', '.join(entry['aliases'])}")
     lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
+    if entry.get("variables"):  # skills spec 9.4: given with `nexus skill run NAME --var NAME=VALUE`
+        lines += ["", "Variables (nexus skill run NAME --var NAME=VALUE):"]
+        lines += [f"  {bullet} {v['name']}" + (f" ({v['type']})" if v.get("type") else "")
+                  + (f": {v['description']}" if v.get("description") else "")
+                  + (f" [default: {v['default']}]" if "default" in v else "") for v in entry["variables"]]
     from_config = shown["fromConfig"]
     if from_config["env"] or from_config["apiKey"]:
         lines += ["", "From the config (nexus skill env / nexus skill key):"]
@@ -139,7 +149,8 @@ def show(ctx):
     skill_config = configlib.skill_entry(ctx.config, entry)
     from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
                    "apiKeyEnv": entrylib.primary_env(entry)}
-    shown = {**entry, **result, "state": state, "fromConfig": from_config, "prompt": prompt}
+    shown = {**entry, **result, "class": entrylib.skill_class(entry), "state": state, "fromConfig": from_config,
+             "prompt": prompt}
     if entry["type"] != "prompt":
         from nexus.gateway import sandbox  # a tool or script skill's permissions only
 
@@ -166,6 +177,8 @@ def render_outcome(outcome, out):
         out.write(f"{style.emoji('✅')}Skill '{name}' has no verification command; its requirements are met.\n")
     else:
         out.write(f"{style.emoji('✅')}Skill '{name}' verified successfully.\n")
+    if outcome["ok"] and outcome.get("configuredAt") and outcome["type"] != "prompt" and not outcome.get("skipped"):
+        out.write(f"   Configured at: {outcome['configuredAt']}\n")
 
 
 def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
@@ -190,7 +203,7 @@ def verify_skill(ctx):
     if result["verified"] and result["status"] == "ready" and not args["--force"]:
         return {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
-                "lastVerified": state.get("lastVerified")}
+                "lastVerified": state.get("lastVerified"), "configuredAt": state.get("configuredAt")}
     if not args["--json"] and entry.get("verify"):
         print(f"Verifying skill '{entry['name']}'...\nRunning: {visible(entry['verify'])}\n", file=sys.stderr)
     outcome = verified(entry, ctx.config, args["--timeout"])

@@ -13,10 +13,10 @@ printed is the command's (tools/plumbing/run.py); this module writes to no termi
 import os
 import time
 
-from .. import schema
+from .. import schema, trust
 from ..catalog import scope, status
 from ..errors import Refused
-from ..skill import entry as entrylib, trust
+from ..skill import entry as entrylib
 from ..state import health, skill_state, usage_log
 from . import plan, process
 

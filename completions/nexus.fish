@@ -67,6 +67,7 @@ complete -c nexus -n '__nexus_in skills add' -l skill -x -a '(nexus --list-skill
 complete -c nexus -n '__nexus_in skills add' -l list
 complete -c nexus -n '__nexus_in skills add' -l copy
 complete -c nexus -n '__nexus_in skills add' -l force
+complete -c nexus -n '__nexus_in skills add' -l allow-network
 complete -c nexus -n '__nexus_in skills add' -l json
 complete -c nexus -n '__nexus_in skills add' -l help
 complete -c nexus -n '__nexus_at skills add'

@@ -27,23 +27,32 @@ def render_permissions(report, out):
     out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
 
 
-def permissions(ctx, names):
+def _allow_network(ctx, names):
+    from nexus import config as configlib
+    from nexus.gateway import sandbox
+
+    for name in names:
+        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), network=True)
+    return configlib.load()  # the config as it is now, for what the permissions say
+
+
+def permissions(ctx, names, config=None):
     """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
     are none): what `skills add` and `update` show at the door."""
     from nexus.gateway import sandbox
 
-    found = {}
+    config, found = config or ctx.config, {}
     for name in names:
-        entry = listing.entry(ctx.config, name, ctx.warn)
+        entry = listing.entry(config, name, ctx.warn)
         if entry.get("type") != "prompt":
-            found[name] = sandbox.effective(entry, ctx.config)
+            found[name] = sandbox.effective(entry, config)
     return {"permissions": found} if found else {}
 
 
 @renders(render_add)
 def add(ctx):
     """Usage:
-      nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
+      nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--allow-network] [--json]
       nexus skills add (-h | --help)
 
     Options:
@@ -53,6 +62,8 @@ def add(ctx):
       --force       Replace a skill of the same name that was placed by hand or came from elsewhere, add
                     one that shadows a skill you have (bundled, workspace, extra folders), and add one
                     with a high finding of `nexus skills audit`.
+      --allow-network  Let the skills added use the network when they run confined (as `nexus skill allow
+                    NAME network` does for one); without it, one that is confined has none.
       --json        The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused,
                     and permissions (what each added skill will be allowed, as `nexus skill show --json` has it).
       -h --help     Show this help.
@@ -75,6 +86,10 @@ def add(ctx):
       nexus skills add owner/repo --list
     """
     args = ctx.args
+    if args["--allow-network"]:
+        from nexus.gateway import plan
+
+        plan.refuse_inside("skills add --allow-network")  # no skill widens the gate for what it adds
     if args["--list"]:
         with sources.checkout(args["SOURCE"]) as source:
             found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
@@ -82,7 +97,9 @@ def add(ctx):
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
-        report.update(permissions(ctx, [added["name"] for added in report["added"]]))
+        names = [added["name"] for added in report["added"]]
+        config = _allow_network(ctx, names) if args["--allow-network"] else ctx.config
+        report.update(permissions(ctx, names, config))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
         ctx.warn(f"refused {where}: {refused['error']}")

@@ -111,6 +111,50 @@ def shell_line(argv):
     return " ".join(shell_word(word) for word in argv)
 
 
+class Progress:
+    """Long work said as it goes ('reading skills: 1,200'), one line on stderr rewritten in place and
+    wiped at the end: only for a person at a terminal (`allowed`, which the output layer sets for a
+    human rendering while stdout and stderr are both terminals, as gh does: never in a pipe, never
+    with --json), and only once the work is long: after DELAY seconds, or at once with `now`."""
+
+    allowed = False
+    DELAY = 0.5
+
+    def __init__(self, what, total=None, now=False):
+        import time
+
+        self.what, self.total, self.count, self.clock, self.visible = what, total, 0, time.monotonic, False
+        self.started = self.clock() - (self.DELAY if now else 0)
+        self.last = None
+
+    def step(self, n=1):
+        self.count += n
+        if not self.allowed:
+            return
+        moment = self.clock()
+        if moment - self.started >= self.DELAY and (self.last is None or moment - self.last >= 0.1):
+            import sys
+
+            self.last, self.visible = moment, True
+            total = f" of {self.total:,}" if self.total else ""
+            sys.stderr.write(f"\r{self.what}: {self.count:,}{total}\033[K")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.visible:
+            import sys
+
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.visible = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def plural(count, noun):
     """'1 skill', '3 skills'."""
     return f"{count} {noun}{'s' if count != 1 else ''}"

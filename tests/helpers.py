@@ -89,3 +89,27 @@ def write_log(nexus_home, name, lines):
     path = folder / "usage.log"
     path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
     return path
+
+
+def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
+    """Run argv as a person would, its stderr (and, with stdout_too, its stdout) on a pseudo-terminal,
+    `columns` wide (COLUMNS, as a shell sets it): (exit code, what the terminal showed, stdout when it
+    was piped)."""
+    import os
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "TERM": "xterm", **({"COLUMNS": str(columns)} if columns else {})}
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=follower, cwd=cwd, env=env,
+                               stdout=follower if stdout_too else subprocess.PIPE)
+    os.close(follower)
+    piped = process.stdout.read().decode() if not stdout_too else ""
+    shown = b""
+    try:
+        while chunk := os.read(leader, 65536):  # read as it comes: a full terminal would block the command
+            shown += chunk
+    except OSError:  # EIO: the command closed its end
+        pass
+    os.close(leader)
+    return process.wait(timeout=120), shown.decode().replace("\r\n", "\n"), piped

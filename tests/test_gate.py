@@ -331,6 +331,24 @@ def start_job(script_runner, *args):
     return result.stdout.strip()
 
 
+@pytest.fixture
+def reaper(nexus_home):
+    """What a job test leaves running when it fails is killed: the process group of each job whose tool is
+    still the process it started (its start time in /proc, as nexus checks it)."""
+    import contextlib
+    import os
+    import signal
+
+    yield
+    for record in (nexus_home / "state" / "nexus" / "jobs").glob("*/job.json"):
+        with contextlib.suppress(ValueError, OSError, KeyError, TypeError, IndexError):
+            job = json.loads(record.read_text())
+            with open(f"/proc/{job['pid']}/stat", "rb") as f:
+                started = int(f.read().rpartition(b")")[2].split()[19])
+            if started == job["pidStart"]:
+                os.killpg(job["pid"], signal.SIGKILL)
+
+
 @pytest.mark.script_launch_mode("subprocess")
 def test_a_job_with_a_long_command_line_is_never_called_lost(script_runner, workspace, bindir, nexus_home):
     make_tool(bindir, "many", "#!/bin/sh\nexit 7\n")
@@ -344,7 +362,7 @@ def test_a_job_with_a_long_command_line_is_never_called_lost(script_runner, work
 
 
 @pytest.mark.script_launch_mode("subprocess")
-def test_a_killed_supervisors_job_is_found_ended_and_recorded(script_runner, workspace, bindir, nexus_home, tmp_path):
+def test_a_killed_supervisors_job_is_found_ended_and_recorded(script_runner, reaper, workspace, bindir, nexus_home, tmp_path):
     import os
     import signal
     import time
@@ -392,7 +410,7 @@ def test_a_malformed_job_record_is_reported_and_rotate_goes_on(script_runner, ne
 
 
 @pytest.mark.script_launch_mode("subprocess")
-def test_job_kill_is_a_cancel_and_marks_nothing_for_verification(script_runner, workspace, bindir, nexus_home):
+def test_job_kill_is_a_cancel_and_marks_nothing_for_verification(script_runner, reaper, workspace, bindir, nexus_home):
     import time
 
     make_tool(bindir, "loop", "#!/bin/sh\nwhile :; do sleep 0.1; done\n")
@@ -493,3 +511,67 @@ def test_config_set_is_not_quadratic_in_a_long_multiline_string(script_runner, n
     assert done.returncode == 0, done.stderr
     text = (nexus_home / "nexus.toml").read_text()
     assert "maxEntries = 4" in text and body in text and '"""  # kept' in text
+
+
+@pytest.mark.once
+def test_an_mcp_result_masks_the_secrets_nexus_handed_the_tool(script_runner, deploy, bindir, workspace, nexus_home,
+                                                               tmp_path):
+    anyio = pytest.importorskip("anyio")
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import os
+    import shutil
+
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    make_tool(bindir, "deploy", '#!/bin/sh\necho "token $DEPLOY_TOKEN region $REGION"\necho "$DEPLOY_TOKEN" >&2\n')
+    write_config(nexus_home, '[skills]\nallowBundled = []\n[skills.entries.deploy.env]\n'
+                             'DEPLOY_TOKEN = "tok-123456"\nREGION = "us-east-1"\n')
+
+    async def main():
+        params = StdioServerParameters(command=shutil.which("nexus-mcp"), args=[], env=dict(os.environ))
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await session.call_tool("deploy", {"args": []})
+
+    result = anyio.run(main)
+    shown = json.dumps(result.structured_content) + "".join(c.text for c in result.content)
+    assert "tok-123456" not in shown and "token *** region us-east-1" in shown
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_job_kill_says_when_processes_of_the_tool_outlived_it(script_runner, reaper, workspace, bindir, nexus_home, tmp_path):
+    import os
+    import signal
+    import time
+
+    pids = tmp_path / "pids"
+    make_tool(bindir, "stubborn", f"#!/bin/sh\n(trap '' TERM; echo $(sh -c 'echo $PPID') > {pids}; "
+                                  "while :; do sleep 0.1; done) &\nwait\n")
+    write_skill(workspace, "stubborn", meta={"tool": "stubborn"})
+    job = start_job(script_runner, "stubborn", "--background")
+    deadline = time.monotonic() + 30
+    while not (pids.exists() and pids.read_text().strip()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    child = int(pids.read_text())
+    killed = script_runner.run(["nexus", "job", "kill", job])
+    deadline = time.monotonic() + 10
+    while running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = running(child)
+    if left:  # what this test started never outlives it, whatever nexus did
+        os.kill(child, signal.SIGKILL)
+    assert killed.returncode == 0 and "outlived it: nexus killed them" in killed.stdout, killed.stdout
+    assert not left, "a process of the tool was still running"
+
+
+def running(pid):
+    """Whether a process runs (a zombie that an init which does not reap still lists does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

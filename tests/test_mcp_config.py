@@ -243,13 +243,23 @@ def test_write_never_goes_through_a_symlink_out_of_the_project(script_runner, tm
     assert (outside / "mcp.json").read_text() == "{}" and sorted(p.name for p in outside.iterdir()) == ["mcp.json"]
 
 
-def test_a_file_it_cannot_read_or_an_unknown_client_is_left_alone(script_runner, tmp_path):
+def test_a_file_it_cannot_read_or_an_unknown_client_is_left_alone(script_runner, tmp_path, home):
     path = tmp_path / ".vscode" / "mcp.json"
     path.parent.mkdir()
     path.write_text('{\n  // my servers\n  "servers": {\n}\n')
     result = run(script_runner, "--client", "vscode", "--write", "--dir", str(tmp_path))
     assert result.returncode == 2 and "is not JSON" in result.stderr and "line 5" in result.stderr
     assert path.read_text() == '{\n  // my servers\n  "servers": {\n}\n'
+    path.write_text('{"servers": ' + "[" * 100000 + "]" * 100000 + "}")
+    result = run(script_runner, "--client", "vscode", "--write", "--dir", str(tmp_path))
+    assert result.returncode == 2 and "nested too deeply" in result.stderr
+    for client, text in (("codex", "a = " + "[" * 100000 + "]" * 100000), ("goose", "a: " + "[" * 100000)):
+        result = run(script_runner, "--client", client, "--scope", "user", "--write")
+        assert result.returncode == 0
+        target = next(p for p in home.rglob("*") if p.suffix in (".toml", ".yaml") and client in str(p))
+        target.write_text(text)
+        result = run(script_runner, "--client", client, "--scope", "user", "--write")
+        assert result.returncode == 2 and "left as it is" in result.stderr and target.read_text() == text
     result = run(script_runner, "--client", "emacs")
     assert result.returncode == 2 and "claude-code, claude-desktop" in result.stderr
 

@@ -11,7 +11,7 @@ import subprocess
 import zlib
 
 import pytest
-from helpers import make_tool, write_log, write_skill
+from helpers import make_tool, on_terminal, write_log, write_skill
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -229,18 +229,11 @@ def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
 
 @pytest.mark.once
 def test_on_a_terminal_the_report_goes_to_a_file_it_names(used, tmp_path):
-    import os
-    import pty
-
-    leader, follower = pty.openpty()
-    done = subprocess.run([shutil.which("nexus"), "report"], stdout=follower, stderr=subprocess.PIPE, text=True,
-                          cwd=tmp_path, timeout=60)
-    os.close(follower)
-    shown = os.read(leader, 65536).decode()
-    os.close(leader)
+    code, shown, _ = on_terminal([shutil.which("nexus"), "report"], cwd=tmp_path)
     target = tmp_path / "nexus-report.html"
-    assert done.returncode == 0 and shown.strip() == str(target) and "<html" not in shown
-    assert "nexus-report.html" in done.stderr and "-o FILE" in done.stderr
+    said, _, path = shown.strip().rpartition("\n")
+    assert code == 0 and path == str(target) and "<html" not in shown
+    assert "nexus-report.html" in said and "-o FILE" in said
     assert target.read_text().startswith("<!doctype html>")
     piped = subprocess.run([shutil.which("nexus"), "report"], capture_output=True, text=True, cwd=tmp_path / "nexus")
     assert piped.stdout.startswith("<!doctype html>") and not (tmp_path / "nexus" / "nexus-report.html").exists()

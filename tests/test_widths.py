@@ -6,14 +6,13 @@ set as a shell sets it."""
 
 import datetime
 import os
-import pty
 import re
 import shutil
 import subprocess
 import unicodedata
 
 import pytest
-from helpers import make_tool, write_config, write_log, write_skill
+from helpers import make_tool, on_terminal, write_config, write_log, write_skill
 
 pytestmark = pytest.mark.once  # each command runs on a terminal of its own: subprocess mode adds nothing
 
@@ -31,21 +30,10 @@ def columns_of(line):
                2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 
 
-def on_terminal(argv, columns):
-    """(exit code, stdout) of argv run with its stdout on a pseudo-terminal `columns` wide."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE,
-                               env={**os.environ, "COLUMNS": str(columns), "LC_ALL": "C.UTF-8", "TERM": "xterm"})
-    os.close(follower)
-    out = b""
-    try:
-        while chunk := os.read(leader, 65536):  # read as it comes: a full terminal would block the command
-            out += chunk
-    except OSError:  # EIO: the command closed its end
-        pass
-    os.close(leader)
-    process.stderr.read()
-    return process.wait(timeout=60), out.decode().replace("\r\n", "\n")
+def terminal(argv, columns):
+    """(exit code, what a terminal `columns` wide shows) of argv."""
+    code, shown, _ = on_terminal(argv, columns)
+    return code, shown
 
 
 @pytest.fixture
@@ -83,16 +71,16 @@ def crowded(workspace, nexus_home, bindir, tmp_path):
 @pytest.mark.parametrize("columns", [80, 120])
 def test_every_table_fits_the_terminal(crowded, columns):
     for argv in COMMANDS:
-        code, out = on_terminal([crowded, *argv], columns)
+        code, out = terminal([crowded, *argv], columns)
         assert code == 0, (argv, out)
         assert out.strip(), argv
         for line in out.splitlines():
             assert columns_of(line) <= columns, (argv, columns, line)
-    listed = on_terminal([crowded, "skills", "list"], columns)[1]
+    listed = terminal([crowded, "skills", "list"], columns)[1]
     # names and the status detail stay whole; the description gave way
     assert "   backup " in listed and "weekly-digest  needs" in listed
     assert ("seven daily and four weekly snapshots." in listed) is (columns > 200)
-    shown = on_terminal([crowded, "session", "show", "weekly-report-2026-48"], columns)[1]
+    shown = terminal([crowded, "session", "show", "weekly-report-2026-48"], columns)[1]
     assert "rsync" not in shown and "! restic: repository" in shown  # the last line of stderr, in its row
     assert len(shown.splitlines()) == 9  # a header and 8 calls: a multi-line error never breaks the table
 

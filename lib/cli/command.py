@@ -300,6 +300,11 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
         parser = getattr(function, "parser", None)
         args = parser(argv, doc) if parser else parse(doc, [*words, *argv], words)
         ctx = Context(prog, args)
+        watched = kind == output.DOCUMENT and not ctx.json and sys.stdout.isatty() and sys.stderr.isatty()
+        if watched or "nexus.style" in sys.modules:
+            from .. import style  # a person is watching: long work may say how far it got
+
+            style.Progress.allowed = watched
         upgraded()
         output.emit(kind, function(ctx), function, ctx)
         sys.stdout.flush()

@@ -210,7 +210,8 @@ def wait(job_id, timeout=None):
 
 
 def kill(job_id):
-    """End a job's whole process group: SIGTERM, then SIGKILL after GRACE seconds; the job, once ended."""
+    """End a job's whole process group: SIGTERM, then SIGKILL after GRACE seconds; the job, once ended,
+    with "outlived": true when processes of the group outlived its tool (they are killed then)."""
     job = read(job_id)
     if job["status"] not in ("starting", "running") or not job.get("pid"):
         return job
@@ -222,8 +223,18 @@ def kill(job_id):
             break
         ended = wait(job_id, patience)
         if ended is not None:
-            return ended
-    return wait(job_id, GRACE) or read(job_id)
+            return _no_leftovers(ended)
+    return _no_leftovers(wait(job_id, GRACE) or read(job_id))
+
+
+def _no_leftovers(job):
+    """The job, once its tool has ended: a process of the tool's group still there (one that ignored
+    SIGTERM) is killed, and the job says so. A group id is not given to another while a member lives."""
+    try:
+        os.killpg(job["pid"], signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return job
+    return {**job, "outlived": True}
 
 
 def output(job_id):

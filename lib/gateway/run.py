@@ -70,10 +70,10 @@ Exit status:
   2    usage error, a malformed config, or stdout closed
 
 Examples:
-  PROG tmux -- list-sessions
+  PROG disk-report -- . --top 3
   PROG filesystem                       # prints the prompt
   PROG disk-report --timeout 60 -- ~/Downloads --top 5
-  PROG gog --json -- gmail search is:unread | jq -r .stdout
+  PROG disk-report --json -- ~/Downloads | jq -r .stdout
 """
 
 FLAGS = ("--dry-run", "--no-verify", "--no-log", "--json", "--background", "--no-sandbox")
@@ -358,7 +358,7 @@ class Call:
 
 def session_id(value, warn):
     """The session a call is logged under: NEXUS_SESSION_ID (or a front end's id) when it is one
-    (schema.is_session_id); else None, said once, and the call is logged without a session."""
+    (schema.is_session_id); else None, with a warning, and the call is logged without a session."""
     if not value or schema.is_session_id(value):
         return value or None
     warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")

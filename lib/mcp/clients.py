@@ -229,6 +229,8 @@ def _load(chosen, text, path):
         return chosen.format.load(text)
     except ValueError as e:
         raise BadInput(f"'{path}' is not {chosen.format.name}: {e}; it is left as it is") from None
+    except RecursionError:  # a hostile file: tomllib and PyYAML read nesting by recursion
+        raise BadInput(f"'{path}' is nested too deeply; it is left as it is") from None
 
 
 def current(chosen, document):

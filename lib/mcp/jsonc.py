@@ -139,7 +139,10 @@ class _Reader:
 def parse(text):
     """The Value of a whole document; ValueError naming the line and column of what is wrong."""
     reader = _Reader(text)
-    value = reader.value()
+    try:
+        value = reader.value()
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
     reader.skip()
     if reader.i < len(text):
         reader.fail("unexpected text after the document")

@@ -133,11 +133,12 @@ def call_arguments(arguments):
     return args, None if stdin is None else stdin.encode(), timeout
 
 
-def call_result(done, timeout, limit):
+def call_result(done, timeout, limit, masked=lambda text: text):
     """A finished call as a tool result: stdout, then stderr, then what else happened, as text content;
-    all of it as structured content; isError when the exit status is not 0."""
-    stdout = done.stdout.decode("utf-8", "replace")
-    stderr = done.stderr.decode("utf-8", "replace")
+    all of it as structured content; isError when the exit status is not 0. `masked` (the Call's) masks
+    the secrets nexus handed the tool: the agent reads what the tool printed, never a secret in it."""
+    stdout = masked(done.stdout.decode("utf-8", "replace"))
+    stderr = masked(done.stderr.decode("utf-8", "replace"))
     notes = ["" if done.started else "the program could not be started",
              f"timed out after {timeout:g} s" if done.timed_out else "", f"exit status {done.exit}" if done.exit else "",
              f"output cut at {limit:,} bytes per stream" if done.truncated else ""]

@@ -167,7 +167,7 @@ class Nexus:
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started)  # never our stdin: the protocol's
-        return offer.call_result(done, timeout, self.limit)
+        return offer.call_result(done, timeout, self.limit, call.masked)
 
     def read_skill(self, arguments):
         arguments = arguments or {}

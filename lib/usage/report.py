@@ -301,7 +301,8 @@ def _message(error):
     last = style.last_line(error)
     if last == error.strip():
         return f'<span class="bad">{_e(last)}</span>'
-    return f'<details><summary class="bad">{_e(last)}</summary><pre>{_e(error)}</pre></details>'
+    window = html.escape(style.visible(error, lines=True), quote=True)  # its lines kept, shown as lines
+    return f'<details><summary class="bad">{_e(last)}</summary><pre>{window}</pre></details>'
 
 
 def _failures(failures, groups, days):

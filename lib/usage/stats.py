@@ -406,9 +406,14 @@ def feed_logs(aggregator, logs, warn):
     total = sum(size for size, _ in sizes)
     workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
     threading = sys.modules.get("threading")
+    from ..style import Progress
+
+    progress = Progress("reading usage logs", total=len(logs))
     if workers <= 1 or (threading is not None and threading.active_count() > 1):  # fork only a lone thread
-        for path in logs:
-            feed_log(aggregator, path, warn)
+        with progress:
+            for path in logs:
+                feed_log(aggregator, path, warn)
+                progress.step()
         return
     shares = [[] for _ in range(workers)]
     for n, (_, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
@@ -419,10 +424,13 @@ def feed_logs(aggregator, logs, warn):
             children.append((*_fork_share(aggregator.like(), share), share))
         except OSError:  # no process to spare: this one reads that share too
             shares[0] += share
-    for path in shares[0]:
-        feed_log(aggregator, path, warn)
-    for pid, pipe, share in children:
-        _merge_child(aggregator, pid, pipe, share, warn)
+    with progress:
+        for path in shares[0]:
+            feed_log(aggregator, path, warn)
+            progress.step()
+        for pid, pipe, share in children:
+            _merge_child(aggregator, pid, pipe, share, warn)
+            progress.step(len(share))
 
 
 def _size(path):

@@ -27,7 +27,7 @@ Exit status:
 Examples:
   nexus-discover | nexus-manifest write         # the same manifest as `nexus skills refresh`
   nexus-discover --shadowed | jq -r 'select(.shadowedBy) | "\\(.name) \\(.filePath)"'
-  nexus-discover --valid ~/src/my-skills
+  nexus-discover --valid ~/src/team-skills
 """
 
 import os

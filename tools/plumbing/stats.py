@@ -33,8 +33,8 @@ Exit status:
 
 Examples:
   nexus-stats --days 7
-  nexus-stats gog --json | jq '.commonCommands'
-  cat backup/*/usage.log | nexus-stats --stdin --json
+  nexus-stats disk-report --json | jq '.commonCommands'
+  cat "${NEXUS_HOME:-$HOME/nexus}"/state/nexus/skills/*/usage.log | nexus-stats --stdin --json
 """
 
 

@@ -33,7 +33,7 @@ Exit status:
   2  usage error or unreadable input
 
 Examples:
-  nexus-verify gog eve
+  nexus-verify disk-report filesystem
   nexus-verify --all --stale 24          # for cron
   nexus-discover | nexus-verify --static | jq -r 'select(.status != "ready") | .name'
 """

@@ -87,7 +87,7 @@ def prompt(ctx):
     is said at the end of the block and on stderr, never left out silently.
 
     Examples:
-      nexus skills prompt > ~/.config/agent/skills.xml
+      nexus skills prompt > skills.xml
       nexus skills prompt --format markdown --max-chars 4000
     """
     args = ctx.args

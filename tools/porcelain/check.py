@@ -141,8 +141,8 @@ def check(ctx):
       2  a PATH that does not exist, or a usage error
 
     Examples:
-      nexus skills check ~/src/my-skills/weather
-      nexus skills check --strict ~/src/my-skills
+      nexus skills check ~/src/team-skills/hello
+      nexus skills check --strict ~/src/team-skills
       nexus skills check --json | jq -r '.[] | select(.severity == "error") | .path' | sort -u
     """
     args = ctx.args

@@ -123,7 +123,7 @@ def set_key(ctx):
       nexus config set skills.log.maxEntries 2000
       nexus config set skills.allowBundled '["tmux", "github"]'
       nexus config set skills.entries.github.env.GH_HOST github.example.com
-      nexus config set browser.enabled true        # a key a skill's requires.config names
+      nexus config set browser.enabled true --force   # not nexus's: one a skill's requires.config names
     """
     args = ctx.args
     parts = keys.split(args["KEY"])
@@ -248,8 +248,8 @@ def allow_skill(ctx):
 
     Examples:
       nexus skill allow weather network
-      nexus skill allow gh-helper --read ~/.config/gh
-      nexus skill allow exporter --write ~/exports
+      nexus skill allow github --read ~/.config/gh
+      nexus skill allow disk-report --write ~/exports
     """
     args = ctx.args
     plan.refuse_inside("nexus skill allow")
@@ -474,7 +474,7 @@ def set_env(ctx):
 
     Examples:
       nexus skill env github GH_HOST=github.example.com
-      nexus skill env deploy DEPLOY_SIGNATURE=... --secret
+      nexus skill env NAME DEPLOY_SIGNATURE=... --secret
       nexus skill env github --unset GH_HOST
     """
     entry, table = _skill(ctx)
@@ -537,8 +537,8 @@ def store_key(ctx):
     file is kept 0600.
 
     Examples:
-      pass show brave | nexus skill key brave-search
-      nexus skill key brave-search          # asks, without echo
+      pass show brave | nexus skill key NAME
+      nexus skill key NAME                  # asks, without echo
     """
     entry, table = _skill(ctx)
     path, primary = (*table, "apiKey"), entrylib.primary_env(entry)

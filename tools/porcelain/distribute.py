@@ -82,8 +82,8 @@ def add(ctx):
       2  usage error, or an unreadable lockfile
 
     Examples:
-      nexus skills add ~/src/team-skills --skill pdf-tools
-      nexus skills add owner/repo --list
+      nexus skills add ~/src/team-skills --skill hello
+      nexus skills add OWNER/REPO --list
     """
     args = ctx.args
     if args["--allow-network"]:

@@ -122,6 +122,8 @@ def wait(ctx):
 
 def render_killed(job, out):
     said = f" (exit {job['exit']})" if job.get("exit") is not None else ""
+    if job.get("outlived"):
+        said += " (processes of its tool outlived it: nexus killed them)"
     if job["status"] == "lost":
         said = (" (its supervisor was gone; the tool had outlived it, and nexus ended it)" if job.get("toolEnded")
                 else " (its supervisor was gone)")

@@ -119,8 +119,8 @@ def crystallize(ctx):
     or from the env var that held it when its skill declares one; otherwise nothing is written.
 
     Examples:
-      nexus session crystallize 20261130-171733-3f9a2c01 --name weekly-report --var week=48
-      nexus skill run weekly-report -- --week 49
+      nexus session crystallize SESSION --name weekly-report --var week=48
+      nexus skill run NAME -- --week 49     # NAME: weekly-report, once SESSION is one of yours
     """
     args = ctx.args
     name = args["--name"]

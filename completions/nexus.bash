@@ -25,7 +25,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
-        'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --help'; args='skill'; dashdash=1 ;;
+        'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var --help'; args='skill'; dashdash=1 ;;
         'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
         'nexus skill enable') flags='--json --help'; args='skill' ;;
         'nexus skill disable') flags='--json --help'; args='skill' ;;
@@ -65,7 +65,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
         'nexus-verify') flags='--timeout --jobs --all --stale --static -h --help'; args='skill...' ;;
-        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout -h --help'; args='skill'; dashdash=1 ;;
+        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var -h --help'; args='skill'; dashdash=1 ;;
         'nexus-stats') flags='--days --session --stdin --json -h --help'; args='skill' ;;
         'nexus-mcp') flags='--max-output --watch -h --help' ;;
         *) return 1 ;;
@@ -78,7 +78,7 @@ _nexus_value() {  # $1: command words and an option; prints the kind of the valu
         'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
         'nexus skills agents-md --write'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
-        'nexus skills add --skill'|'nexus session crystallize --name'|'nexus session crystallize --var') echo 'skill' ;;
+        'nexus skills add --skill'|'nexus skill run --var'|'nexus session crystallize --name'|'nexus session crystallize --var'|'nexus-run --var') echo 'skill' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
         'nexus config set --type') echo 'words bool int string list table' ;;
         'nexus mcp config --client') echo 'words claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue' ;;

@@ -112,6 +112,7 @@ complete -c nexus -n '__nexus_in skill run' -l json
 complete -c nexus -n '__nexus_in skill run' -l background
 complete -c nexus -n '__nexus_in skill run' -l no-sandbox
 complete -c nexus -n '__nexus_in skill run' -l timeout -x
+complete -c nexus -n '__nexus_in skill run' -l var -x -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run' -l help
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
@@ -258,6 +259,7 @@ complete -c nexus-run -l json
 complete -c nexus-run -l background
 complete -c nexus-run -l no-sandbox
 complete -c nexus-run -l timeout -x
+complete -c nexus-run -l var -x -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -s h
 complete -c nexus-run -l help
 complete -c nexus-run -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'

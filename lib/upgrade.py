@@ -44,6 +44,57 @@ def _api_key_primary_env(config):
             f"(`nexus skills check` warns where a key applies to nothing)."]
 
 
+def _single_file_state(config):
+    """The earlier implementation kept every skill's state in state/skill-state.json and every call in
+    state/skill-usage.log (skills spec 7.1): import them into the per-skill files, once, keeping the
+    originals. A skill that has a state.json or usage.log of its own already keeps it."""
+    from .state import skill_state  # a step may reach into a layer, lazily: it runs once per user
+
+    state_path, log_path = _legacy_files()
+    states = fileio.read_json(state_path) if os.path.exists(state_path) else None
+    if isinstance(states, dict) and isinstance(states.get("skills"), dict):
+        states = states["skills"]  # {"version", "skills": {name: state}}, or {name: state} itself
+    imported = set()
+    for name, state in (states or {}).items() if isinstance(states, dict) else ():
+        if paths.is_valid_name(name) and isinstance(state, dict) and not os.path.exists(paths.state_file(name)):
+            with skill_state.Update(name) as current:
+                current.update(skill_state.checked({**state, "version": current["version"]})[0])
+            imported.add(name)
+    lines = _log_lines(log_path)
+    logged = 0
+    for name, entries in lines.items():
+        if os.path.exists(paths.usage_log(name)):
+            continue
+        with skill_state.Update(name) as current:
+            fileio.append(paths.usage_log(name), b"".join(entries))
+            current["logEntries"] = current.get("logEntries", 0) + len(entries)
+        logged += len(entries)
+    if not imported and not logged:
+        return None
+    return [f"The single-file state of the earlier nexus was imported into the per-skill files: the state "
+            f"of {len(imported)} skill(s) from {state_path}, {logged} call(s) from {log_path}; both are kept "
+            f"as they were (delete them once you no longer need them)."]
+
+
+def _log_lines(path):
+    """{skill: [line, ...]} of a usage log holding every skill's calls; lines that are not a call of a
+    valid skill name are left out."""
+    found = {}
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    entry = fastjson.loads(line)
+                except ValueError:
+                    continue
+                name = entry.get("skill") if isinstance(entry, dict) else None
+                if paths.is_valid_name(name):
+                    found.setdefault(name, []).append(line.rstrip(b"\r\n") + b"\n")
+    except FileNotFoundError:
+        pass
+    return found
+
+
 def _sandbox_untrusted(config):
     """Skills added from elsewhere (the managed folder's lockfile) now run confined (gateway.sandbox), unless
     skills.sandbox.mode says otherwise."""
@@ -66,12 +117,13 @@ def _sandbox_untrusted(config):
 def _trust_digests(config):
     """An added skill runs only while its files are those it was added with: record them for the skills
     added before (nexus.skill.trust)."""
-    from .skill import trust
+    from . import trust
 
     return trust.upgrade_step(config)
 
 
 STEPS = (
+    ("single-file-state", _single_file_state),
     ("api-key-primary-env", _api_key_primary_env),
     ("sandbox-untrusted", _sandbox_untrusted),
     ("trust-digests", _trust_digests),

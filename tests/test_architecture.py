@@ -81,6 +81,7 @@ def test_no_tool_imports_another_and_the_library_imports_no_tool():
 @pytest.mark.parametrize("argv", [
     ["tmux"], ["tmux", "--", "ls", "-la"], ["tmux", "--json", "--", "a"], ["tmux", "--timeout", "5", "--", "x", "--y"],
     ["tmux", "--dry-run", "--no-verify", "--no-log"], ["tmux", "--timeout=2.5"], ["tmux", "--", "--"], ["tmux", "--"],
+    ["tmux", "--var", "A=1", "--var=B=2", "--", "x"], ["tmux", "--var", "A=1"],
 ])
 def test_the_gateways_own_parser_agrees_with_docopt(argv):
     from docopt import docopt

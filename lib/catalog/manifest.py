@@ -98,6 +98,8 @@ def build(records, source_list, stamps=None, folders=None):
             "sources": paths.source_stamps(source_list) if stamps is None else stamps,
             "evaluatedKeys": any(key in skill_lines for key in EVALUATED),
             "requirements": any(key in skill_lines for key in DEPENDS)}
+    if b'"aliases":' in skill_lines:  # the few skills with other names: looked up in the head, never searched
+        head["aliases"] = alias_table((r.entry() for r in records[:len(skills)] if b'"aliases":' in r.text), skills)[0]
     lines = [fastjson.dumps(head)[:-1].encode() + b",", b'"skills":{', skill_lines, b"},",
              b'"invalid":[', b",\n".join(r.text for r in invalid), b"],",
              b'"folders":' + fastjson.dumps(folders).encode() + b",",
@@ -339,6 +341,10 @@ def entry(source_list, name, warn=None):
     manifest = load()
     if manifest is not None and manifest.current(source_list):
         found = _entry(manifest, name)
+        aliases = manifest.head.get("aliases")
+        alias = aliases.get(name) if found is None and isinstance(aliases, dict) else None
+        if alias:  # another name of a skill (metadata.nexus.aliases): the skill itself runs and is logged
+            found = _entry(manifest, alias)
         if found is not None:
             return found
     manifest = current(source_list, on_diagnostic=warn)
@@ -355,11 +361,34 @@ def _entry(manifest, name):
         return None
 
 
+def alias_table(entries, names=None):
+    """({alias: skill}, [clash, ...]) of entries with aliases: an alias never hides a skill of that name
+    (`names`, else the entries'), and one that two skills claim stands for neither."""
+    entries = list(entries)
+    names = {e["name"] for e in entries} if names is None else set(names)
+    claims = {}
+    for entry in entries:
+        for alias in entry.get("aliases") or []:
+            claims.setdefault(alias, []).append(entry["name"])
+    table, clashes = {}, []
+    for alias, owners in sorted(claims.items()):
+        if alias in names:
+            clashes.append((owners, f"alias '{alias}' is the name of a skill, which it never hides"))
+        elif len(owners) > 1:
+            clashes.append((owners, f"alias '{alias}' is claimed by {', '.join(owners)}: it stands for none of them"))
+        else:
+            table[alias] = owners[0]
+    return table, clashes
+
+
 def find(manifest, name):
     """The entry of skill `name`; UsageError for a name no skill can have, NexusError with suggestions when
     there is none."""
     name = paths.checked_name(name)
     text = manifest.find_line(name)
+    aliases = manifest.head.get("aliases")
+    if text is None and isinstance(aliases, dict) and isinstance(aliases.get(name), str):
+        text = manifest.find_line(aliases[name])
     if text is not None:
         return fastjson.loads(text)
     for broken in manifest.invalid():

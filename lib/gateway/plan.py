@@ -61,6 +61,38 @@ def secrets(entry, env, config):
     return sorted(found, key=len, reverse=True)
 
 
+def variables(entry, given, environ=None):
+    """{name: value} of the skill's variables (skills spec 9.4): given with --var NAME=VALUE, else the
+    environment's, else its default. UsageError for a --var the skill does not declare; Refused
+    (`variables`) naming each required one that is still missing."""
+    environ = os.environ if environ is None else environ
+    declared = {v["name"]: v for v in entry.get("variables") or []}
+    unknown = [name for name in given if name not in declared]
+    if unknown:
+        from ..errors import UsageError
+
+        names = ", ".join(declared) or "none"
+        raise UsageError(f"Skill '{entry['name']}' has no variable {unknown[0]} (it declares: {names})")
+    values, missing = {}, []
+    for name, variable in declared.items():
+        value = given.get(name, environ.get(name) or variable.get("default"))
+        if value is None:
+            missing.append(name)
+        else:
+            values[name] = value
+    if missing:
+        raise Refused("variables", f"Skill '{entry['name']}' needs " + ", ".join(
+            f"{name} ({declared[name].get('description') or 'a variable'}): --var {name}=..." for name in missing))
+    return values
+
+
+def fill(text, values):
+    """`text` with ${NAME} of each variable replaced by its value."""
+    for name, value in values.items():
+        text = text.replace("${" + name + "}", value)
+    return text
+
+
 def mask(text, secrets):
     """`text` with every occurrence of a whole secret value replaced by ***."""
     for secret in secrets:

@@ -13,11 +13,11 @@ import os
 import sys
 import time
 
-from .. import config as configlib, fastjson, schema
+from .. import config as configlib, fastjson, schema, trust
 from ..catalog import manifest, scope, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, Refused, UsageError
-from ..skill import entry as entrylib, trust
+from ..skill import entry as entrylib
 from ..state import health, skill_state, usage_log
 from . import plan, process
 
@@ -37,7 +37,7 @@ skills.sandbox.fallback is "warn". The README's Security section says what is cu
 
 USAGE = """\
 Usage:
-  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] [-- ARGS...]
+  PROG NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] [--var NAME=VALUE]... [-- ARGS...]
   PROG (-h | --help)
 
 Options:
@@ -51,6 +51,10 @@ Options:
                      for a person at a terminal; refused elsewhere, and from inside a gateway call.
   --timeout SECONDS  End the tool after SECONDS as timeout(1) does: SIGTERM to its process group,
                      SIGKILL 5 s later; the exit status is then 124.
+  --var NAME=VALUE   A variable the skill declares (metadata.nexus.variables): filled in for ${NAME} in a
+                     prompt skill's text, and in the environment of a tool or script skill. A variable
+                     not given comes from the environment, else its default; one still missing is a
+                     refusal that names it.
   -h --help          Show this help.
 
 Options go right after NAME; the tool's arguments follow `--` (or start at the first word that is
@@ -58,6 +62,12 @@ not an option).
 
 Environment:
   NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+  NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
+                    Recorded with each call when an agent sets them (model, modelVersion,
+                    promptTokens, completionTokens); `nexus skill stats` groups calls by model.
+  NEXUS_PARENT_CALL
+                    Set for the tool: this call's id (the `call` of its log line), recorded as
+                    parentCall by the calls the tool makes in turn (a crystallized replay's).
   NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
                     folder). The tool also gets the skill's configured env and apiKey, and
                     skills.binPath before PATH.
@@ -91,7 +101,7 @@ def parse(argv, doc):
 
     synopsis = "usage: " + doc.partition("Usage:\n")[2].partition("\n")[0].strip()
     args = dict.fromkeys(FLAGS, False)
-    args.update({"NAME": None, "ARGS": [], "--timeout": None, "--": False, "--help": False})
+    args.update({"NAME": None, "ARGS": [], "--timeout": None, "--var": [], "--": False, "--help": False})
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -110,6 +120,11 @@ def parse(argv, doc):
             except UsageError as e:
                 raise UsageError(f"{e}\n{synopsis}") from None
             args["--timeout"] = value
+        elif word == "--var" or word.startswith("--var="):
+            if "=" not in word and i + 1 >= len(argv):
+                raise UsageError(f"--var requires argument\n{synopsis}")
+            args["--var"].append(word.partition("=")[2] if "=" in word else argv[i + 1])
+            i += "=" not in word
         elif word.startswith("-") and word != "-":
             raise UsageError(f"unknown option {word!r} (pass the tool's options after '--')\n{synopsis}")
         elif args["NAME"] is None:
@@ -127,9 +142,11 @@ def command(ctx):
     """Run one skill through the gateway: the body of `nexus skill run` and `nexus-run`."""
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
+    given = given_variables(args["--var"])
     if entry["type"] == "prompt":
         try:
             checker = gate(entry, config)
+            values = plan.variables(entry, given)
         except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
             raise e if args["--dry-run"] else refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
         if args["--background"]:
@@ -138,21 +155,25 @@ def command(ctx):
             ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
         if args["--dry-run"]:
             return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        if entry.get("unknownType"):  # skills spec 10: the prompt, with a warning, logged as unknown
+            ctx.warn(f"'{entry['name']}' has type '{entry['unknownType']}', which nexus cannot run: "
+                     f"here are its instructions (logged as type unknown)")
         lacking = [item for items in checker.missing(entry).values() for item in items]
         if lacking:  # the instructions still come: they may say how to get what is missing
             ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
-        return prompt(entry, config, args, ctx.warn)
+        return prompt(entry, config, args, ctx.warn, values)
     if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
         why = plan.inside() or (None if os.isatty(0) and os.isatty(2) else "stdin and stderr are not a terminal")
         if why:
             raise refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: refused "
                                                            f"({why})"), ctx.warn, args["ARGS"], args["--no-log"])
-    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], no_sandbox=args["--no-sandbox"])
+    call = Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"], no_sandbox=args["--no-sandbox"],
+                variables=given)
     if args["--dry-run"]:
         call.prepare(verify=False, record_refusal=False)
         argv = [call.masked(a) for a in call.argv]
-        return dry_run(entry, argv, call.cwd, sorted(status.injected_env(entry, config)) + ["NEXUS_CALLER_CWD",
-                                                                                           plan.MARK], args)
+        injected = {*status.injected_env(entry, config), *(v["name"] for v in entry.get("variables") or [])}
+        return dry_run(entry, argv, call.cwd, sorted(injected) + ["NEXUS_CALLER_CWD", plan.MARK], args)
     call.prepare(verify=not args["--no-verify"])
     timeout = float(args["--timeout"]) if args["--timeout"] else None
     if args["--background"]:
@@ -169,6 +190,17 @@ def command(ctx):
         write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
                                       "ms": done.ms, **output}) + "\n")
     return done.exit
+
+
+def given_variables(words):
+    """{NAME: VALUE} of the --var words; UsageError for one that is not NAME=VALUE."""
+    given = {}
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not schema.is_env_name(name):
+            raise UsageError(f"--var takes NAME=VALUE, NAME a variable's name: not {word!r}")
+        given[name] = value
+    return given
 
 
 def write_or_quit(text):
@@ -233,14 +265,18 @@ class Call:
         done = call.execute(...)  # spawned, waited for, recorded: done.exit, done.ms, done.stdout, ...
     """
 
-    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False):
+    def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False,
+                 variables=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
         self.sandbox = "none"  # how the call was confined, as its log line says
+        self.variables = variables or {}  # as given (--var): prepare adds the environment's and defaults
+        self.id = schema.call_id()  # in its log line, and NEXUS_PARENT_CALL of the calls its program makes
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
         self.secrets = plan.secrets(entry, self.env, config)
+        self.env["NEXUS_PARENT_CALL"] = self.id
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
@@ -254,6 +290,7 @@ class Call:
         (recorded as a refused call unless told otherwise) when the skill cannot run."""
         try:
             gate(self.entry, self.config, self.profile)
+            self.env.update(plan.variables(self.entry, self.variables))
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:
@@ -329,7 +366,7 @@ class Call:
         if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
-        self.record(ts, done.ms, done.exit, error=error, changes=self.changes)
+        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id)
         if self.confined and done.started and done.exit != 0 and not self.cancelled:
             self.warn_denied(done)
         return done
@@ -342,7 +379,7 @@ class Call:
         if grant:
             self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
 
-    def record(self, ts, ms, exit_code, error=None, changes=None):
+    def record(self, ts, ms, exit_code, error=None, changes=None, call=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
         args = [self.masked(a) for a in self.args]
@@ -351,7 +388,7 @@ class Call:
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
                    tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                   sandbox=self.sandbox)
+                   sandbox=self.sandbox, call=call)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -382,9 +419,10 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None, sandbox=None):
+           refused=None, masked=None, profile=None, sandbox=None, call=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
-    profile in force (`profile`, else the one chosen) is logged with it."""
+    profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
+    the agent says of itself in the environment (schema.call_context)."""
     profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
     session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
@@ -394,22 +432,23 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if error and not policy:
             state["lastError"] = error
         if not no_log:
-            line = schema.usage_entry(ts, entry["name"], entry["type"], ms, args=args, exit=exit_code,
+            line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
                                       profile=profile.name if profile else None, sandbox=sandbox)
+            line.update(schema.call_context(os.environ), **({"call": call} if call else {}))
             usage_log.append(entry["name"], state, line, config)
 
 
-def prompt(entry, config, args, warn):
-    """A prompt skill: print its instructions, and record the call."""
+def prompt(entry, config, args, warn, values=None):
+    """A prompt skill: print its instructions, its variables filled in, and record the call."""
     from ..skill import skillmd  # lazily, as verify and shlex below: each serves one kind of call
 
     started, ts = time.monotonic(), schema.now_iso()
-    text = skillmd.prompt(entry)
+    text = plan.fill(skillmd.prompt(entry), values or {})
     ms = int((time.monotonic() - started) * 1000)
     if args["--json"]:
-        text = fastjson.dumps({"skill": entry["name"], "type": "prompt", "exit": 0, "ms": ms, "stdout": text,
-                               "stderr": ""}) + "\n"
+        text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": ms,
+                               "stdout": text, "stderr": ""}) + "\n"
     write_or_quit(text)
     try:
         record(entry, config, args["--no-log"], ts, ms, 0, session=session_id(os.environ.get("NEXUS_SESSION_ID"), warn))

@@ -79,7 +79,10 @@ def _record(entry, config, outcome, output):
     vouched = fingerprint(entry, config, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
     with skill_state.Update(entry["name"], entry) as state:
         state.update(schema.execution_of(entry))
-        return skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
+        drift = skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
+        if outcome["ok"]:
+            outcome["configuredAt"] = state.get("configuredAt")
+        return drift
 
 
 def fingerprint(entry, config, output_hash, ts):

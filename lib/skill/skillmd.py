@@ -418,9 +418,9 @@ def _read_metadata(skill):
         return
     for key in PRODUCT_KEYS:
         if key in raw:
-            if not isinstance(raw[key], dict):
+            if not isinstance(raw[key], dict):  # OpenClaw falls back to the next key: so does nexus
                 skill.warn(f"metadata.{key} must be a mapping: it is ignored", line, "metadata")
-                return
+                continue
             skill.meta, skill.meta_key = raw[key], key
             return
 

@@ -62,7 +62,7 @@ details pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; 
   section { padding: .75rem; }
   .bar { grid-template-columns: 1fr; }
   svg text { font-size: 24px; }
-  svg text.minor { display: none; }
+  svg text.minor { display: none; }  /* every other day label, and the y axis's name (the title says it) */
   /* A wide table of records becomes a list: its short cells on one line, labelled, the last below. */
   table.stack thead { display: none; }
   table.stack tr { display: block; padding: .35rem 0; border-bottom: 1px solid var(--grid); }
@@ -105,7 +105,7 @@ def render(data):
     skills = sorted(stats["skills"], key=lambda s: s["name"] not in unhealthy)
     if stats["totalInvocations"]:
         body = [_daily(data["daily"], stats["skills"]), _success(skills, unhealthy), _durations(skills, unhealthy),
-                _failures(data["failures"], data["failureGroups"], [d["date"] for d in data["daily"]]),
+                _models(stats), _failures(data["failures"], data["failureGroups"], [d["date"] for d in data["daily"]]),
                 _sessions(data["sessions"])]
     else:
         body = [f"<section><h2>Nothing yet</h2><p>No skill was called in the past {_e(data['days'])} days, so "
@@ -187,13 +187,14 @@ WIDTH, LEFT, BOTTOM, TOP_PAD = 720, 80, 54, 14
 
 
 def _day_labels(days, step, height):
-    """The x axis's day labels: about ten of them, every other one hidden on a narrow screen."""
+    """The x axis's day labels: about ten of them, every other one hidden on a narrow screen (from the
+    first, which would touch the y axis's 0)."""
     every = 1 if len(days) <= 7 else max(1, len(days) // 10) if len(days) > 14 else 1
     out, shown = "", 0
     for i, day in enumerate(days):
         if i % every:
             continue
-        minor = ' minor' if shown % 2 and len(days) > 7 else ""
+        minor = ' minor' if shown % 2 == 0 and len(days) > 7 else ""  # the first too: it would touch the 0
         shown += 1
         out += (f'<text class="axis{minor}" x="{LEFT + i * step + step / 2:.1f}" y="{height - BOTTOM + 6}" '
                 f'dominant-baseline="hanging" text-anchor="middle">{_e(day[5:])}</text>')
@@ -254,7 +255,7 @@ def _y_axis(top, steps, height, label):
         out += f'<line class="grid" x1="{LEFT}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}"/>'
         out += (f'<text class="axis" x="{LEFT - 6}" y="{y:.1f}" dominant-baseline="middle" '
                 f'text-anchor="end">{top * k / steps:,.0f}</text>')
-    return out + (f'<text class="axis" transform="rotate(-90)" x="{-(height - BOTTOM) / 2:.0f}" y="4" '
+    return out + (f'<text class="axis minor" transform="rotate(-90)" x="{-(height - BOTTOM) / 2:.0f}" y="4" '
                   f'dominant-baseline="hanging" text-anchor="middle">{_e(label)}</text>')
 
 
@@ -282,9 +283,20 @@ def _success(skills, unhealthy):
     return _section(title, chart, _table(title, ["Skill", "Calls", "Success rate"], rows, numeric=(1, 2)))
 
 
+def _models(stats):
+    """By model, when agents said theirs (NEXUS_MODEL): a table, nothing otherwise."""
+    if not stats.get("models"):
+        return ""
+    title = "By model"
+    rows = [[_e(m["name"]), f"{m['totalInvocations']:,}", _pct(m["successRate"]), _ms(m["avgDurationMs"]),
+             f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in stats["models"]]
+    return _section(title, "", _table(title, ["Model", "Calls", "Success rate", "Average", "Prompt tokens",
+                                              "Completion tokens"], rows, numeric=(1, 2, 3, 4, 5)))
+
+
 def _durations(skills, unhealthy):
     title = "Duration, by skill: median (p50) and p95"
-    timed = [s for s in skills if s.get("type") != "prompt"]
+    timed = [s for s in skills if s.get("type") not in ("prompt", "unknown")]  # unknown: read as a prompt
     largest = max([s.get("p95Ms") or 0 for s in timed] + [1])
     items = [(s["name"], s["name"] in unhealthy,
               [(s.get("p50Ms"), "var(--c0)", "p50"), (s.get("p95Ms"), "var(--c1)", "p95")]) for s in timed]

@@ -13,7 +13,7 @@ from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
 from ..errors import UsageError
 from ..style import plural
-from ..skill.entry import env_names, primary_env
+from ..skill.entry import skill_class
 from ..state import usage_log
 
 MAX_DAYS = 36500
@@ -33,7 +33,7 @@ CORRUPT = "not a JSON object"
 INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
-TYPES = frozenset(schema.TYPES)
+TYPES = frozenset(schema.LOG_TYPES)
 POLICY = schema.POLICY_REFUSALS
 
 
@@ -73,13 +73,7 @@ def command(args):
 
 def category(meta):
     """userData: the tool signs in to the user's accounts; credentials: the skill needs a secret."""
-    if meta.get("type") == "prompt":
-        return "prompts"
-    if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
-        return "userData"
-    if primary_env(meta) or env_names(meta):
-        return "credentials"
-    return "other"
+    return {"prompt": "prompts", "oauth": "userData", "api-key": "credentials", "cli": "other"}[skill_class(meta)]
 
 
 class Durations:
@@ -205,6 +199,8 @@ class Aggregator:
         self.daily = collections.Counter()  # local date -> calls (skill `name` only)
         self.commands = collections.Counter()  # leading words of args -> calls (skill `name` only)
         self.errors = []  # a min-heap of the newest failures (skill `name` only)
+        self.models = {}  # model -> Figures, of the calls an agent said its model for (NEXUS_MODEL)
+        self.tokens = collections.Counter()  # (model, "promptTokens" or "completionTokens") -> tokens
         self._order = itertools.count()
 
     def add_lines(self, lines):
@@ -255,6 +251,9 @@ class Aggregator:
         policy = type(refused) is str and refused in POLICY
         ok = code == 0 if "exit" in entry else not get("error")
         figures.count(ts, ok, ms, type_, get("tool"), policy)
+        model = get("model")
+        if type(model) is str:
+            self._by_model(model, entry, ts, ok, ms, type_, policy)
         ok = ok or policy  # from here on: whether it failed
         if not ok:
             self._failed(name, ts, entry)
@@ -271,6 +270,16 @@ class Aggregator:
             self.daily[self.local_date(text, ts)] += 1
             if isinstance(get("args"), list):
                 self.commands[command(entry["args"])] += 1
+
+    def _by_model(self, model, entry, ts, ok, ms, type_, policy):
+        found = self.models.get(model)
+        if found is None:
+            found = self.models[model] = Figures()
+        found.count(ts, ok, ms, type_, None, policy)
+        for key in ("promptTokens", "completionTokens"):
+            tokens = entry.get(key)
+            if type(tokens) is int and tokens >= 0:
+                self.tokens[model, key] += tokens
 
     def local_date(self, text, ts):
         """The local date of a call: its time `ts`, parsed from `text`. Converting a time to the local
@@ -299,21 +308,22 @@ class Aggregator:
         else:
             heapq.heappushpop(self.errors, item)
 
-    COUNTERS = ("failures", "skipped", "daily", "commands", "per_day", "failed_per_day")
+    COUNTERS = ("failures", "skipped", "daily", "commands", "per_day", "failed_per_day", "tokens")
 
     def share(self):
         """What this aggregator gathered, as plain data that pickles, for another's merge()."""
-        return {"skills": self.skills, "errors": self.errors, "sessions": self.sessions and self.sessions.found,
-                "lastFailed": self.last_failed,
+        return {"skills": self.skills, "models": self.models, "errors": self.errors,
+                "sessions": self.sessions and self.sessions.found, "lastFailed": self.last_failed,
                 **{key: getattr(self, key) for key in self.COUNTERS}}
 
     def merge(self, share):
         """Add what another aggregator of the same window gathered (its share())."""
-        for name, figures in share["skills"].items():
-            if name in self.skills:
-                self.skills[name].merge(figures)
-            else:
-                self.skills[name] = figures
+        for mine, theirs in ((self.skills, share["skills"]), (self.models, share["models"])):
+            for name, figures in theirs.items():
+                if name in mine:
+                    mine[name].merge(figures)
+                else:
+                    mine[name] = figures
         for key in self.COUNTERS:
             getattr(self, key).update(share[key])
         for key, ts in share["lastFailed"].items():
@@ -331,6 +341,11 @@ class Aggregator:
     def report(self, manifest_skills):
         """Every figure as plain data: the document `nexus skill stats --json` prints."""
         report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {})}
+        if self.models:  # skills spec 9.5: which model does best with what
+            report["models"] = sorted(({"name": model, **figures.as_json(),
+                                        **{key: self.tokens[model, key] for key in ("promptTokens", "completionTokens")}}
+                                       for model, figures in self.models.items()),
+                                      key=lambda m: (-m["totalInvocations"], m["name"]))
         if self.name:
             return {"name": self.name, **report, **self._skill(self.name, manifest_skills), **self._detail()}
         total = Figures()
@@ -349,7 +364,7 @@ class Aggregator:
         figures = self.skills.get(name) or Figures()
         entry = manifest_skills.get(name)
         meta = entry or {"type": figures.type, "tool": figures.tool}
-        return {"name": name, "type": meta.get("type"), "category": category(meta),
+        return {"name": name, "type": schema.logged_type(meta), "category": category(meta),
                 "removed": entry is None, **figures.as_json()}
 
     def _detail(self):

@@ -18,7 +18,7 @@ def _percent(rate):
 
 def _duration(record, key="avgDurationMs"):
     ms = record.get(key)
-    if record["type"] == "prompt":
+    if record["type"] in ("prompt", "unknown"):  # unknown: read as a prompt
         return "(prompt)" if key == "avgDurationMs" else "-"
     if ms is None:
         return "-"
@@ -43,12 +43,23 @@ def _all_skills(report, style):
         more = len(report["recentFailures"]) - MOST_FAILURES
         if more > 0:
             lines.append(f"  {style.bullet} {plural(more, 'other message')}: see --json")
+    lines += _models(report, style)
     used = [c for c in report["categories"] if c["totalInvocations"]]
     width = max(len(str(c["totalInvocations"])) for c in used)
     lines += ["", "Skill Categories:"]
     lines += [style.clip(f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width}} "
                          f"{'call' if c['totalInvocations'] == 1 else 'calls'} ({_names(c['skills'])})") for c in used]
     return lines
+
+
+def _models(report, style):
+    """By model, when agents said theirs (NEXUS_MODEL): calls, success rate, tokens."""
+    if not report.get("models"):
+        return []
+    rows = [["Model", "Calls", "Success", "Avg Time", "Prompt tokens", "Completion tokens"]]
+    rows += [[m["name"], str(m["totalInvocations"]), _percent(m["successRate"]), _duration({**m, "type": "tool"}),
+              f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in report["models"]]
+    return ["", "By Model:", *fitted(rows, style.columns, give=(0,), indent="  ")]
 
 
 def _quoted(head, error, tail, style):
@@ -86,7 +97,7 @@ def _one_skill(report, style):
         for error in report["recentErrors"]:
             resolved = " (resolved)" if error["resolved"] else ""
             lines.append(_quoted(f"  {style.bullet} {local(error['ts'])}: ", error["error"], resolved, style))
-    return lines
+    return lines + _models(report, style)
 
 
 def render(report, out):

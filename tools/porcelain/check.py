@@ -1,15 +1,16 @@
 """The porcelain's linter: `nexus skills check`."""
 
+import collections
 import os
 
 from nexus import config as configlib, paths
-from nexus.catalog import capabilities, discovery, listing
+from nexus.catalog import capabilities, discovery, listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.config import edit
-from nexus.distribute import managed
+from nexus.distribute import managed, sources
 from nexus.errors import BadInput
 from nexus.skill import audit, entry as entrylib, lint, skillmd
-from nexus.style import one_line, plural
+from nexus.style import plural
 
 
 class Findings:
@@ -21,6 +22,8 @@ class Findings:
         self.skills = 0
         self.entries = {}  # name -> (path, its manifest entry), of the skills that load
         self.edited_copies = managed.EditedCopies()  # copies in the managed folder edited since added
+        self.where = []  # for each folder PATH whose skills lie deeper than its sub-folders: how many, where
+        self.found_in = []  # the skill folders the last folder PATH held
 
     def report(self, path, problem):
         self.found.append((path, problem))
@@ -40,8 +43,10 @@ class Findings:
                     self.report(finding.path, skillmd.Problem("error", f"{finding.code}: {finding.message} "
                                                               "(see `nexus skills audit`)", finding.line, "audit"))
 
-    def folder(self, folder):
-        """Every skill folder inside `folder`; how many there were (None when it cannot be listed)."""
+    def folder(self, folder, levels=1):
+        """Every skill folder inside `folder`, and down to `levels` levels below it inside sub-folders
+        that hold none (as `nexus skills add` finds them); how many there were (None when it cannot be
+        listed)."""
         before = self.skills
         skill_dirs = discovery.child_dirs(folder, self.report)
         if skill_dirs is None:
@@ -50,6 +55,9 @@ class Findings:
             path = skillmd.file_in(skill_dir)
             if os.path.lexists(path) or not os.access(skill_dir, os.R_OK | os.X_OK):  # reading says why not
                 self.skill(path, skill_dir)
+                self.found_in.append(skill_dir)
+            elif levels > 1 and os.path.basename(skill_dir) not in sources.SKIP_FOLDERS:
+                self.folder(skill_dir, levels - 1)
         return self.skills - before
 
     def requirements(self, catalogue):
@@ -60,14 +68,26 @@ class Findings:
             if name in self.entries:
                 self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
                                for severity, message in problems]
+        for owners, message in manifestlib.alias_table(entries.values())[1]:
+            self.found += [(self.entries[name][0], skillmd.Problem("warning", message, code="alias"))
+                           for name in owners if name in self.entries]
 
     def path(self, path):
+        """A SKILL.md, a skill folder, or a folder of skills up to sources.MAX_DEPTH levels below it; the
+        last says how many it found where."""
         if not os.path.isdir(path):
             self.skill(path, os.path.dirname(os.path.abspath(path)))
         elif os.path.lexists(skillmd.file_in(path)):
             self.skill(skillmd.file_in(path), path)
-        elif self.folder(path) == 0:
-            self.report(path, skillmd.Problem("error", "no SKILL.md here or in its sub-folders", code="no-skill"))
+        else:
+            self.found_in = []
+            if self.folder(path, sources.MAX_DEPTH) == 0:
+                self.report(path, skillmd.Problem("error", f"no SKILL.md here or in folders up to "
+                                                           f"{sources.MAX_DEPTH} levels below it", code="no-skill"))
+            deeper = collections.Counter(os.path.dirname(os.path.relpath(d, path)) for d in self.found_in)
+            if set(deeper) - {""}:  # said only where it looked below the folder's own sub-folders
+                self.where.append(f"{path}: {plural(len(self.found_in), 'skill')} found: "
+                                  + ", ".join(f"{n} in {w or '.'}/" for w, n in sorted(deeper.items())))
 
 
 def _config(ctx, findings):
@@ -105,7 +125,8 @@ def _config(ctx, findings):
 def render_findings(findings, out):
     for f in findings:
         where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        out.write(f"{where}: {f['severity']}: {one_line(f['message'])}\n")
+        message = " ".join(part.strip() for part in f["message"].splitlines() if part.strip())  # spaces kept
+        out.write(f"{where}: {f['severity']}: {message}\n")
 
 
 @renders(render_findings)
@@ -130,7 +151,8 @@ def check(ctx):
     Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
     name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
     capability nothing provides, a warning, and a cycle of requirements, an error), install,
-    execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
+    execution, script, unexpected-field, alias (an alias that is a skill's name, or that two skills
+    claim), no-skill, edited (a skill copied into the managed folder by
     `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
     file: an error where nexus cannot use it, a warning for a key naming a skill that is not there),
     audit (a high finding of `nexus skills audit`, in any file of the skill; its rule begins the message).
@@ -162,6 +184,8 @@ def check(ctx):
     found = [problem.as_dict(path) for path, problem in findings.found]
     errors = sum(f["severity"] == "error" for f in found)
     if not ctx.json:
+        for line in findings.where:
+            ctx.warn(line)
         ctx.warn(f"{plural(findings.skills, 'skill')} checked: "
                  f"{plural(errors, 'error')}, {plural(len(found) - errors, 'warning')}")
     ctx.status = 1 if errors else 0

@@ -11,7 +11,7 @@ from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, visible, when
+from nexus.style import Style, terminal, visible, when
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
@@ -40,7 +40,9 @@ def _requirements(entry, result, style):
     any_bins = entrylib.required(entry, "anyBins")
     if any_bins:
         lines.append(f"  {bullet} Any of: {', '.join(any_bins)} {bad if missing['anyBins'] else ok}")
-    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}" for var in entrylib.env_names(entry)]
+    from_config_env = set(entry.get("configEnv") or [])  # the skills spec's configEnv: says the tool is set up
+    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}"
+              + (" (configEnv)" if var in from_config_env else "") for var in entrylib.env_names(entry)]
     lines += [f"  {bullet} Config: {path} {bad if path in missing['config'] else ok}"
               for path in entrylib.required(entry, "config")]
     return lines or [f"  {bullet} None"]
@@ -84,10 +86,18 @@ def render_show(shown, out):
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
     lines.append(f"Type:       {kind.get(entry['type'], 'prompt')}")
+    lines.append(f"Class:      {entrylib.CLASSES[shown['class']]}")
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
+    if entry.get("aliases"):
+        lines.append(f"Aliases:    {', '.join(entry['aliases'])}")
     lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
+    if entry.get("variables"):  # skills spec 9.4: given with `nexus skill run NAME --var NAME=VALUE`
+        lines += ["", "Variables (nexus skill run NAME --var NAME=VALUE):"]
+        lines += [f"  {bullet} {v['name']}" + (f" ({v['type']})" if v.get("type") else "")
+                  + (f": {v['description']}" if v.get("description") else "")
+                  + (f" [default: {v['default']}]" if "default" in v else "") for v in entry["variables"]]
     from_config = shown["fromConfig"]
     if from_config["env"] or from_config["apiKey"]:
         lines += ["", "From the config (nexus skill env / nexus skill key):"]
@@ -117,6 +127,7 @@ def render_show(shown, out):
             lines.append(f"  {bullet} {flag.capitalize()}: {shown[flag + 'Reason']}")
     if shown.get("degraded") and (state.get("crystallizedFrom") or entry.get("requires", {}).get("skills")):
         lines.append(f"  {bullet} Fall back on the skills it replays: {', '.join(entry['requires']['skills'])}")
+    lines = [terminal(line, lines=False) for line in lines]  # each one line, whatever a SKILL.md's field holds
     if state.get("lastError"):
         label = f"  {bullet} Last error: "
         lines.append(label + ("\n" + " " * len(label)).join(state["lastError"].splitlines()))
@@ -150,7 +161,8 @@ def show(ctx):
     skill_config = configlib.skill_entry(ctx.config, entry)
     from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
                    "apiKeyEnv": entrylib.primary_env(entry)}
-    shown = {**entry, **result, "state": state, "fromConfig": from_config, "prompt": prompt}
+    shown = {**entry, **result, "class": entrylib.skill_class(entry), "state": state, "fromConfig": from_config,
+             "prompt": prompt}
     if entry["type"] != "prompt":
         from nexus.gateway import sandbox
 
@@ -177,6 +189,8 @@ def render_outcome(outcome, out):
         out.write(f"{style.emoji('✅')}Skill '{name}' has no verification command; its requirements are met.\n")
     else:
         out.write(f"{style.emoji('✅')}Skill '{name}' verified successfully.\n")
+    if outcome["ok"] and outcome.get("configuredAt") and outcome["type"] != "prompt" and not outcome.get("skipped"):
+        out.write(f"   Configured at: {outcome['configuredAt']}\n")
 
 
 def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
@@ -195,7 +209,8 @@ def verify_skill(ctx):
 
     Options:
       --force            Run the verify command even when the skill is already verified.
-      --json             Print the outcome as JSON: skill, type, verify, ok, configured, exit, error, ms.
+      --json             Print the outcome as JSON: skill, type, verify, ok, configured, configuredAt (the
+                         first success), exit, error, ms.
       --timeout SECONDS  How long the verify command may run [default: 30].
       -h --help          Show this help.
 
@@ -211,7 +226,7 @@ def verify_skill(ctx):
     if result["verified"] and result["status"] == "ready" and not args["--force"]:
         return {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
-                "lastVerified": state.get("lastVerified")}
+                "lastVerified": state.get("lastVerified"), "configuredAt": state.get("configuredAt")}
     if not args["--json"] and entry.get("verify"):
         print(f"Verifying skill '{entry['name']}'...\nRunning: {visible(entry['verify'])}\n", file=sys.stderr)
     outcome = verified(entry, ctx.config, number(args["--timeout"], "--timeout"))

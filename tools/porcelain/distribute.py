@@ -89,8 +89,6 @@ def add(ctx):
     """
     args = ctx.args
     if args["--allow-network"]:
-        from nexus.gateway import plan
-
         plan.refuse_inside("skills add --allow-network")  # no skill widens the gate for what it adds
     if args["--list"]:
         with sources.checkout(args["SOURCE"]) as source:

@@ -16,7 +16,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills cursor-rules') flags='--write --help'; args='dir' ;;
         'nexus skills agents-md') flags='--write --help' ;;
         'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
-        'nexus skills add') flags='--skill --list --copy --force --json --help'; args='none' ;;
+        'nexus skills add') flags='--skill --list --copy --force --allow-network --json --help'; args='none' ;;
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;

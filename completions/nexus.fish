@@ -94,6 +94,7 @@ complete -c nexus -n '__nexus_in skills add' -l skill -x -d 'Only this skill (re
 complete -c nexus -n '__nexus_in skills add' -l list -d 'Show the skills SOURCE holds'
 complete -c nexus -n '__nexus_in skills add' -l copy -d 'Copy a folder\'s skills instead of linking them (skills from git are always copied)'
 complete -c nexus -n '__nexus_in skills add' -l force -d 'Replace a skill of the same name that was placed by hand or came from elsewhere, add one that shadows a skill you have (bundled, workspace, extra folders), and add one with a high finding of `nexus skills audit`'
+complete -c nexus -n '__nexus_in skills add' -l allow-network -d 'Let the skills added use the network when they run confined (as `nexus skill allow NAME network` does for one)'
 complete -c nexus -n '__nexus_in skills add' -l json -d 'The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused, and permissions (what each added skill will be allowed, as `nexus skill show --json` has it)'
 complete -c nexus -n '__nexus_in skills add' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skills add'

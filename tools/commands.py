@@ -140,7 +140,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--max-skills N", "List at most N skills.", COUNT))),
     Command("skills add", "distribute:add", DOCUMENT,
             "Add skills from a folder or a git repository to the managed source.",
-            usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]",),
+            usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--allow-network] [--json]",),
             options=(Option("--skill NAME", "Only this skill (repeat for more).", repeat=True),
                      Option("--list", "Show the skills SOURCE holds; add nothing."),
                      Option("--copy", "Copy a folder's skills instead of linking them (skills from git are always "
@@ -148,6 +148,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--force", "Replace a skill of the same name that was placed by hand or came from "
                                        "elsewhere, add one that shadows a skill you have (bundled, workspace, "
                                        "extra folders), and add one with a high finding of `nexus skills audit`."),
+                     Option("--allow-network", "Let the skills added use the network when they run confined (as "
+                                               "`nexus skill allow NAME network` does for one); without it, one "
+                                               "that is confined has none."),
                      Option("--json", "The outcome as JSON: source, revision, added (each with what it shadows), "
                                       "unchanged, refused, and permissions (what each added skill will be allowed, "
                                       "as `nexus skill show --json` has it).")),

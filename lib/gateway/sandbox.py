@@ -102,6 +102,32 @@ def permissions(entry, config):
     return {"network": found["network"] is True, "write": _strings(found["write"]), "read": _strings(found["read"])}
 
 
+def grant(entry, network=False, write=(), read=()):
+    """Widen what the skill may do when confined, in the config (skills.entries.KEY.sandbox, whose lists start
+    from the skill's declaration): `nexus skill allow` and `skills add --allow-network`. True when it changed."""
+    from ..config import edit  # a grant only: config.edit brings tomllib and tomli-w
+
+    table, own_declared = ("skills", "entries", configlib.skill_key(entry), "sandbox"), declared(entry)
+    wanted = {key: value for key, value in (("network", network), ("write", list(write)), ("read", list(read)))
+              if value}
+
+    def changes(doc):
+        own = keys.lookup(doc, table)[1]
+        own = own if isinstance(own, dict) else {}
+        found = []
+        for key, value in wanted.items():
+            if key == "network":
+                found += [] if own.get("network", own_declared.get("network")) is True else [((*table, key), True)]
+                continue
+            current = _strings(own.get(key, own_declared.get(key, [])))
+            merged = list(dict.fromkeys(current + value))
+            found += [] if merged == current and key in own else [((*table, key), merged)]
+        return found
+
+    before, after = edit.change(changes)
+    return before != after
+
+
 def _strings(value):
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 

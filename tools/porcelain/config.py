@@ -184,38 +184,15 @@ def allow_skill(ctx):
     plan.refuse_inside("nexus skill allow")
     if not (args["network"] or args["--write"] or args["--read"]):
         raise BadInput("what to allow? network, --write PATH or --read PATH")
-    entry, table = _skill(ctx)
+    entry = ctx.entry
     from nexus.gateway import sandbox  # `skill allow` alone needs what a skill declares
 
-    declared = sandbox.declared(entry)
-    granted, wanted = [], {}
-    if args["network"]:
-        granted.append("network")
-        wanted["network"] = True
-    for option, key in (("--write", "write"), ("--read", "read")):
-        added = [_place(p) for p in args[option]]
-        granted += [f"{option} {p}" for p in added]
-        if added:
-            wanted[key] = added
-
-    def changes(doc):
-        own = keys.lookup(doc, (*table, "sandbox"))[1]
-        own = own if isinstance(own, dict) else {}
-        found = []
-        for key, value in wanted.items():
-            if key == "network":
-                current = own.get("network", declared.get("network"))
-                found += [] if current is True else [((*table, "sandbox", "network"), True)]
-                continue
-            current = own.get(key, declared.get(key, []))
-            current = current if isinstance(current, list) else []
-            merged = list(dict.fromkeys(current + value))
-            found += [] if merged == current and key in own else [((*table, "sandbox", key), merged)]
-        return found
-
-    before, after = edit.change(changes)
-    return {"skill": entry["name"], "granted": granted, "changed": before != after,
-            "key": _dotted((*table, "sandbox"))}
+    wanted = {"network": bool(args["network"]), "write": [_place(p) for p in args["--write"]],
+              "read": [_place(p) for p in args["--read"]]}
+    granted = (["network"] if wanted["network"] else []) + [f"--{key} {p}" for key in ("write", "read")
+                                                            for p in wanted[key]]
+    return {"skill": entry["name"], "granted": granted, "changed": sandbox.grant(entry, **wanted),
+            "key": _dotted(("skills", "entries", configlib.skill_key(entry), "sandbox"))}
 
 
 def _place(path):

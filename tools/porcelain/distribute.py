@@ -31,16 +31,25 @@ def render_permissions(report, out):
     out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
 
 
-def permissions(ctx, names):
+def _allow_network(ctx, names):
+    from nexus import config as configlib  # --allow-network only
+    from nexus.gateway import sandbox
+
+    for name in names:
+        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), network=True)
+    return configlib.load()  # the config as it is now, for what the permissions say
+
+
+def permissions(ctx, names, config=None):
     """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
     are none): what `skills add` and `update` show at the door."""
     from nexus.gateway import sandbox  # only when skills were placed
 
-    found = {}
+    config, found = config or ctx.config, {}
     for name in names:
-        entry = listing.entry(ctx.config, name, ctx.warn)
+        entry = listing.entry(config, name, ctx.warn)
         if entry.get("type") != "prompt":
-            found[name] = sandbox.effective(entry, ctx.config)
+            found[name] = sandbox.effective(entry, config)
     return {"permissions": found} if found else {}
 
 
@@ -64,6 +73,8 @@ def add(ctx):
       nexus skills add OWNER/REPO --list
     """
     args = ctx.args
+    if args["--allow-network"]:
+        plan.refuse_inside("skills add --allow-network")  # no skill widens the gate for what it adds
     if args["--list"]:
         with sources.checkout(args["SOURCE"]) as source:
             found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
@@ -73,7 +84,9 @@ def add(ctx):
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
-        report.update(permissions(ctx, [added["name"] for added in report["added"]]))
+        names = [added["name"] for added in report["added"]]
+        config = _allow_network(ctx, names) if args["--allow-network"] else ctx.config
+        report.update(permissions(ctx, names, config))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
         ctx.warn(f"refused {where}: {refused['error']}")

@@ -10,9 +10,10 @@ Every tool may import this module; no tool imports another.
 import sys
 
 from nexus.cli.command import call, options_first
-from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT
+from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT, say
 from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, Command,
                                Option, choice, number, whole)
+from nexus.errors import NexusError
 
 
 # -- what the layer prepares before a command runs (git's RUN_SETUP) -------------------------------------
@@ -538,9 +539,6 @@ def script(name, prepare=None):
 def prepared(prog, argv, prepare):
     """(prepare(argv), None): the words a tool takes before anything else (catalog.scope.take_option's
     --profile), or (None, the exit status) once stderr says why not."""
-    from nexus.cli.output import say
-    from nexus.errors import NexusError
-
     try:
         return prepare(argv), None
     except NexusError as e:

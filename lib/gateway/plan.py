@@ -3,7 +3,7 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib, paths, schema
+from .. import config as configlib, paths, schema, trust
 from ..catalog import status
 from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
@@ -25,6 +25,16 @@ def environment(entry, config):
 
 
 MARK = schema.GATEWAY_MARK
+
+
+def policy_refusal(entry, profile):
+    """The Refused for a skill that nothing may start, not even its verify command, or None: one outside
+    the `profile` in force (scope), or an added skill whose files changed behind nexus's back (trust)."""
+    if profile and not profile.admits(entry):
+        return Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
+                                f"To see what it may use: nexus profiles")
+    untrusted = trust.refusal(entry)
+    return Refused("trust", untrusted) if untrusted else None
 
 
 def inside():

@@ -241,8 +241,8 @@ def table(rows, indent="   ", column_widths=None):
 
 
 def fitted(rows, columns, give=(), indent=""):
-    """The lines of a table fitted to the terminal (see fit)."""
-    rows, sizes = fit(rows, columns, give, indent)
+    """The lines of a table fitted to the terminal (see fit), measured as they are shown (`terminal`)."""
+    rows, sizes = fit([[terminal(cell, False) for cell in row] for row in rows], columns, give, indent)
     return table(rows, indent, sizes)
 
 

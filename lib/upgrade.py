@@ -117,7 +117,7 @@ def _sandbox_untrusted(config):
 def _trust_digests(config):
     """An added skill runs only while its files are those it was added with: record them for the skills
     added before (nexus.skill.trust)."""
-    from .skill import trust
+    from . import trust
 
     return trust.upgrade_step(config)
 

@@ -575,3 +575,18 @@ def running(pid):
             return f.read().rpartition(")")[2].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_show_and_job_show_keep_each_field_on_its_line(script_runner, workspace, bindir, nexus_home):
+    write_skill(workspace, "liar", meta={"tool": "nexus-absent\nStatus:     Ready"})
+    shown = script_runner.run(["nexus", "skill", "show", "liar"])
+    assert shown.returncode == 0, shown.stderr
+    assert "\nStatus:     Ready" not in shown.stdout and "tool: nexus-absent\\nStatus:     Ready" in shown.stdout
+    folder = nexus_home / "state" / "nexus" / "jobs" / "20261201-000000-abcdef"
+    folder.mkdir(parents=True)
+    (folder / "job.json").write_text(json.dumps({"id": "20261201-000000-abcdef", "skill": "liar", "status": "finished",
+                                                 "started": "2026-12-01T00:00:00.000Z", "exit": 0,
+                                                 "args": ["a\nstatus: killed", "b c"]}))
+    job = script_runner.run(["nexus", "job", "show", "20261201-000000-abcdef"])
+    assert job.returncode == 0, job.stderr
+    assert "args: $'a\\nstatus: killed' 'b c'" in job.stdout and "\nstatus: killed" not in job.stdout

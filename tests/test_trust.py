@@ -58,7 +58,9 @@ def test_an_edit_behind_nexuss_back_is_refused_until_trusted(script_runner, adde
     assert report["trusted"] and report["changed"] == ["scripts/helper.py"] and report["added"] == ["scripts/extra.sh"]
     again = run(script_runner)
     assert again.returncode == 0 and again.stdout == "pwned!\n"
-    assert "edited" not in script_runner.run(["nexus", "skills", "check", str(added)]).stdout
+    assert "edited in place" in script_runner.run(["nexus", "skills", "check", str(added)]).stdout  # trusted, still an edit
+    update = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert json.loads(update.stdout)["editedLocally"] == ["hello"] and run(script_runner).stdout == "pwned!\n"
 
 
 def test_a_touched_file_is_hashed_once_and_runs(script_runner, added, nexus_home):
@@ -164,3 +166,15 @@ def test_nexus_mcp_refuses_a_call_of_an_untrusted_skill(tmp_path, nexus_home, bi
     refused = serve(tmp_path, scenario)
     assert "Skill 'say' changed since it was added, not through nexus: SKILL.md changed" in refused.message
     assert read_log(nexus_home, "say")[-1]["refused"] == "trust"
+
+
+@pytest.mark.parametrize("argv", [["skill", "trust", "hello", "--yes"], ["skills", "add", "SRC", "--force"],
+                                  ["skills", "update", "--force"]])
+def test_no_skill_lowers_its_own_gate(script_runner, added, tmp_path, monkeypatch, argv):
+    (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
+    monkeypatch.setenv("NEXUS_SKILL", "hello")  # what the gateway sets for a tool it runs
+    argv = [str(tmp_path / "team") if a == "SRC" else a for a in argv]
+    result = script_runner.run(["nexus", *argv])
+    assert result.returncode == 1 and "from inside a gateway call of skill 'hello'" in result.stderr
+    monkeypatch.delenv("NEXUS_SKILL")
+    assert run(script_runner).returncode == 1  # still refused: nothing was trusted

@@ -8,13 +8,13 @@ can say exactly which skills changed. Every change happens under one lock and is
 import os
 import shutil
 
-from .. import config as configlib, fileio, paths
+from .. import config as configlib, fileio, paths, trust
 from ..catalog import manifest
 from ..errors import BadInput, NexusError
 from ..schema import now_iso
-from ..style import plural
-from ..skill import audit as auditlib, skillmd, trust
+from ..skill import audit as auditlib, skillmd
 from ..skill.skillmd import Problem
+from ..style import plural
 from . import sources
 
 LOCK_VERSION = 1
@@ -360,14 +360,15 @@ def _update_one(entry, name, source, force, report):
     report["restored" if missing else "changed"].append(name)
 
 
-def accept(name, sha256, audit):
-    """Record an added skill's files as they are now (`nexus skill trust`): the digest and the audit
-    accepted, so that update and check take them as placed."""
+def accept(name, audit):
+    """Record that the user trusted an added skill's files as they are now (`nexus skill trust`): the
+    findings accepted, for update to tell what is new. Its sha256 stays the source's: a trusted edit of a
+    copy is still an edit, which update keeps unless --force."""
     with locked() as lock:
         entry = lock["skills"].get(name)
         if entry is None:
             raise NexusError(f"{name} is not an added skill")
-        entry.update(sha256=sha256, audit=audit, trustedAt=now_iso())
+        entry.update(audit=audit, trustedAt=now_iso())
 
 
 def _accepted(entry, name, found, findings):

@@ -10,10 +10,10 @@ import os
 import shutil
 import tempfile
 
-from .. import fileio, paths
+from .. import fileio, paths, trust
 from ..errors import NexusError
 from ..gateway import process
-from ..skill import skillmd, trust
+from ..skill import skillmd
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}

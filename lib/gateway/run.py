@@ -13,11 +13,11 @@ import os
 import sys
 import time
 
-from .. import config as configlib, fastjson, schema
+from .. import config as configlib, fastjson, schema, trust
 from ..catalog import manifest, scope, status
 from ..cli.command import Help, number, quiet_stdout
 from ..errors import NexusError, Refused, UsageError
-from ..skill import entry as entrylib, trust
+from ..skill import entry as entrylib
 from ..state import health, skill_state, usage_log
 from . import plan, process
 

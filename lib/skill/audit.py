@@ -171,6 +171,7 @@ PIPE_TO_SHELL = _rx(
     rf"\b(?:source|\.)\s+<\(\s*{FETCH}\b",
     rf"(?:\b(?:ba|z)?sh\s+-c|\beval)\s+[\"']?\$\(\s*{FETCH}\b",
     rf"\b{FETCH}\b[^\n]*(?:&&|;)\s*(?:sudo\s+)?chmod\s+(?:[ugoa]*\+[rw]*x|0?[0-7]*[1357][0-7]{{0,2}})\b",
+    rf"\b{FETCH}\b[^\n]*\s(?:-o|-O|--output)\s*\S+[^\n]*(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z)?sh|python[0-9.]*|node)\s+\S",
     r"\biex\s*\(\s*(?:new-object\s+net\.webclient|iwr|irm|invoke-webrequest)",
 )
 CREDENTIAL_PATHS = _rx(
@@ -233,6 +234,10 @@ OBFUSCATED_EXEC = _rx(
     r"\b(?:eval|exec|Function)\s*\(\s*(?:atob|Buffer\.from|base64\.b64decode|bytes\.fromhex|codecs\.decode|"
     r"zlib\.decompress|__import__\(\s*['\"](?:base64|zlib|codecs))",
 )
+FETCH_EXEC = _rx(
+    r"\b(?:eval|exec)\s*\(\s*(?:[\w.]+\.)?(?:urlopen|urlretrieve|get|fetch)\s*\(",
+    r"\b(?:eval|exec)\s*\(\s*await\s+\(?\s*await\s+fetch\(",
+)
 DELETE_HOME = _rx(
     r"\brm\s+(?:-\S+\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*[\"']?(?:~|\$home|\$\{home\}|/)[\"']?/?\*?(?=[\s;&|)`]|$)",
 )
@@ -245,7 +250,8 @@ PERSISTENT_FILES = _rx(r"(?:^|/)\.(?:bashrc|bash_profile|bash_login|zshrc|zprofi
 NEGATED = _rx(r"\b(?:never|don't|do\s+not|must\s+not|avoid|refuse|forbidden|not\s+allowed|dangerous|warning)\b")
 
 # rule code -> patterns; for Markdown and plain text these are instructions to the agent
-TEXT_RULES = (("pipe-to-shell", PIPE_TO_SHELL), ("exfiltration", EXFILTRATION), ("override", OVERRIDE),
+TEXT_RULES = (("pipe-to-shell", PIPE_TO_SHELL), ("fetch-exec", FETCH_EXEC), ("exfiltration", EXFILTRATION),
+              ("override", OVERRIDE),
               ("persistence", PERSISTENCE), ("reverse-shell", REVERSE_SHELL), ("obfuscated-exec", OBFUSCATED_EXEC),
               ("delete-home", DELETE_HOME))
 SCRIPT_ONLY = (("write-outside", WRITE_OUTSIDE),)
@@ -292,7 +298,10 @@ def scan_lines(text, kind, report):
             continue
         for code, pattern in rules:
             m = pattern.search(line)
-            if m and not (prose and (_quoted(line, m.start(), m.end()) or NEGATED.search(line[:m.start()]))):
+            if not m:
+                continue
+            talked_about = code == "override" and _quoted(line, m.start(), m.end())  # a command's quotes are syntax
+            if not (prose and (talked_about or NEGATED.search(line[:m.start()]))):
                 report(number, code, _shown(m.group(0)))
         m = _credential(line, script)
         if m and not (prose and NEGATED.search(line[:m.start()])):

@@ -62,7 +62,7 @@ details pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; 
   section { padding: .75rem; }
   .bar { grid-template-columns: 1fr; }
   svg text { font-size: 24px; }
-  svg text.minor { display: none; }
+  svg text.minor { display: none; }  /* every other day label, and the y axis's name (the title says it) */
   /* A wide table of records becomes a list: its short cells on one line, labelled, the last below. */
   table.stack thead { display: none; }
   table.stack tr { display: block; padding: .35rem 0; border-bottom: 1px solid var(--grid); }
@@ -187,13 +187,14 @@ WIDTH, LEFT, BOTTOM, TOP_PAD = 720, 80, 54, 14
 
 
 def _day_labels(days, step, height):
-    """The x axis's day labels: about ten of them, every other one hidden on a narrow screen."""
+    """The x axis's day labels: about ten of them, every other one hidden on a narrow screen (from the
+    first, which would touch the y axis's 0)."""
     every = 1 if len(days) <= 7 else max(1, len(days) // 10) if len(days) > 14 else 1
     out, shown = "", 0
     for i, day in enumerate(days):
         if i % every:
             continue
-        minor = ' minor' if shown % 2 and len(days) > 7 else ""
+        minor = ' minor' if shown % 2 == 0 and len(days) > 7 else ""  # the first too: it would touch the 0
         shown += 1
         out += (f'<text class="axis{minor}" x="{LEFT + i * step + step / 2:.1f}" y="{height - BOTTOM + 6}" '
                 f'dominant-baseline="hanging" text-anchor="middle">{_e(day[5:])}</text>')
@@ -254,7 +255,7 @@ def _y_axis(top, steps, height, label):
         out += f'<line class="grid" x1="{LEFT}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}"/>'
         out += (f'<text class="axis" x="{LEFT - 6}" y="{y:.1f}" dominant-baseline="middle" '
                 f'text-anchor="end">{top * k / steps:,.0f}</text>')
-    return out + (f'<text class="axis" transform="rotate(-90)" x="{-(height - BOTTOM) / 2:.0f}" y="4" '
+    return out + (f'<text class="axis minor" transform="rotate(-90)" x="{-(height - BOTTOM) / 2:.0f}" y="4" '
                   f'dominant-baseline="hanging" text-anchor="middle">{_e(label)}</text>')
 
 

@@ -4,12 +4,13 @@ and `nexus skill trust`, which accepts an added skill's files as they are now.""
 import os
 import sys
 
-from nexus import config as configlib, paths
+from nexus import config as configlib, paths, trust as trustlib
 from nexus.catalog import discovery, manifest
 from nexus.cli.command import renders
 from nexus.distribute import managed
 from nexus.errors import BadInput, NexusError
-from nexus.skill import audit as auditlib, skillmd, trust as trustlib
+from nexus.gateway import plan
+from nexus.skill import audit as auditlib, skillmd
 from nexus.style import one_line, plural
 
 
@@ -122,6 +123,7 @@ def trust(ctx):
       0  trusted, or nothing changed;  1  not trusted: a high finding without --force, no yes, or NAME is
       not an added skill;  2  usage error
     """
+    plan.refuse_inside("nexus skill trust")  # no skill lowers its own gate
     name = paths.checked_name(ctx.args["NAME"])
     entry = manifest.current(configlib.sources(ctx.config), ctx.warn).skills().get(name)
     added = managed.read_lock()["skills"].get(name)
@@ -151,7 +153,8 @@ def trust(ctx):
     if not ctx.args["--yes"] and not confirm(f"Trust '{name}' as it is now? [y/N] "):
         ctx.status = 1
         return report
-    managed.accept(name, trustlib.record(name, entry["dir"]), auditlib.keys(findings))
+    trustlib.record(name, entry["dir"])
+    managed.accept(name, auditlib.keys(findings))
     report["trusted"] = True
     return report
 

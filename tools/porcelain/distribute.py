@@ -1,10 +1,12 @@
 """The porcelain's distribution commands: `nexus skills add|remove|update|link`."""
 
+from nexus import trust
 from nexus.agents import links
 from nexus.catalog import listing
 from nexus.cli.command import renders
 from nexus.distribute import managed, sources
-from nexus.skill import audit, trust
+from nexus.gateway import plan
+from nexus.skill import audit
 from nexus.style import table
 
 
@@ -79,6 +81,8 @@ def add(ctx):
         with sources.checkout(args["SOURCE"]) as source:
             found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
         return {"source": source.location, "revision": source.revision, "skills": [c.as_dict() for c in found]}
+    if args["--force"]:
+        plan.refuse_inside("nexus skills add --force")  # no skill lowers its own gate
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
@@ -165,6 +169,8 @@ def update(ctx):
       0  done;  1  a skill was refused, or it or its source failed (the others are still updated);
       2  usage error
     """
+    if ctx.args["--force"]:
+        plan.refuse_inside("nexus skills update --force")
     report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)

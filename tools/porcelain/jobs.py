@@ -6,7 +6,7 @@ import time
 from nexus.cli.command import number, renders
 from nexus.errors import NexusError
 from nexus.gateway import jobs
-from nexus.style import Style, fitted, local, when
+from nexus.style import Style, fitted, local, shell_line, when
 
 
 def render_jobs(found, out):
@@ -41,7 +41,7 @@ def render_job(job, out):
     shown = {**job, **{key: when(job.get(key)) for key in ("started", "ended") if job.get(key)}}
     lines = [f"{key}: {shown[key]}" for key in ("id", "skill", "status", "started", "ended", "exit", "ms", "timeout")
              if shown.get(key) is not None]
-    lines.append("args: " + " ".join(job.get("args") or []))
+    lines.append("args: " + shell_line(job.get("args") or []))  # exact, and visible
     lines += [f"stdout: {stdout}", f"stderr: {stderr}"]
     out.write("\n".join(lines) + "\n")
 

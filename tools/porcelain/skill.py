@@ -11,7 +11,7 @@ from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, visible, when
+from nexus.style import Style, terminal, visible, when
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
@@ -127,6 +127,7 @@ def render_show(shown, out):
             lines.append(f"  {bullet} {flag.capitalize()}: {shown[flag + 'Reason']}")
     if shown.get("degraded") and (state.get("crystallizedFrom") or entry.get("requires", {}).get("skills")):
         lines.append(f"  {bullet} Fall back on the skills it replays: {', '.join(entry['requires']['skills'])}")
+    lines = [terminal(line, lines=False) for line in lines]  # each one line, whatever a SKILL.md's field holds
     if state.get("lastError"):
         label = f"  {bullet} Last error: "
         lines.append(label + ("\n" + " " * len(label)).join(state["lastError"].splitlines()))

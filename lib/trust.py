@@ -7,12 +7,13 @@ only a file whose stamp moved (ctime cannot be set back by hand); a file whose c
 same gets its new stamp saved, so it is not hashed again. What a skill's own runs leave behind
 (__pycache__, *.pyc) is no change.
 
-This is on the gateway's hot path: it imports nothing beyond the foundation, and hashlib only to hash.
+A foundation module, so that the gateway and every list that offers skills can ask it: it imports only
+the foundation, and hashlib only to hash (this is on the gateway's hot path).
 """
 
 import os
 
-from .. import fastjson, fileio, paths
+from . import fastjson, fileio, paths
 
 VERSION = 1
 

@@ -39,7 +39,7 @@ def now_iso(t=None):
 
 def new_id(random_bytes):
     """A fresh id (a session's, a job's): when it was made, readable and sortable, then random."""
-    import secrets
+    import secrets  # only where an id is made (a session, a job): it brings random, hmac and base64
 
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(random_bytes)
 

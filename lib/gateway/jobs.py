@@ -71,7 +71,7 @@ def _settle_lost(job):
 
 
 def _record_lost(job, ended):
-    from .. import config as configlib
+    from .. import config as configlib  # a lost job only: its call is recorded as the gateway records one
     from ..catalog import manifest
     from . import plan, run
 
@@ -121,7 +121,7 @@ def _save(job):
 
 def start(call, timeout):
     """Start the prepared call in the background; its job id. The caller returns at once."""
-    from ..state import usage_log
+    from ..state import usage_log  # a start only: listing or reading jobs never needs it
 
     args = usage_log.bounded({"args": [call.masked(a) for a in call.args]})  # as the log keeps them
     job = {"id": schema.new_id(3), "skill": call.entry["name"], "status": "starting", "started": schema.now_iso(),

@@ -69,7 +69,7 @@ def variables(entry, given, environ=None):
     declared = {v["name"]: v for v in entry.get("variables") or []}
     unknown = [name for name in given if name not in declared]
     if unknown:
-        from ..errors import UsageError
+        from ..errors import UsageError  # a variable that is not declared only
 
         names = ", ".join(declared) or "none"
         raise UsageError(f"Skill '{entry['name']}' has no variable {unknown[0]} (it declares: {names})")
@@ -157,7 +157,7 @@ def next_step(record):
             return f"nexus config set {paths_[0]} true"
         return f"nexus skill show {name}"  # several things to set, or its verification failed
     if status == "not-installed":
-        from ..skill import installspec
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
 
         hints = installspec.hints(record)
         return hints[0] if hints else None
@@ -172,7 +172,7 @@ def enable_command(entry, config):
     name, allow = entry["name"], configlib.get(config, "skills.allowBundled")
     left_out = entry.get("source") == "nexus-bundled" and isinstance(allow, list) and name not in allow
     if left_out and configlib.skill_entry(config, entry).get("enabled") is not False:
-        import shlex
+        import shlex  # a bundled skill left out only; shlex brings `re`, config.edit tomllib and tomli-w
 
         from ..config.edit import inline
 
@@ -189,7 +189,7 @@ def not_ready_reason(record):
         needs = missing["env"] + [f"config {p}" for p in missing["config"]]
         return "needs: " + ", ".join(needs) if needs else "verification failed"
     if status == "not-installed":
-        from ..skill import installspec
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
 
         hints = installspec.hints(record)
         return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
@@ -202,7 +202,7 @@ def not_ready_reason(record):
 
 def setup_steps(entry, missing):
     """Numbered steps that take a skill from where it is to verified."""
-    from ..skill import installspec
+    from ..skill import installspec  # setup advice only: never on the way of a run that goes ahead
 
     name, steps = entry["name"], []
     if missing["bins"] or missing["anyBins"]:

@@ -14,7 +14,7 @@ import time
 
 from .. import schema
 from ..catalog import status
-from ..errors import NexusError, UsageError
+from ..errors import NexusError
 from ..state import health, skill_state
 from . import plan, process
 
@@ -64,7 +64,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None):
 
 def _start_confined(entry, config, env, start, warn):
     """The verify command confined as the skill's calls are; a refusal is its failure, with the reason."""
-    from . import sandbox
+    from . import sandbox  # a confined skill's verify command only
 
     try:
         if not sandbox.check(entry, config, warn):
@@ -109,7 +109,7 @@ def select(records, stale_hours=None):
     lately verified, with `stale_hours`); the others (not installed, lacking an env var or config,
     disabled, not for this platform, invalid) are skipped, each with the reason, since running their
     verify command could only fail."""
-    from ..catalog.capabilities import why_not_ready
+    from ..catalog.capabilities import why_not_ready  # verify --all alone: not on the way of one verification
 
     entries, skipped = [], []
     for record in records:
@@ -125,16 +125,7 @@ def select(records, stale_hours=None):
     return entries, skipped
 
 
-MAX_JOBS = 256
-
-
-def parse_jobs(text):
-    """The --jobs value: a whole number from 1 to MAX_JOBS; None (not given) is one per CPU."""
-    if text is None:
-        return os.cpu_count() or 1
-    if not text.isdigit() or not 0 < int(text) <= MAX_JOBS:
-        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {text!r}")
-    return int(text)
+CPUS = os.cpu_count() or 1  # how many verify commands run at once unless told
 
 
 def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):

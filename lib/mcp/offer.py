@@ -230,7 +230,7 @@ def inside(entry, path):
 
 
 def resource(entry, path):
-    import mimetypes
+    import mimetypes  # resources only: a server that lists none never pays for them
     import pathlib
 
     relative = os.path.relpath(path, entry["dir"])
@@ -243,7 +243,7 @@ def read_resource(records, config, uri, limit, session, warn):
     """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, logged as a
     prompt call with the file's path in the skill; UsageError when it is no such file (a hidden one,
     say) or larger than `limit`."""
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import unquote, urlsplit  # a resource read only: urllib brings `re`
 
     parts = urlsplit(uri)
     path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""

@@ -228,7 +228,7 @@ def write(name, files, force=False):
     """Place the new skill in the workspace in one rename, its modes fixed whatever the umask; its folder.
     Never over a skill without `force`; a SKILL.md nexus could not read is never placed, and nothing is
     left behind when it fails."""
-    from ..skill import skillmd
+    from ..skill import skillmd  # writing a skill only: it reads the SKILL.md back (YAML), which a plan need not
 
     target = folder(name)
     if os.path.lexists(target) and not force:

@@ -11,12 +11,10 @@ import sys
 
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
-from ..errors import UsageError
 from ..style import plural
 from ..skill.entry import skill_class
 from ..state import usage_log
 
-MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
 ONE_MS = datetime.timedelta(milliseconds=1)
@@ -35,17 +33,6 @@ FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
 TYPES = frozenset(schema.LOG_TYPES)
 POLICY = schema.POLICY_REFUSALS
-
-
-def parse_days(text):
-    """The --days value as an int; UsageError unless it is a whole number from 1 to MAX_DAYS."""
-    try:
-        days = int(text)
-    except (TypeError, ValueError):
-        days = 0
-    if not 0 < days <= MAX_DAYS:
-        raise UsageError(f"--days must be a whole number from 1 to {MAX_DAYS}, not {text!r}")
-    return days
 
 
 def recent_days(days):
@@ -187,7 +174,7 @@ class Aggregator:
         self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
-            from .sessions import Summary
+            from .sessions import Summary  # only for the usage report's series: sessions is not on the way of stats
 
             self.sessions = Summary()
         self.since = self.now - datetime.timedelta(days=days)
@@ -421,7 +408,7 @@ def feed_logs(aggregator, logs, warn):
     total = sum(size for size, _ in sizes)
     workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
     threading = sys.modules.get("threading")
-    from ..style import Progress
+    from ..style import Progress  # style only for logs worth a progress line
 
     progress = Progress("reading usage logs", total=len(logs))
     if workers <= 1 or (threading is not None and threading.active_count() > 1):  # fork only a lone thread
@@ -467,7 +454,7 @@ def _fork_share(aggregator, share):
         raise
     if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
         try:
-            import pickle
+            import pickle  # only in a forked child, to send its figures back
 
             os.close(read)
             warnings = []
@@ -482,7 +469,7 @@ def _fork_share(aggregator, share):
 
 
 def _merge_child(aggregator, pid, pipe, share, warn):
-    import pickle
+    import pickle  # only when children were forked: logs of over SHARE_BYTES
 
     try:
         with os.fdopen(pipe, "rb") as found:

@@ -73,9 +73,12 @@ def secrets(entry, env, config):
 
 def variables(entry, given, environ=None):
     """{name: value} of the skill's variables (skills spec 9.4): given with --var NAME=VALUE, else the
-    environment's, else its default. UsageError for a --var the skill does not declare; Refused
-    (`variables`) naming each required one that is still missing."""
+    environment's (a tool or script skill only: a prompt's text goes to the agent, and the environment
+    holds secrets a skill must not pull into it), else its default. UsageError for a --var the skill
+    does not declare; Refused (`variables`) naming each required one that is still missing."""
     environ = os.environ if environ is None else environ
+    if entry.get("type") not in ("tool", "script"):
+        environ = {}
     declared = {v["name"]: v for v in entry.get("variables") or []}
     unknown = [name for name in given if name not in declared]
     if unknown:

@@ -21,6 +21,7 @@ SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/
 # a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
 # install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
+	@echo "make: creating $(VENV) and installing nexus's dependencies from PyPI (the first time: a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts "mcp>=2.0,<3"
@@ -28,12 +29,14 @@ $(VENV)/.deps: pyproject.toml
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	@echo "make: installing nexus into $(VENV)"
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --force-reinstall .
 	rm -rf build
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/nexus skills list
+	@echo "make: $(VENV) is ready; the bundled skills and their status (nexus skills list):"
+	@$(BIN)/nexus skills list
 
 test: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests $(PYTEST_ARGS)
@@ -74,6 +77,12 @@ install:
 		install -m 0644 completions/nexus.fish $(DESTDIR)$(FISHCOMPDIR)/$$prog.fish || exit 1; \
 	done
 	install -m 0644 completions/_nexus $(DESTDIR)$(ZSHCOMPDIR)/_nexus
+	@case "$(BASHCOMPDIR)" in /usr/share/bash-completion/completions|/usr/local/share/bash-completion/completions) ;; \
+	*) echo "nexus: the bash completion went to $(BASHCOMPDIR), where bash-completion does not look;"; \
+	   echo "       to load it, add to ~/.bashrc:  source $(BASHCOMPDIR)/nexus" ;; esac
+	@case "$(ZSHCOMPDIR)" in /usr/share/zsh/site-functions|/usr/local/share/zsh/site-functions) ;; \
+	*) echo "nexus: the zsh completion went to $(ZSHCOMPDIR); to load it, add to ~/.zshrc before compinit:"; \
+	   echo "       fpath=($(ZSHCOMPDIR) \$$fpath)" ;; esac
 
 uninstall:
 	rm -rf $(DESTDIR)$(PKGDIR)

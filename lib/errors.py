@@ -7,6 +7,15 @@ class NexusError(Exception):
     exit_code = 1
 
 
+class Refused(NexusError):
+    """The gateway refuses to run a skill, for a reason its usage log records as `refused`: one of
+    schema.REFUSALS. gateway.run.refuse records it as a call of the skill."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
 class UsageError(NexusError):
     """The call's words are off (exit 2)."""
 

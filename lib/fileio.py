@@ -77,6 +77,7 @@ def write_atomic(path, data, mode=0o600):
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"  # threads of one process (nexus-mcp's) too
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        os.fchmod(fd, mode)  # the mode asked for, whatever the umask
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -102,7 +103,7 @@ def write_json(path, obj, indent=None):
     if indent is None:
         text = fastjson.dumps(obj)
     else:
-        import json
+        import json  # the pure-Python encoder, and `re` with it: only for files people read
 
         text = json.dumps(obj, ensure_ascii=False, indent=indent)
     write_atomic(path, encode(text + "\n"))

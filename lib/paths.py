@@ -23,7 +23,14 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/data/", "A confined skill's {state}: the folder of its own it keeps, with "
+                                                   "its XDG_*_HOME folders."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/tmp/", "A confined skill's {tmp}: its TMPDIR."),
+    ("$NEXUS_HOME/state/nexus/skills/NAME/trust.json", "An added skill's files as it was added, updated or trusted: "
+                                                       "the SHA-256 and stat stamp of each; it runs only while they hold."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
+    ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
+                                              "with when."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
@@ -34,8 +41,10 @@ FILES = (  # (where, what), in the order a reader meets them
 )
 
 CURSOR_RULES = os.path.join(".cursor", "rules", "nexus-skills.mdc")
-AGENT_FOLDERS = {"cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills",
-                 "agents": ".agents/skills"}
+AGENT_FOLDERS = {  # agent -> the folder of skills it documents reading in a project
+    "cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills", "agents": ".agents/skills",
+    "gemini": ".gemini/skills", "opencode": ".opencode/skills", "copilot": ".github/skills", "kiro": ".kiro/skills",
+    "roo-code": ".roo/skills", "windsurf": ".windsurf/skills", "cline": ".cline/skills"}
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -52,7 +61,7 @@ def name_problem(name):
     """What is wrong with a skill name, in a few words, or None when it is valid."""
     if not isinstance(name, str) or not name:
         return "a name is 1-64 characters"
-    import unicodedata
+    import unicodedata  # a name that is not plain ASCII, or a rejected one: is_valid_name's common case never comes here
 
     if unicodedata.normalize("NFKC", name) != name:
         return f"write it as {unicodedata.normalize('NFKC', name)!r} (NFKC form)"
@@ -146,12 +155,26 @@ def usage_log(name):
     return os.path.join(skill_state_dir(name), "usage.log")
 
 
+def trust_file(name):
+    return os.path.join(skill_state_dir(name), "trust.json")
+
+
 def skill_lock(name):
     return os.path.join(skill_state_dir(name), ".lock")
 
 
 def config_cache():
     return os.path.join(state_root(), "config-cache.json")
+
+
+def sandbox_folders(name):
+    """(its {state}, its {tmp}): a confined skill's own folders; the name is validated before it becomes a path."""
+    folder = skill_state_dir(name)
+    return os.path.join(folder, "data"), os.path.join(folder, "tmp")
+
+
+def upgrades_file():
+    return os.path.join(state_root(), "upgrades.json")
 
 
 def links_file():

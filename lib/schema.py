@@ -1,18 +1,32 @@
 """The shapes of nexus's records, in one place: the manifest entry, a skill's state, a usage log entry."""
 
+import os
 import time
 
 MANIFEST_VERSION = 2  # 2: one record per line, with the stamps of every record (catalog.manifest)
 STATE_VERSION = 1
 TYPES = ("tool", "script", "prompt")
+# A usage log's types: TYPES, and `unknown` for a skill whose metadata names a type nexus cannot run (it
+# runs as a prompt skill, with a warning; skills spec 10).
+LOG_TYPES = (*TYPES, "unknown")
+# The skills spec's spellings of requires (9.1), read as nexus's own: `nexus skills check --strict` suggests them.
+SPEC_SPELLINGS = {"tools": "requires.skills", "connectors": "metadata.nexus.connectors"}
 SECRET = "***"  # what a secret's value is logged and shown as, everywhere
+# Why the gateway refused a call: the `refused` of its log line (errors.Refused). A refusal for policy (the
+# skill is disabled or not for this platform, or scope, trust or sandbox rules it out) counts as a call but
+# never as a failure of the skill: not in success rates, health or `nexus status --check`.
+REFUSALS = ("disabled", "unsupported", "not-installed", "needs-setup", "dependency", "invalid", "variables", "scope",
+            "trust", "sandbox")
+# variables: the caller left out a variable the skill declares (skills spec 9.4): no failure of the skill either.
+POLICY_REFUSALS = frozenset(("disabled", "unsupported", "variables", "scope", "trust", "sandbox"))
 ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")  # in every entry's requires
 DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when the skill names them
 
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
-META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always")
+META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always", "sandbox")
+SANDBOX_KEYS = ("network", "write", "read")  # metadata.nexus.sandbox: what a skill needs when confined
 TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
 FLAG_FIELDS = ("bundled", "always", "requiresAuth")
 
@@ -25,7 +39,7 @@ def now_iso(t=None):
 
 def new_id(random_bytes):
     """A fresh id (a session's, a job's): when it was made, readable and sortable, then random."""
-    import secrets
+    import secrets  # only where an id is made (a session, a job): it brings random, hmac and base64
 
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(random_bytes)
 
@@ -78,9 +92,65 @@ def is_env_name(name):
     return isinstance(name, str) and name.isascii() and name.replace("_", "A").isalnum() and not name[0].isdigit()
 
 
-def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None):
-    """One UsageLogEntry, with only the keys that apply."""
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH")  # PASS: PASSWORD, PASSPHRASE, PASSWD
+
+
+def secret_name(name):
+    """Whether an env var's name says its value is a secret (DEPLOY_TOKEN, DB_PASSWORD), as DECISIONS.md's
+    "Usage log and state" has it."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS)
+
+
+# What an agent says of itself in the environment (skills spec 9.5), logged with each of its calls: the log
+# key, the env var, and whether it is a count. NEXUS_PARENT_CALL is set by the gateway for the program a
+# call runs (a crystallized replay's inner calls name the call that ran them).
+CONTEXT = (("model", "NEXUS_MODEL", False), ("modelVersion", "NEXUS_MODEL_VERSION", False),
+           ("promptTokens", "NEXUS_PROMPT_TOKENS", True), ("completionTokens", "NEXUS_COMPLETION_TOKENS", True),
+           ("parentCall", "NEXUS_PARENT_CALL", False))
+CONTEXT_CHARS = 100  # the most of an agent's text a log line keeps
+
+
+def call_context(environ):
+    """The CONTEXT keys the environment sets (blanks are unset; a count that is not one is left out)."""
+    found = {}
+    for key, variable, count in CONTEXT:
+        value = (environ.get(variable) or "").strip()
+        if value and count:
+            if value.isascii() and value.isdigit() and len(value) < 16:
+                found[key] = int(value)
+        elif value:
+            found[key] = value[:CONTEXT_CHARS]
+    return found
+
+
+def call_id():
+    """An id for one call, unique enough to link the calls it makes to it: when, in ms, and random."""
+    return f"{time.time_ns() // 1_000_000:x}-{os.urandom(4).hex()}"
+
+
+def logged_type(entry):
+    """The type a call of this entry is logged as: `unknown` for a skill read as a prompt because its
+    metadata names a type nexus cannot run."""
+    return "unknown" if entry.get("unknownType") else entry.get("type")
+
+
+MAX_SESSION_CHARS = 128
+
+
+def is_session_id(value):
+    """A session id nexus records: printable text (no line break, no control character, no byte that was
+    not UTF-8), 1 to 128 characters. An agent sets NEXUS_SESSION_ID: it is checked where it enters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_CHARS and value.isprintable()
+
+
+def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
+                masked=None, profile=None, sandbox=None):
+    """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a
+    secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one;
+    `sandbox`: how a tool or script was confined, or 'none'."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
-    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session}
+    optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
+                "masked": masked, "profile": profile, "sandbox": sandbox}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

@@ -30,6 +30,10 @@ class Style:
     def color(self, text, name):
         return f"\033[{COLORS[name]}m{text}\033[0m" if self.colors else text
 
+    def clip(self, line):
+        """A line of free text cut to the terminal's width; whole in a pipe."""
+        return clip(line, self.columns)
+
     def emoji(self, symbol):
         return f"{symbol} " if self.fancy and symbol else ""
 
@@ -54,6 +58,103 @@ class Style:
         return [self.rule(), self.color(title, "bold"), self.rule()]
 
 
+# What a terminal obeys rather than shows: C0 and C1 controls, DEL, the bidi controls, the line and
+# paragraph separators, and the bytes that were not UTF-8 (surrogate escapes, which are shown as bytes).
+_NAMED = {0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r", 0x1B: "e"}
+_FORMAT = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)
+_ESCAPES = {}
+
+
+def visible(text, lines=False):
+    """Text from a skill, a log, the config or the environment as a terminal should show it: every control
+    character, bidi override and undecodable byte made visible as an escape (\\r, \\e, \\u202e, \\x9b),
+    the way `less` and git do; `lines` keeps line breaks and tabs. JSON output never goes through this."""
+    text = str(text)
+    if text.isprintable() or (lines and text.replace("\n", "").replace("\t", "").isprintable()):
+        return text  # nearly always: nothing to do
+    if not _ESCAPES:
+        table = {c: "\\" + _NAMED.get(c, f"x{c:02x}") for c in (*range(0x20), *range(0x7F, 0xA0))}
+        table.update({c: f"\\u{c:04x}" for c in _FORMAT})
+        table.update({0xDC00 + b: f"\\x{b:02x}" for b in range(0x80, 0x100)})
+        _ESCAPES[False] = table
+        _ESCAPES[True] = {c: e for c, e in table.items() if c not in (0x09, 0x0A)}
+    return text.translate(_ESCAPES[bool(lines)])
+
+
+_OWN_CODES = tuple(f"[{n}m" for n in (*COLORS.values(), 0))  # the escape codes Style.color writes
+
+
+def terminal(text, lines=True):
+    """A whole rendering (or a message, or a table's cell) on its way to a terminal or a pipe: `visible`,
+    but for the colour codes Style.color wrote. Every human rendering passes through it (cli.output), so
+    a field that a renderer forgot still cannot move the cursor, erase a line or reorder text."""
+    first, *rest = str(text).split("\033")
+    shown = [visible(first, lines)]
+    for piece in rest:
+        own = next((code for code in _OWN_CODES if piece.startswith(code)), "")
+        shown.append(("\033" + own if own else "\\e") + visible(piece[len(own):], lines))
+    return "".join(shown)
+
+
+def shell_word(word):
+    """One word as a POSIX shell must be given it: shlex.quote, or $'...' with its control characters as
+    escapes (\\r, \\e) when it holds any, so what is shown is both exact and visible."""
+    import shlex  # it brings `re`: only for a command line shown to a person
+
+    if visible(word) == word:
+        return shlex.quote(word)
+    return "$'" + visible(word.replace("\\", "\\\\").replace("'", "\\'")) + "'"
+
+
+def shell_line(argv):
+    """An argument vector as one command line a person can read and a shell would run as it is."""
+    return " ".join(shell_word(word) for word in argv)
+
+
+class Progress:
+    """Long work said as it goes ('reading skills: 1,200'), one line on stderr rewritten in place and
+    wiped at the end: only for a person at a terminal (`allowed`, which the output layer sets for a
+    human rendering while stdout and stderr are both terminals, as gh does: never in a pipe, never
+    with --json), and only once the work is long: after DELAY seconds, or at once with `now`."""
+
+    allowed = False
+    DELAY = 0.5
+
+    def __init__(self, what, total=None, now=False):
+        import time  # long work only: style is imported by every renderer, which needs no clock
+
+        self.what, self.total, self.count, self.clock, self.visible = what, total, 0, time.monotonic, False
+        self.started = self.clock() - (self.DELAY if now else 0)
+        self.last = None
+
+    def step(self, n=1):
+        self.count += n
+        if not self.allowed:
+            return
+        moment = self.clock()
+        if moment - self.started >= self.DELAY and (self.last is None or moment - self.last >= 0.1):
+            import sys  # as in __init__: only when progress is shown
+
+            self.last, self.visible = moment, True
+            total = f" of {self.total:,}" if self.total else ""
+            sys.stderr.write(f"\r{self.what}: {self.count:,}{total}\033[K")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.visible:
+            import sys  # as in __init__
+
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.visible = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def plural(count, noun):
     """'1 skill', '3 skills'."""
     return f"{count} {noun}{'s' if count != 1 else ''}"
@@ -69,15 +170,80 @@ def truncate(text, width):
     return text if width is None or len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
+def last_line(text):
+    """The last line of a text that holds something: where a tool's stderr says what went wrong."""
+    lines = [line for line in str(text).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def cells(text):
+    """How many terminal columns a text takes: a wide character (an emoji, CJK) two, a combining mark none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata  # a text that is not plain ASCII only
+
+    return sum(0 if unicodedata.combining(c) or "\ufe00" <= c <= "\ufe0f" or c == "\u200d"
+               else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def clip(text, width):
+    """A line of text, its control characters shown (`terminal`), cut to `width` columns with '...'
+    (None: a pipe, nothing is cut)."""
+    text = terminal(text, False)
+    if width is None or cells(text) <= width:
+        return text
+    if text.isascii():
+        return text[: max(width - 3, 0)].rstrip() + "..."
+    kept = ""
+    for char in text:
+        if cells(kept + char) > width - 3:
+            break
+        kept += char
+    return kept.rstrip() + "..."
+
+
+MIN_CELL = 12  # a column cut narrower than this says too little: it is dropped instead
+
+
+def fit(rows, columns, give=(), indent=""):
+    """Rows of cells that fit a terminal `columns` wide, as gh fits a table: the columns whose indexes
+    are in `give` give way in that order, each shortened (not below MIN_CELL, else dropped), the last
+    of them only shortened; the others stay whole. `columns` None (a pipe): nothing is cut. Returns
+    the rows, with the cells cut and the dropped columns gone, and the widths of the columns kept."""
+    rows = [[terminal(cell, False) for cell in row] for row in rows]  # one line each, control characters shown
+    if not rows:
+        return rows, []
+    sizes = [max(cells(row[i]) for row in rows) for i in range(len(rows[0]))]
+    kept = list(range(len(sizes)))
+    for n, i in enumerate(give if columns else ()):
+        over = len(indent) + sum(sizes[k] for k in kept) + 2 * (len(kept) - 1) - columns
+        if over <= 0:
+            break
+        if sizes[i] - over >= MIN_CELL or n == len(give) - 1:
+            sizes[i] = max(sizes[i] - over, 4)
+        else:
+            kept.remove(i)
+    return [[clip(row[i], sizes[i]) for i in kept] for row in rows], [sizes[i] for i in kept]
+
+
 def widths(rows):
     """The width of each column but the last: its widest cell."""
-    return [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    return [max(cells(terminal(row[i], False)) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
 
 
 def table(rows, indent="   ", column_widths=None):
-    """Rows of cells, the columns padded (the last column is not), to `column_widths` or their widest cell."""
+    """Rows of cells, the columns padded (the last column is not), to `column_widths` or their widest cell.
+    A cell is one line: a line break or a control character in it is shown as an escape (`terminal`)."""
+    rows = [[terminal(cell, False) for cell in row] for row in rows]
     column_widths = column_widths or widths(rows)
-    return [indent + "  ".join([c.ljust(w) for c, w in zip(row, column_widths)] + [row[-1]]).rstrip() for row in rows]
+    pad = lambda cell, width: cell + " " * (width - cells(cell))  # noqa: E731
+    return [indent + "  ".join([pad(c, w) for c, w in zip(row[:-1], column_widths)] + [row[-1]]).rstrip() for row in rows]
+
+
+def fitted(rows, columns, give=(), indent=""):
+    """The lines of a table fitted to the terminal (see fit), measured as they are shown (`terminal`)."""
+    rows, sizes = fit([[terminal(cell, False) for cell in row] for row in rows], columns, give, indent)
+    return table(rows, indent, sizes)
 
 
 def ago(ts, now=None):

@@ -30,3 +30,85 @@ def bindir(tmp_path, monkeypatch):
     path.mkdir()
     monkeypatch.setenv("PATH", f"{path}{os.pathsep}{os.environ['PATH']}")
     return path
+
+
+# Skips are printed at the end (`make test` passes -rs). In CI (CI set) every test must run: .ci/run
+# installs what the tests need, so a skip there is a failure unless the test carries
+# `@pytest.mark.may_skip_in_ci("why it cannot run there")`.
+def _skip_fails_in_ci(item, report):
+    if not os.environ.get("CI") or not report.skipped or hasattr(report, "wasxfail"):
+        return
+    if item is not None and item.get_closest_marker("may_skip_in_ci"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"skipped in CI, where every test must run (.ci/run installs what the tests need): {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _skip_fails_in_ci(item, outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _skip_fails_in_ci(None, outcome.get_result())  # a whole module skipped (importorskip)
+
+
+@pytest.fixture(scope="session")
+def nobody():
+    """nexus's console scripts runnable as the user nobody, for what root cannot see: each a launcher in
+    `nobody.bin`, run with `nobody.run(argv, env)`. The installed package and its dependencies are copied
+    to a world-readable folder and started by a Python nobody may run, since the venv's interpreter may
+    live where nobody cannot enter (pyenv under /root)."""
+    import importlib.metadata
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("dropping to nobody needs root and setpriv (CI runs as root)")
+    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    version = "import sys; print(sys.version_info[:2])"
+    candidates = [os.path.realpath(sys.executable), f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"]
+    python = next((p for p in candidates if os.path.exists(p) and subprocess.run(
+        [*as_nobody, p, "-c", version], capture_output=True, text=True).stdout.strip() == str(sys.version_info[:2])),
+        None)
+    if python is None:
+        pytest.skip(f"no Python {sys.version_info[0]}.{sys.version_info[1]} that nobody may run: {candidates}")
+    root = Path(tempfile.mkdtemp(prefix="nexus-as-nobody-"))
+    lib, bindir = root / "lib", root / "bin"
+    for name in ("nexus", "docopt", "yaml", "_yaml", "jsonlines", "attr", "attrs", "tomli_w"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        origin = Path(spec.origin)
+        if spec.submodule_search_locations:
+            shutil.copytree(origin.parent, lib / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            lib.mkdir(exist_ok=True)
+            shutil.copy2(origin, lib / origin.name)
+    bindir.mkdir()
+    for entry in importlib.metadata.entry_points(group="console_scripts"):
+        if entry.value.startswith("nexus."):
+            launcher = bindir / entry.name
+            launcher.write_text(f"#!{python}\nimport sys\nsys.path.insert(0, {str(lib)!r})\n"
+                                f"from {entry.module} import {entry.attr} as main\nsys.exit(main())\n")
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() or path.parent == bindir else 0o644)
+
+    class Nobody:
+        bin = bindir
+
+        @staticmethod
+        def run(argv, env):
+            return subprocess.run([*as_nobody, str(bindir / argv[0]), *argv[1:]], env=env, capture_output=True,
+                                  text=True)
+
+    yield Nobody
+    shutil.rmtree(root)

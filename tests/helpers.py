@@ -2,8 +2,16 @@
 what nexus keeps."""
 
 import json
+import shutil
 import stat
 import textwrap
+
+import pytest
+
+
+def needs(program):
+    """Skip where `program` is not installed; .ci/run installs it, so in CI the skip is a failure."""
+    return pytest.mark.skipif(shutil.which(program) is None, reason=f"{program} is not installed")
 
 
 def make_tool(bindir, name, script="#!/bin/sh\nexit 0\n"):
@@ -81,3 +89,52 @@ def write_log(nexus_home, name, lines):
     path = folder / "usage.log"
     path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
     return path
+
+
+MIXED_SKILLS = [  # (loads, SKILL.md text for folder NAME): skills as the ecosystem writes them, good and bad
+    (True, "---\nname: NAME\ndescription: Plain skill NAME.\n---\nBody.\n"),
+    (True, '---\nname: NAME\ndescription: d\nmetadata: {"openclaw": {"requires": {"bins": ["a",],},},}\n---\nB\n'),
+    (True, "\ufeff---\r\nname: NAME\r\ndescription: Use it: when asked\r\n---\r\nB\r\n"),
+    (True, "---\ndescription: |\n  Nameless.\n---\n---\nrule in body\n"),
+    (True, "---\nname: NAME\ndescription: first\ndescription: second #cut\nversion: 1.10\n---\nB\n"),
+    (False, "---\nname: NAME\n---\nno description\n"),
+    (False, "---\nname: NAME\ndescription: [unclosed\n---\nB\n"),
+    (False, "no frontmatter at all\n"),
+    (False, "---\nname: NAME\ndescription: d\nmetadata:\n\tnexus: {}\n---\nB\n"),
+]
+
+
+def write_mixed_skills(root, count):
+    """`count` skill folders in `root`, of every kind of MIXED_SKILLS in turn; {name: whether it loads}."""
+    found = {}
+    for i in range(count):
+        loads, text = MIXED_SKILLS[i % len(MIXED_SKILLS)]
+        name = f"skill-{i:04d}"
+        (root / name).mkdir()
+        (root / name / "SKILL.md").write_bytes(text.replace("NAME", name).encode())
+        found[name] = loads
+    return found
+
+
+def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
+    """Run argv as a person would, its stderr (and, with stdout_too, its stdout) on a pseudo-terminal,
+    `columns` wide (COLUMNS, as a shell sets it): (exit code, what the terminal showed, stdout when it
+    was piped)."""
+    import os
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "TERM": "xterm", **({"COLUMNS": str(columns)} if columns else {})}
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=follower, cwd=cwd, env=env,
+                               stdout=follower if stdout_too else subprocess.PIPE)
+    os.close(follower)
+    piped = process.stdout.read().decode() if not stdout_too else ""
+    shown = b""
+    try:
+        while chunk := os.read(leader, 65536):  # read as it comes: a full terminal would block the command
+            shown += chunk
+    except OSError:  # EIO: the command closed its end
+        pass
+    os.close(leader)
+    return process.wait(timeout=120), shown.decode().replace("\r\n", "\n"), piped

@@ -4,13 +4,12 @@ import json
 import os
 import pathlib
 import sys
-import time
 
 import pytest
-from helpers import by_name, jsonl, write_config, write_raw, write_skill
+from helpers import by_name, jsonl, write_config, write_mixed_skills, write_raw, write_skill
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
-VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
+VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "audit")  # audit: tests/test_audit.py
 _RUNS = {}  # launch mode -> Corpus: each tool reads the whole corpus once, every variant's test reads its part
 
 
@@ -261,6 +260,7 @@ def test_folder_without_skills_is_an_error(script_runner, tmp_path):
     assert [(f["path"], f["code"]) for f in json.loads(result.stdout)] == [(str(tmp_path / "empty"), "no-skill")]
 
 
+@pytest.mark.may_skip_in_ci("root reads every folder: test_unreadable_skill_folder_is_an_error_as_nobody checks it")
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
 def test_unreadable_skill_folder_is_an_error(script_runner, tmp_path):
     locked = write_skill(tmp_path, "locked")
@@ -271,6 +271,25 @@ def test_unreadable_skill_folder_is_an_error(script_runner, tmp_path):
         locked.chmod(0o755)
     assert result.returncode == 1
     assert f"{locked}/SKILL.md: error: cannot read: Permission denied" in result.stdout
+
+
+@pytest.mark.once
+def test_unreadable_skill_folder_is_an_error_as_nobody(nobody):
+    """As root every folder is readable, so nobody checks a world-readable tree with one folder root's own."""
+    import shutil
+    import tempfile
+
+    root = pathlib.Path(tempfile.mkdtemp(prefix="nexus-check-nobody-"))
+    try:
+        root.chmod(0o755)
+        locked = write_skill(root, "locked")
+        locked.chmod(0o700)
+        env = {**os.environ, "NEXUS_HOME": str(root / "nexus"), "HOME": str(root), "MANAGED_SKILLS_DIR": str(root / "m")}
+        result = nobody.run(["nexus", "skills", "check", str(root)], env)
+        assert result.returncode == 1, result.stderr
+        assert f"{locked}/SKILL.md: error: cannot read: Permission denied" in result.stdout
+    finally:
+        shutil.rmtree(root)
 
 
 def test_default_checks_every_source(script_runner, tmp_path, workspace, nexus_home):
@@ -415,33 +434,27 @@ def test_too_large_skill_is_reported_not_read(script_runner, tmp_path):
     assert finding["message"] == f"too large: {path.stat().st_size} bytes (the limit is 256 KB)"
 
 
-KINDS_OF_SKILL = [  # (loads, SKILL.md text for folder NAME)
-    (True, "---\nname: NAME\ndescription: Plain skill NAME.\n---\nBody.\n"),
-    (True, '---\nname: NAME\ndescription: d\nmetadata: {"openclaw": {"requires": {"bins": ["a",],},},}\n---\nB\n'),
-    (True, "\ufeff---\r\nname: NAME\r\ndescription: Use it: when asked\r\n---\r\nB\r\n"),
-    (True, "---\ndescription: |\n  Nameless.\n---\n---\nrule in body\n"),
-    (True, "---\nname: NAME\ndescription: first\ndescription: second #cut\nversion: 1.10\n---\nB\n"),
-    (False, "---\nname: NAME\n---\nno description\n"),
-    (False, "---\nname: NAME\ndescription: [unclosed\n---\nB\n"),
-    (False, "no frontmatter at all\n"),
-    (False, "---\nname: NAME\ndescription: d\nmetadata:\n\tnexus: {}\n---\nB\n"),
-]
-
-
 def test_thousands_of_mixed_skills_load_every_valid_one(script_runner, tmp_path):
     root = tmp_path / "many"
     root.mkdir()
     valid, invalid = set(), set()
-    for i in range(3000):
-        loads, text = KINDS_OF_SKILL[i % len(KINDS_OF_SKILL)]
-        name = f"skill-{i:04d}"
-        (root / name).mkdir()
-        (root / name / "SKILL.md").write_bytes(text.replace("NAME", name).encode())
+    for name, loads in write_mixed_skills(root, 3000).items():  # how fast: make bench (bench_discover)
         (valid if loads else invalid).add(name)
-    started = time.monotonic()
     result = script_runner.run(["nexus-discover", "--invalid", str(root)])
-    elapsed = time.monotonic() - started
     records = jsonl(result.stdout)
     assert {r["name"] for r in records if r.get("status") != "invalid"} == valid
     assert {r["name"] for r in records if r.get("status") == "invalid"} == invalid
-    assert elapsed < 10, f"{elapsed:.1f} s"
+
+
+def test_the_audits_high_findings_are_errors(script_runner, tmp_path):
+    import shutil
+
+    corpus = pathlib.Path(__file__).parent / "corpus" / "audit"
+    for kind in ("hostile", "benign"):
+        shutil.copytree(corpus / "reverse-shell" / kind, tmp_path / kind)
+    result = script_runner.run(["nexus", "skills", "check", "--json", str(tmp_path)])
+    assert result.returncode == 1, result.stderr
+    found = [f for f in json.loads(result.stdout) if f["code"] == "audit"]
+    assert [(f["path"], f["line"], f["severity"]) for f in found] == [
+        (str(tmp_path / "hostile" / "scripts" / "connect.sh"), 2, "error")]
+    assert found[0]["message"].startswith("reverse-shell: 'bash -i >& /dev/tcp/")

@@ -378,7 +378,7 @@ def test_env_sets_and_unsets_what_the_tool_gets(script_runner, workspace, bindir
     assert run(script_runner, "skill", "run", "envy").returncode == 0 and seen.read_text() == "example.org|8080"
     result = run(script_runner, "skill", "env", "envy", "--unset", "PORT", "--json")
     assert json.loads(result.stdout) == {"skill": "envy", "key": "skills.entries.envy.env", "set": [],
-                                         "unset": ["PORT"], "env": ["HOST"]}
+                                         "unset": ["PORT"], "marked": [], "env": ["HOST"], "secret": []}
     assert run(script_runner, "skill", "run", "envy").returncode == 0 and seen.read_text() == "example.org|"
     assert run(script_runner, "skill", "env", "envy").stdout == "envy: env from config: HOST\n"
     bad = run(script_runner, "skill", "env", "envy", "NO-DASH=1")

@@ -122,7 +122,7 @@ def test_verify_never_says_none_and_shows_times_one_way(script_runner, workspace
     again = script_runner.run(["nexus", "skill", "verify", "plain"]).stdout
     assert "None" not in again and "by its first run" in again
     shown = script_runner.run(["nexus", "skill", "show", "plain"]).stdout
-    assert "Configured (verified by its first run: " in shown and "(just now)" in shown
+    assert "Ready (verified by its first run: " in shown and "(just now)" in shown
 
 
 def test_verify_all_skips_what_cannot_pass_and_says_why(script_runner, workspace, bindir, nexus_home):

@@ -3,6 +3,7 @@
 
 import datetime
 import html.parser
+import itertools
 import json
 import shutil
 import struct
@@ -10,7 +11,7 @@ import subprocess
 import zlib
 
 import pytest
-from helpers import write_log, write_skill
+from helpers import make_tool, on_terminal, write_log, write_skill
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -80,7 +81,7 @@ def test_the_report_parses_and_its_tables_hold_the_figures_of_skill_stats(script
     page.close()
     assert page.open == [] and page.scripts == 0 and page.fetches == []  # self-contained, no JavaScript
     text = target.read_text()
-    assert "prefers-color-scheme: dark" in text and text.count("<svg") == 4 and text.count("<title") >= 5
+    assert "prefers-color-scheme: dark" in text and text.count("<svg") == 2 and text.count("<title") >= 3
     stats = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
     tables = {tuple(t[0]): t[1:] for t in page.tables}
     success = {row[0]: row[1:] for row in tables[("Skill", "Calls", "Success rate")]}
@@ -91,18 +92,83 @@ def test_the_report_parses_and_its_tables_hold_the_figures_of_skill_stats(script
                                             f"{skill['avgDurationMs']:,} ms"]
     daily = tables[("Day", "Calls", "By skill")]
     assert sum(int(row[1].replace(",", "")) for row in daily) == stats["totalInvocations"]
-    failures = tables[("Day", "Skill", "Calls", "Error")]
-    assert sum(int(row[2]) for row in failures) == round(stats["totalInvocations"] * (1 - stats["successRate"]))
+    failures = tables[("Skill", "Calls", "Last seen", "Error")]
+    assert sum(int(row[1]) for row in failures) == round(stats["totalInvocations"] * (1 - stats["successRate"]))
     assert "alpha failed <the> way & more" in [row[3] for row in failures]  # escaped, read back as written
-    sessions = tables[("Session", "First call (UTC)", "Last call (UTC)", "Calls", "Failed", "Skills")]
+    sessions = tables[("Session", "First call", "Last call", "Calls", "Failed", "Skills")]
     assert sorted(row[0] for row in sessions) == ["s0", "s1", "s2"]
     reported = json.loads(script_runner.run(["nexus", "report", "--json"]).stdout)["stats"]
     assert reported.pop("since") >= stats.pop("since")  # the window starts when each command ran
     assert reported == stats
 
 
-def png_size_and_colours(path):
-    """(width, height, distinct colours in a sample of pixels) of an 8-bit RGB(A) PNG, decoded without a library."""
+def sections(text):
+    """The report's sections in order: (title, its HTML)."""
+    return [(part.split("</h2>")[0], "<section" + part.split("</section>")[0] + "</section>")
+            for part in text.split("<section")[1:]]
+
+
+def test_trouble_comes_first_in_the_failure_colour(script_runner, used, workspace, nexus_home, tmp_path, bindir):
+    answer = tmp_path / "answer"
+    answer.write_text("labels: INBOX\n")
+    make_tool(bindir, "mail")
+    write_skill(workspace, "mail", meta={"tool": "mail", "verify": f"cat {answer}"})
+    assert script_runner.run(["nexus", "skill", "verify", "mail"]).returncode == 0
+    answer.write_text("error: token expired; showing cached labels\n")  # drifted: it prints something else
+    assert script_runner.run(["nexus", "skill", "verify", "mail", "--force"]).returncode == 0
+    for ok in (True, True, True):
+        assert script_runner.run(["nexus", "skill", "run", "mail"]).returncode == 0
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+    write_skill(workspace, "broken", meta={"tool": "sh"})
+    write_log(nexus_home, "broken", [{"ts": now, "skill": "broken", "type": "tool", "ms": 5, "exit": 2, "error": "no"}])
+    text = script_runner.run(["nexus", "report"]).stdout
+    titles = [title for title, _ in sections(text)]
+    assert titles[0].endswith("Degraded, drifted and invalid skills") and 'class="trouble"' in sections(text)[0][1]
+    success = next(part for title, part in sections(text) if "Success rate" in title)
+    bars = success.split('<div class="bar">')[1:]
+    assert bars[0].startswith('<span class="name bad">mail') and "var(--bad)" in bars[0]  # first, though it succeeds
+    (zero,) = [bar for bar in bars if ">broken<" in bar]
+    assert "var(--bad)" in zero and "0%" in zero and ".value i { display: block; height: .7rem; min-width: 3px" in text
+
+
+def test_an_empty_report_says_so(script_runner, workspace):
+    text = script_runner.run(["nexus", "report"]).stdout
+    assert "<h2>Nothing yet</h2>" in text and "No skill was called in the past 30 days" in text
+    assert "<svg" not in text  # no bare axes
+
+
+def test_the_y_axis_ends_near_the_largest_value_and_failures_are_grouped(script_runner, workspace, nexus_home):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    write_skill(workspace, "busy", meta={"tool": "sh"})
+    entries = []
+    for i in range(272):  # one day of 272 calls; 25 kinds of failure among them, one of several lines
+        ts = (now - datetime.timedelta(milliseconds=100 * i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        entry = {"ts": ts, "skill": "busy", "type": "tool", "ms": 5, "exit": 0}
+        if i < 50:
+            k = i % 25
+            entry.update(exit=1, error=f"Traceback\n  File x\nValueError: case {k}" if k == 3 else f"error {k}")
+        entries.append(entry)
+    write_log(nexus_home, "busy", reversed(entries))
+    text = script_runner.run(["nexus", "report", "--days", "1"]).stdout
+    daily = next(part for title, part in sections(text) if "Calls per day" in title)
+    assert max(int(part.split("<")[0].replace(",", "")) for part in daily.split('text-anchor="end">')[1:]) == 300
+    failed = next(part for title, part in sections(text) if "Failures" in title)
+    page = Page()
+    page.feed(failed)
+    shown, folded = page.tables
+    assert len(shown) == 21 and len(folded) == 6 and "<summary>5 more</summary>" in failed  # 20 + the rest, folded
+    rows = shown[1:] + folded[1:]
+    assert [row[1] for row in rows] == ["2"] * 25 and len({row[3] for row in rows}) == 25
+    assert [row[2] for row in rows] == sorted((row[2] for row in rows), reverse=True)  # last seen, newest first
+    assert all(len(row[2]) == 16 for row in rows) and 'class="nowrap" data-label="Last seen"' in failed
+    (traced,) = [row for row in rows if "case 3" in row[3]]
+    assert traced[3].startswith("ValueError: case 3") and "Traceback" in traced[3]  # the last line; the whole below
+    assert "<summary class=\"bad\">ValueError: case 3</summary><pre>Traceback" in failed
+
+
+def png_size_and_colours(path, edge=0):
+    """(width, height, distinct colours in a sample of pixels, distinct colours of the `edge` columns at
+    the right) of an 8-bit RGB(A) PNG, decoded without a library."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
@@ -114,7 +180,7 @@ def png_size_and_colours(path):
             chunks.append(data[at + 8:at + 8 + length])
         at += 12 + length
     raw, size = zlib.decompress(b"".join(chunks)), 3 if colour == 2 else 4
-    stride, previous, colours = width * size, bytearray(width * size), set()
+    stride, previous, colours, right = width * size, bytearray(width * size), set(), set()
     for r in range(height):  # undo each row's filter (PNG spec, section 9) to get its pixels
         kind, row = raw[r * (stride + 1)], bytearray(raw[r * (stride + 1) + 1:(r + 1) * (stride + 1)])
         for i in range(stride):
@@ -132,8 +198,9 @@ def png_size_and_colours(path):
                 row[i] = (row[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
         if r % 7 == 0:
             colours.update(bytes(row[c * size:c * size + 3]) for c in range(0, width, 5))
+        right.update(bytes(row[c * size:c * size + 3]) for c in range(width - edge, width))
         previous = row
-    return width, height, len(colours)
+    return width, height, len(colours), len(right)
 
 
 @pytest.mark.once
@@ -143,18 +210,33 @@ def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
                     "(install Debian's chromium; .ci/run does when it runs as root with CI set)")
     target, picture = tmp_path / "report.html", tmp_path / "report.png"
     assert script_runner.run(["nexus", "report", "-o", str(target)]).returncode == 0
-    for scheme, flags in (("light", []), ("dark", ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"])):
+    schemes = (("light", []), ("dark", ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"]))
+    for (scheme, flags), (width_, height_) in itertools.product(schemes, ((390, 2400), (1280, 1400))):
         done = subprocess.run(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
              f"--user-data-dir={tmp_path / ('profile-' + scheme)}", "--enable-logging=stderr", "--v=0",
-             "--window-size=1100,1400", f"--screenshot={picture}", *flags, target.as_uri()],
+             f"--window-size={width_},{height_}", f"--screenshot={picture}", *flags, target.as_uri()],
             capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
         assert ":CONSOLE" not in done.stderr  # no console message: nothing failed to load or run
-        width, height, colours = png_size_and_colours(picture)
-        assert (width, height) == (1100, 1400)
-        assert colours > 8, f"the {scheme} page looks blank"
+        width, height, colours, edge = png_size_and_colours(picture, edge=8)
+        assert (width, height) == (width_, height_)
+        assert colours > 8, f"the {scheme} page looks blank at {width_} px"
+        # The page's own margin at the right is bare at every width: no table or chart runs off the page.
+        assert edge == 1, f"something runs off the {scheme} page at {width_} px"
+
+
+@pytest.mark.once
+def test_on_a_terminal_the_report_goes_to_a_file_it_names(used, tmp_path):
+    code, shown, _ = on_terminal([shutil.which("nexus"), "report"], cwd=tmp_path)
+    target = tmp_path / "nexus-report.html"
+    said, _, path = shown.strip().rpartition("\n")
+    assert code == 0 and path == str(target) and "<html" not in shown
+    assert "nexus-report.html" in said and "-o FILE" in said
+    assert target.read_text().startswith("<!doctype html>")
+    piped = subprocess.run([shutil.which("nexus"), "report"], capture_output=True, text=True, cwd=tmp_path / "nexus")
+    assert piped.stdout.startswith("<!doctype html>") and not (tmp_path / "nexus" / "nexus-report.html").exists()
 
 
 def test_bad_input_is_one_line_and_a_usage_error(script_runner, used, tmp_path):

@@ -56,15 +56,25 @@ def succeeded(entry):
     return entry["exit"] == 0 if "exit" in entry else "error" not in entry
 
 
+def refused_for_policy(entry):
+    return entry.get("refused") == "disabled"
+
+
+def failed(entry):
+    """A failure of the skill: a refusal for policy is none."""
+    return not succeeded(entry) and not refused_for_policy(entry)
+
+
 def message(entry):
     return entry.get("error") or f"exit {entry['exit']}"
 
 
 def figures(entries):
-    calls = len(entries)
+    calls, refused = len(entries), sum(map(refused_for_policy, entries))
     return {
         "totalInvocations": calls,
-        "successRate": round(sum(map(succeeded, entries)) / calls, 4),
+        "successRate": round(sum(map(succeeded, entries)) / (calls - refused), 4),
+        "refusedForPolicy": refused,
         "avgDurationMs": round(sum(e["ms"] for e in entries) / calls),
         "lastUsed": max(e["ts"] for e in entries),  # canonical UTC strings sort as times
     }
@@ -104,7 +114,9 @@ def random_age(rng, days):
 def tool_entry(rng, name, args, minutes):
     entry = {"ts": ago(minutes=minutes), "skill": name, "type": "tool", "args": args, "ms": rng.randint(5, 4000)}
     roll = rng.random()
-    if roll < 0.15:
+    if roll < 0.05:
+        entry.update(exit=1, error="Skill is disabled", refused="disabled")  # a call, but no failure of the skill
+    elif roll < 0.15:
         entry["error"] = "not configured"  # refused before running: no exit code
     elif roll < 0.4:
         entry["exit"] = rng.choice([1, 2, 124])
@@ -143,7 +155,7 @@ def expected_all(entries):
         skills.append({"name": name, "type": mine[0]["type"], "category": category, "removed": name == GONE,
                        **figures(mine)})
     skills.sort(key=lambda s: (-s["totalInvocations"], s["name"]))
-    failures = collections.Counter((e["skill"], message(e)) for e in window if age_days(e) < 7 and not succeeded(e))
+    failures = collections.Counter((e["skill"], message(e)) for e in window if age_days(e) < 7 and failed(e))
     categories = [{"name": c, "totalInvocations": sum(s["totalInvocations"] for s in skills if s["category"] == c),
                    "skills": [s["name"] for s in skills if s["category"] == c]}
                   for c in ("userData", "credentials", "prompts", "other")]
@@ -158,16 +170,43 @@ def expected_gog(entries):
     today = datetime.datetime.now().astimezone().date()
     dates = [today - datetime.timedelta(days=n) for n in range(6, -1, -1)]
     per_date = collections.Counter(parse(e["ts"]).astimezone().date() for e in window)
-    failed = sorted((e for e in window if not succeeded(e)), key=lambda e: e["ts"], reverse=True)[:5]
+    failures = sorted((e for e in window if failed(e)), key=lambda e: e["ts"], reverse=True)[:5]
     errors = [{"ts": e["ts"], "error": message(e), **({"exit": e["exit"]} if "exit" in e else {}),
-               "resolved": any(succeeded(s) and s["ts"] > e["ts"] for s in window)} for e in failed]
+               "resolved": any(succeeded(s) and s["ts"] > e["ts"] for s in window)} for e in failures]
     return {"name": "gog", "days": 30, "type": "tool", "category": "userData", "removed": False, **figures(window),
             "daily": [{"date": d.isoformat(), "calls": per_date[d]} for d in dates],
             "commonCommands": EXPECTED_COMMANDS, "recentErrors": errors, "skippedLines": 0}
 
 
 def exact_quantile(values, q):
-    return sorted(values)[int(q * (len(values) - 1))]
+    """The nearest-rank quantile: the ceil(q * n)-th smallest value, the largest for p95 of few values."""
+    import fractions
+    import math
+
+    return sorted(values)[max(1, math.ceil(fractions.Fraction(str(q)) * len(values))) - 1]
+
+
+def test_p50_and_p95_are_exact_quantiles_for_small_samples(script_runner, workspace, nexus_home):
+    rng = random.Random(25)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    samples = {}
+    for n in range(1, 51):
+        name = f"s{n}"
+        write_skill(workspace, name, meta={"tool": "sh"})
+        samples[name] = [rng.choice((0, 1, 2, 7, 40, 300, 999, 4321, rng.randrange(10_000))) for _ in range(n)]
+        write_log(nexus_home, name, [{"ts": ago(now, minutes=i + 1), "skill": name, "type": "tool", "ms": ms, "exit": 0}
+                                     for i, ms in enumerate(samples[name])])
+    report = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
+    assert len(report["skills"]) == 50
+    for skill in report["skills"]:
+        for key, q in (("p50Ms", 0.5), ("p95Ms", 0.95)):
+            exact = exact_quantile(samples[skill["name"]], q)
+            assert abs(skill[key] - exact) <= exact * 0.01 + 0.5, (skill["name"], key, skill[key], exact)
+    write_skill(workspace, "two", meta={"tool": "sh"})  # the issue's case: p95 was the faster call, below the average
+    write_log(nexus_home, "two", [{"ts": ago(now, minutes=m), "skill": "two", "type": "tool", "ms": ms, "exit": 0}
+                                  for m, ms in ((2, 300), (1, 1))])
+    shown = script_runner.run(["nexus", "skill", "stats", "two"]).stdout
+    assert "(p50 1ms, p95 0.3s)" in shown
 
 
 def quantiles_checked(figures_, entries):
@@ -403,7 +442,7 @@ def test_log_of_a_removed_skill_still_counts(script_runner, workspace, nexus_hom
     report = run_json(script_runner, "nexus-stats", "--json")
     assert report["totalInvocations"] == 1
     assert report["skills"][0] | {"lastUsed": None} == {"name": "gone", "type": "tool", "category": "other",
-                                                        "removed": True, "totalInvocations": 1, "successRate": 0.0,
+                                                        "removed": True, "totalInvocations": 1, "successRate": 0.0, "refusedForPolicy": 0,
                                                         "avgDurationMs": 7, "p50Ms": 7, "p95Ms": 7,
                                                         "lastUsed": None}
     assert run_json(script_runner, "nexus", "skill", "stats", "gone", "--json")["totalInvocations"] == 1
@@ -424,7 +463,7 @@ def test_bad_days_is_a_usage_error(script_runner, days):
     for argv in (["nexus-stats", "--days", days], ["nexus", "skill", "stats", f"--days={days}", "--json"]):
         result = script_runner.run(argv)
         assert result.returncode == 2
-        assert "--days must be a whole number from 1 to 36500" in result.stderr
+        assert f"--days needs a whole number from 1 to 36,500, not '{days}'" in result.stderr
         assert "Traceback" not in result.stderr and result.stdout == ""
 
 
@@ -464,7 +503,9 @@ def test_status_counts_every_status(script_runner, workspace, nexus_home):
     write_raw(workspace, "broken", "---\nname: broken\n---\nno description\n")
     result = script_runner.run(["nexus", "status"])
     assert result.stdout == f"nexus: 1 ready, 1 need setup, 1 not installed, {disabled} disabled, 1 invalid\n"
-    assert run_json(script_runner, "nexus", "status", "--json") == {
+    counts = run_json(script_runner, "nexus", "status", "--json")
+    assert counts.pop("sandbox")["mode"] == "untrusted"  # what confinement offers: tests/test_sandbox.py
+    assert counts == {
         "ready": 1, "needsSetup": 1, "notInstalled": 1, "disabled": disabled, "invalid": 1, "unsupported": 1,
         "degraded": 0, "drifted": 0}
     assert script_runner.run(["nexus", "skills", "list", "--summary"]).stdout == result.stdout

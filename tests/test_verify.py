@@ -169,7 +169,7 @@ def test_skill_verify_says_when_there_is_nothing_to_run(script_runner, workspace
     write_skill(workspace, "notes")
     assert "has no verification command" in script_runner.run(["nexus", "skill", "verify", "plain"]).stdout
     for force in ([], ["--force"]):
-        assert "prompt skill: always configured" in script_runner.run(["nexus", "skill", "verify", "notes", *force]).stdout
+        assert "is ready: a prompt skill needs no verification" in script_runner.run(["nexus", "skill", "verify", "notes", *force]).stdout
 
 
 def test_verify_masks_secrets_in_its_error(script_runner, workspace, bindir, nexus_home):

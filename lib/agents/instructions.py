@@ -56,9 +56,12 @@ def offered(records, statuses=("ready",)):
     `listing.records` gives them): the skills whose status is in `statuses` (ready: what it can use right
     now) that a model may invoke, `priority: high` first, then by name. Every front end takes its list
     from here: nexus-mcp's tools, prompts, resources, skills and list_skills, `skills prompt`,
-    `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees (a profile, trust)
-    narrows it here, in `invocable`, never in a copy."""
-    found = [r for r in records if r["status"] in statuses and invocable(r)]
+    `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees narrows it here,
+    never in a copy: a profile's scope (`listing.records` gives only what it admits), a skill kept from
+    models (`invocable`), an added skill changed behind nexus's back (`trust.refusal`: it would be refused)."""
+    from .. import trust  # cheap for every skill but an added one
+
+    found = [r for r in records if r["status"] in statuses and invocable(r) and not trust.refusal(r)]
     return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))
 
 

@@ -25,13 +25,16 @@ class Scan:
         return [*self.entries.values(), *(self.shadowed if shadowed else []), *self.invalid]
 
 
+MANY_FOLDERS = 200
+
+
 def scan(source_list, known=None):
     """Read every skill folder of the sources; with `known` ({dir: a previous manifest's Record, or
-    the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was."""
-    from .manifest import Record  # only a refresh passes Records
-
+    the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was. (A
+    Record is the manifest's, which imports this module: it is known here by what it does.)"""
     result = Scan()
     known = dict(known or {})
+    read, progress = 0, None  # a scan that reads many folders (a cold refresh) says so on a terminal
     for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
 
         def report(path, problem, source=source):
@@ -45,7 +48,7 @@ def scan(source_list, known=None):
         result.readable_sources += 1
         for skill_dir in skill_dirs:
             before = known.pop(skill_dir, None)  # popped: a folder listed in two sources is read again
-            if isinstance(before, Record) and before.unchanged():
+            if before is not None and not isinstance(before, int) and before.unchanged():  # a Record
                 before.source = source
                 if before.invalid:
                     result.invalid.append(before)
@@ -55,6 +58,16 @@ def scan(source_list, known=None):
                 result.folders.append({"dir": skill_dir, "dirMtimeNs": before})
             else:
                 _load(skill_dir, source, result)
+                read += 1
+                if read >= MANY_FOLDERS:
+                    if progress is None:  # imported here: a run that reads one skill never needs it
+                        from ..style import Progress
+
+                        progress = Progress("reading skills", now=True)
+                        progress.count = read - 1
+                    progress.step()
+    if progress is not None:
+        progress.close()
     result.entries = dict(sorted(result.entries.items()))
     return result
 

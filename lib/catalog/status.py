@@ -43,6 +43,11 @@ def injected_env(entry, config):
     return env
 
 
+def is_set(value):
+    """An env var's value counts when it holds something other than blanks, as OpenClaw trims it."""
+    return isinstance(value, str) and bool(value.strip())
+
+
 class Checker:
     """Evaluates entries against one config and environment, caching binary lookups."""
 
@@ -79,7 +84,7 @@ class Checker:
         if any_bins and not any(self.has_binary(b) for b in any_bins):
             missing["anyBins"] = any_bins
         injected = injected_env(entry, self.config)
-        missing["env"] = [n for n in env_names(entry) if not self.environ.get(n) and not injected.get(n)]
+        missing["env"] = [n for n in env_names(entry) if not is_set(self.environ.get(n)) and not is_set(injected.get(n))]
         missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
         return missing
 
@@ -123,6 +128,21 @@ class Checker:
         if base == "unsupported":
             added["reason"] = f"needs {', '.join(entry.get('os') or [])} (this is {self.platform})"
         return ("needs-setup" if base == "ready" and state.get("lastVerifyOk") is False else base), added
+
+
+WORDS = {"ready": "ready", "needs-setup": "needs setup", "not-installed": "not installed", "disabled": "disabled",
+         "unsupported": "not for this platform", "invalid": "invalid"}
+
+
+def state_words(record):
+    """The words for a skill's state, the same in every command: its status, then for a ready skill
+    whether it is verified yet and its health flags. ['ready', 'not verified yet'], ['needs setup']."""
+    words = [WORDS[record["status"]]]
+    if record["status"] == "ready":
+        if not record.get("verified"):
+            words.append("verifies again on its next run" if record.get("verifiesAgain") else "not verified yet")
+        words += [flag for flag in ("degraded", "drifted") if record.get(flag)]
+    return words
 
 
 def is_verified(entry, state):

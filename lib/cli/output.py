@@ -2,7 +2,9 @@
 
 A porcelain command's --json prints one JSON document (an array or an object); a plumbing tool
 prints JSON Lines, one object per record, so that it can stream; human text is the command's own
-renderer's, the same on a terminal and in a pipe but for colour and box characters.
+renderer's, the same on a terminal and in a pipe but for colour and box characters. Human text and
+messages pass through style.terminal on their way out: text from a skill, a log, the config or the
+environment never drives the terminal. JSON keeps the exact text.
 """
 
 import sys
@@ -46,7 +48,32 @@ def emit(output, result, function, ctx):
     elif ctx.json:
         out.write(dumps(result if isinstance(result, (dict, list)) else list(result)) + "\n")
     else:
-        function.render(result, out)
+        modes = getattr(function, "modes", {})
+        render = next((modes[flag] for flag in modes if ctx.args.get(flag)), function.render)
+        render(result, Shown(out))
+
+
+class Shown:
+    """A stream for human text: what is written is shown, never obeyed (style.terminal); the rest of
+    the stream (isatty, flush, ...) is the stream's own."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        from ..style import terminal  # style only when human text is written: the gateway's way never is
+
+        return self.stream.write(terminal(text))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def say(prog, message):
+    """A warning or an error on stderr, under the command's name: its hostile text shown, never obeyed."""
+    from ..style import terminal  # style only when something is said: a gateway call that goes well never is
+
+    print(f"{prog}: {terminal(message)}", file=sys.stderr)
 
 
 def dumps(obj):
@@ -68,7 +95,7 @@ def piped_stdin(what="JSON Lines"):
 
 def read_jsonl(stream, label="stdin"):
     """Dicts from a JSON Lines stream; BadInput naming the line of the first bad one."""
-    import jsonlines
+    import jsonlines  # it brings attrs (90 ms): only the plumbing that reads JSON Lines pays for it
 
     reader = jsonlines.Reader(stream)
     try:

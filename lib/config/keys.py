@@ -2,8 +2,8 @@
 the CONFIG section of the man page and the shell completions all read it.
 
 A key is a dotted path; `<skill>` stands for a skill's key (its skillKey, else its name), `<VAR>` for an
-environment variable's name and `<capability>` for a capability's. The `skills` and `capabilities`
-tables are nexus's own: a key there that this table does not name, or a value of the wrong type, is an
+environment variable's name, `<capability>` for a capability's and `<profile>` for a profile's (a
+name as a skill's is). The `skills`, `profiles` and `capabilities` tables are nexus's own: a key there that this table does not name, or a value of the wrong type, is an
 error, so a misspelt `enabeld = false` never leaves a skill enabled. Keys outside them belong to the
 user and to the skills whose `requires.config` names them.
 """
@@ -11,10 +11,11 @@ user and to the skills whose `requires.config` names them.
 import os
 
 from ..errors import BadInput
-from ..schema import is_env_name
+from ..paths import is_valid_name
+from ..schema import SECRET, is_capability, is_env_name
 
 RULES = (
-    "The `skills` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
+    "The `skills`, `profiles` and `capabilities` tables are nexus's own: an unknown key there, or a value of the wrong type "
     "or out of range, is an error naming the file, the line, the key and what it needs (exit 2), whatever the "
     "command; nothing guesses a skill enabled. Other keys are yours, and the paths that skills name in "
     "`requires.config`. A folder in a list must be absolute or start with ~, so that what runs never depends "
@@ -58,7 +59,32 @@ COUNT = Type("int", "a whole number from 1", lambda v: isinstance(v, int) and no
 TEXT = Type("string", "text", _text)
 NAMES = Type("list", 'a list of skill names, as ["tmux", "github"]', item=_text)
 FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~, as ["~/bin"]', item=_folder)
+ENV_NAMES = Type("list", 'a list of environment variable names, as ["DEPLOY_TOKEN"]', item=is_env_name)
 ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
+PLACES = Type("list", 'a list of folders, each absolute, or starting with ~, {cwd}, {tmp} or {state}, as ["{cwd}"]',
+              item=lambda v: _folder(v) or _text(v) and v.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
+
+
+SECRETS = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.netrc",
+           "~/.docker/config.json", "~/.password-store", "~/.local/share/keyrings", "~/.config/gh",
+           "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.cargo/credentials.toml", "~/.mozilla",
+           "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware", "~/Library/Keychains"]
+
+
+def _choice(*values):
+    return Type("string", " or ".join(f'"{v}"' for v in values), lambda v: v in values)
+
+
+def _pattern(value):
+    """A skill name, a glob of one (`*` for any run of characters), or `capability:NAME`."""
+    if _text(value) and value.startswith("capability:"):
+        return is_capability(value[len("capability:"):])
+    return _text(value) and (value == "*" or is_valid_name(value.replace("*", "x")))
+
+
+PATTERNS = Type("list", 'a list of skill names, globs and capability:NAME, as ["git*", "capability:email_sender"]',
+                item=_pattern)
+PROFILE = Type("string", "the name of a [profiles.NAME] table", is_valid_name)
 
 
 class Key:
@@ -83,6 +109,25 @@ KEYS = (
         secret=True),
     Key("skills.entries.<skill>.env", ENV, "Environment variables given to the skill's tool.", {}, secret=True),
     Key("skills.entries.<skill>.env.<VAR>", TEXT, "One environment variable given to the skill's tool.", secret=True),
+    Key("skills.entries.<skill>.secretEnv", ENV_NAMES, "Env vars of the skill's env whose values are secrets, masked "
+        "as *** wherever nexus writes or shows them (`nexus skill env --secret`); a name with KEY, TOKEN, SECRET, "
+        "PASS, CREDENTIAL or AUTH in it is one already.", []),
+    Key("skills.sandbox.mode", _choice("off", "untrusted", "all"), "Which skills run confined: none; those added "
+        "from elsewhere (the managed folder); all. See SANDBOX.", "untrusted"),
+    Key("skills.sandbox.fallback", _choice("refuse", "warn"), "Where confinement cannot be given: refuse the call, "
+        "or warn and run it with what can be given.", "refuse"),
+    Key("skills.sandbox.deny", FOLDERS, "What a confined skill may not read: secrets, and nexus's own config and "
+        "state besides.", SECRETS),
+    Key("skills.entries.<skill>.sandbox.network", BOOL, "Whether the skill may use the network when confined "
+        "(instead of its declaration)."),
+    Key("skills.entries.<skill>.sandbox.write", PLACES, "The folders the skill may write when confined, besides "
+        "{tmp} and {state} (instead of its declaration)."),
+    Key("skills.entries.<skill>.sandbox.read", PLACES, "Folders of the deny list the skill may read when confined "
+        "(instead of its declaration)."),
+    Key("skills.defaultProfile", PROFILE, "The profile in force when neither --profile nor NEXUS_PROFILE names one; "
+        "unset, no profile: every skill."),
+    Key("profiles.<profile>.skills.allow", PATTERNS, "The skills this profile may see and run; unset, every skill."),
+    Key("profiles.<profile>.skills.deny", PATTERNS, "Skills this profile may not see or run, though allowed.", []),
     Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
         "`nexus capability resolve` prefers them.", []),
 )
@@ -100,8 +145,9 @@ def split(dotted):
 
 def _fits(pattern, parts):
     """True when `parts` matches `pattern`; a <VAR> part must be an environment variable's name."""
+    named = {"<VAR>": is_env_name, "<profile>": is_valid_name}
     return len(pattern) == len(parts) and all(
-        p == s or p.startswith("<") and (p != "<VAR>" or is_env_name(s)) for p, s in zip(pattern, parts))
+        p == s or p.startswith("<") and named.get(p, bool)(s) for p, s in zip(pattern, parts))
 
 
 def find(parts):
@@ -152,13 +198,15 @@ def unknown(parts):
     dotted = ".".join(parts)
     if len(parts) == 5 and parts[:2] == ("skills", "entries") and parts[3] == "env":
         return f"{dotted}: '{parts[-1]}' is not an environment variable name (letters, digits and _)"
+    if len(parts) >= 2 and parts[0] == "profiles" and not is_valid_name(parts[1]):
+        return f"{dotted}: '{parts[1]}' is not a profile name (lowercase letters, digits and single hyphens)"
     close = suggestion(parts)
     return f"{dotted} is not a key nexus knows" + (f" (did you mean {close}?)" if close else "")
 
 
 def suggestion(parts, others=()):
     """The known key (placeholders filled in from `parts`) or one of `others` closest to `parts`, or None."""
-    import difflib
+    import difflib  # a hint for a key not found only
 
     candidates = list(others)
     for key in KEYS:
@@ -173,7 +221,7 @@ def shown(value):
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        import json
+        import json  # an error message only: json brings `re`
 
         return json.dumps(value if len(value) <= 40 else value[:40] + "...", ensure_ascii=False)
     if isinstance(value, (list, dict)):
@@ -226,12 +274,41 @@ def leaves(node, parts=()):
 TYPES = {"bool": bool, "int": int, "string": str, "list": list, "table": dict}  # --type, and what it reads
 
 
+def _set_by(parts, value):
+    """Each key a value set at `parts` sets: `parts` itself, and for a table every key inside it."""
+    yield parts
+    if isinstance(value, dict):
+        for name, inner in value.items():
+            yield from _set_by((*parts, str(name)), inner)
+
+
+def sets_api_key(parts, value):
+    """Whether setting `value` at `parts` sets a skill's apiKey, itself or through a table above it."""
+    return any(key is not None and key.path.endswith(".apiKey") for key in map(find, _set_by(parts, value)))
+
+
+def masked(parts, value):
+    """A value as nexus shows it: a secret, itself or inside a table, as ***."""
+    key = find(parts)
+    if key is not None and key.secret:
+        return SECRET
+    if isinstance(value, dict):
+        return {name: masked((*parts, str(name)), inner) for name, inner in value.items()}
+    return value
+
+
+def may_hold_secret(parts):
+    """Whether a value at `parts` is, or may hold, a secret: an error never quotes it."""
+    key = find(parts)
+    return key.secret if key is not None else is_table(parts) or is_ours(parts)
+
+
 def value_of(text, kind=None):
     """A value given on the command line: read as TOML when it parses as one (`true`, `5000`, `["a"]`), else
     as text; `kind` (a name in TYPES) insists on that type: ValueError when the text is not one."""
     if kind == "string":
         return text
-    import tomllib
+    import tomllib  # `nexus config set` only: loading the config reads its JSON cache
 
     try:
         parsed = tomllib.loads(f"v = {text}")
@@ -243,3 +320,40 @@ def value_of(text, kind=None):
     if found and type(parsed["v"]) is TYPES[kind]:  # `is`: True is not an int here
         return parsed["v"]
     raise ValueError(f"not {kind}")
+
+
+def problems(config, skills, bundled):
+    """What `nexus skills check` warns of in a config nexus can use: [(key parts, message)] for a name in
+    skills.allowBundled that is no bundled skill, a skills.entries table that names no skill, and an
+    apiKey no tool would get. `skills`: {a skill's key (skillKey, else name): whether it names a
+    primaryEnv}, of the skills in the catalogue; `bundled`: the names of the bundled skills."""
+    found = []
+    for name in lookup(config, ("skills", "allowBundled"))[1] or []:
+        if name not in bundled:
+            found.append((("skills", "allowBundled"), f"'{name}' is not a bundled skill"))
+    for key, table in (lookup(config, ("skills", "entries"))[1] or {}).items():
+        if key not in skills:
+            found.append((("skills", "entries", key), "no skill has this name or skillKey"))
+        elif "apiKey" in table and not skills[key]:
+            found.append((("skills", "entries", key, "apiKey"),
+                          "the skill names no env var for a key (primaryEnv): no tool gets it"))
+    return found
+
+
+def writable(parts, force, required):
+    """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for a
+    key nexus does not know, unless `force` or a skill's requires.config names it (`required()`: the
+    config paths the skills name, asked for only then)."""
+    key = find(parts)
+    if key is not None or is_table(parts):
+        return key
+    if is_ours(parts):
+        raise BadInput(unknown(parts))
+    if force:
+        return None
+    wanted = required()
+    if ".".join(parts) not in wanted:
+        close = suggestion(parts, wanted)
+        hint = f" (did you mean {close}?)" if close else ""
+        raise BadInput(f"{'.'.join(parts)} is not a key nexus knows{hint}; --force sets it anyway")
+    return None

@@ -57,6 +57,9 @@ def download(spec):
     if len(expected) != 64 or not all(c in "0123456789abcdef" for c in expected):
         raise NexusError(f"download of {url} has no valid sha256: nexus never installs an unchecked file")
     if name is None:
+        bins = spec.get("bins")
+        if isinstance(bins, list) and bins:
+            raise NexusError(f"download of {url}: bins[0] {bins[0]!r} is not a file name")
         raise NexusError(f"download of {url}: cannot tell the file's name; give it in 'bins'")
     fileio.private_dirs(paths.cache_dir(), paths.home())
     part = tempfile.NamedTemporaryFile(dir=paths.cache_dir(), prefix="download.", delete=False)

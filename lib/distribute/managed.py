@@ -8,12 +8,13 @@ can say exactly which skills changed. Every change happens under one lock and is
 import os
 import shutil
 
-from .. import config as configlib, fileio, paths
+from .. import config as configlib, fileio, paths, trust
 from ..catalog import manifest
 from ..errors import BadInput, NexusError
 from ..schema import now_iso
-from ..skill import skillmd
+from ..skill import audit as auditlib, skillmd
 from ..skill.skillmd import Problem
+from ..style import plural
 from . import sources
 
 LOCK_VERSION = 1
@@ -86,16 +87,35 @@ def record(candidate, source, copy, now):
             "placement": "copy" if copy else "link", "updatedAt": now}
 
 
-def edited_in_place(name, entry):
-    """True when the copy placed at MANAGED_SKILLS_DIR/NAME no longer has the files its lock entry
-    records. A linked skill has no copy of its own to edit, and a missing one is gone, not edited."""
+MISSING, PLACED, EDITED, FOREIGN = "missing", "placed", "edited", "foreign"
+
+
+def found_at(name, entry):
+    """What is at MANAGED_SKILLS_DIR/NAME, judged against its lock entry: MISSING; PLACED (nexus's link,
+    or a copy whose files match the lockfile); EDITED (a copy whose files no longer match); FOREIGN
+    (anything else: a folder where nexus's link was, a link where its copy was). Only what nexus placed
+    is ever removed or replaced without being asked to."""
     folder = skill_path(name)
-    if entry.get("placement") != "copy" or not os.path.lexists(folder):
-        return False
+    if not os.path.lexists(folder):
+        return MISSING
+    if entry.get("placement") != "copy":
+        return PLACED if os.path.islink(folder) else FOREIGN
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return FOREIGN
     try:
-        return sources.digest(folder, sources.files(folder, folder)) != entry.get("sha256")
+        same = sources.digest(folder, sources.files(folder, folder)) == entry.get("sha256")
     except (OSError, NexusError):  # unreadable, or a symlink out of it: not what was placed
-        return True
+        same = False
+    return PLACED if same else EDITED
+
+
+def why_kept(name, found):
+    """Why what is at MANAGED_SKILLS_DIR/NAME (EDITED or FOREIGN) is left alone."""
+    path = skill_path(name)
+    if found == EDITED:
+        return f"{path}: its files no longer match the lockfile: kept"
+    folder = os.path.isdir(path) and not os.path.islink(path)
+    return f"{path} is {'a folder where nexus placed a link' if folder else 'not what nexus placed'}: kept"
 
 
 class EditedCopies:
@@ -116,7 +136,7 @@ class EditedCopies:
             return None
         self.lock = self.lock or read_lock()
         entry = self.lock["skills"].get(name)
-        if entry is None or not edited_in_place(name, entry):
+        if entry is None or found_at(name, entry) != EDITED:
             return None
         return Problem("warning", f"edited in place: its files no longer match the sha256 in {paths.managed_lockfile()}; "
                        "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
@@ -127,9 +147,10 @@ def conflict(lock, name, source, candidate):
     entry = lock["skills"].get(name)
     if entry is not None:
         if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
-            if edited_in_place(name, entry):
+            found = found_at(name, entry)
+            if found == EDITED:
                 return f"skill '{name}' was edited in place since it was added"
-            return None  # the same skill again: adding it refreshes it
+            return why_kept(name, found) if found == FOREIGN else None  # the same skill again: adding it refreshes it
         return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
     if os.path.lexists(skill_path(name)):
         return f"skill '{name}' already exists at {skill_path(name)}"
@@ -180,9 +201,11 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
         report.update(source=source.location, revision=source.revision)
         copy = copy or source.kind == "git"  # a clone is scratch: its skills are copied out
-        seen = set()
+        seen, others = set(), skills_elsewhere()
         for candidate in select(sources.find(source, on_problem or (lambda m: None)), names, source):
-            why = _refusal(candidate, seen, lock, source, force)
+            shadows = _shadows(candidate, lock, source, others)
+            why = _refusal(candidate, seen, lock, source, force) or (
+                shadows and not force and shadows[0] + "; --force adds it all the same")
             if why:
                 report["refused"].append({"name": candidate.label, "path": candidate.path, "error": why})
                 continue
@@ -192,10 +215,20 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
             if _already_placed(name, old, entry):
                 report["unchanged"].append(name)
                 continue
+            findings = auditlib.audit(candidate.dir, name)
+            high = sum(f.severity == auditlib.HIGH for f in findings)
+            if high and not force:  # nothing is placed
+                report["refused"].append({"name": name, "path": candidate.path, "findings": [f.as_dict() for f in findings],
+                                          "error": f"{plural(high, 'high finding')} of `nexus skills audit` (below); "
+                                                   "--force adds it all the same"})
+                continue
             place(name, candidate, copy)
-            lock["skills"][name] = {**entry, "addedAt": old.get("addedAt", entry["updatedAt"])}
+            trust.record(name, skill_path(name))
+            lock["skills"][name] = {**entry, "audit": auditlib.keys(findings),
+                                    "addedAt": old.get("addedAt", entry["updatedAt"])}
             report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
-                                    "sha256": entry["sha256"]})
+                                    "sha256": entry["sha256"], **({"shadows": shadows[1]} if shadows else {}),
+                                    "findings": [f.as_dict() for f in findings]})
     return report
 
 
@@ -209,31 +242,58 @@ def _refusal(candidate, seen, lock, source, force):
     return why and why + "; --force replaces it"
 
 
+def skills_elsewhere():
+    """{name: (source, skill folder)} of the skills the user has in every source but the managed folder."""
+    from ..catalog import discovery  # only to say what an added skill shadows: discovery reads SKILL.md files
+
+    scan = discovery.scan([s for s in configlib.sources(configlib.load()) if s[0] != "nexus-managed"])
+    return {e["name"]: (e["source"], e["dir"]) for e in reversed(scan.records()) if e.get("name") and e.get("dir")}
+
+
+def _shadows(candidate, lock, source, others):
+    """(refusal, note): what adding a candidate would do to a skill of its name the user already has, said
+    before and after; None when there is none, or the skill was added from here before (accepted then)."""
+    name, old = candidate.name, lock["skills"].get(candidate.name) or {}
+    if name not in others or (old.get("source"), old.get("path")) == (source.location, candidate.path):
+        return None
+    where, folder = others[name]
+    if where == "nexus-workspace":  # the workspace wins: the added skill would never run
+        other = f"the workspace skill '{name}' ({folder})"
+        return f"{other} would hide it", f"{other} hides it"
+    other = f"the bundled skill '{name}'" if where == "nexus-bundled" else f"the skill '{name}' in {os.path.dirname(folder)}"
+    return f"it would shadow {other}", f"it shadows {other}"
+
+
 def _already_placed(name, old, new):
     """NAME is recorded and placed just as adding `new` would place it (a copy edited since is not)."""
     keys = ("source", "path", "sha256", "placement")
-    return (all(old.get(k) == new[k] for k in keys) and os.path.lexists(skill_path(name))
-            and not edited_in_place(name, old))
+    return all(old.get(k) == new[k] for k in keys) and found_at(name, old) == PLACED
 
 
 def remove(names):
-    """Remove added skills and their lock entries; nothing is removed when one was not added."""
+    """Remove added skills and their lock entries; nothing is removed when one was not added, or when
+    what is in its place is not what nexus placed (an edited copy, a folder where its link was)."""
     if _nothing_added(names):
         return
     with locked() as lock:
         require_added(lock, names)
+        kept = [why_kept(n, found) for n in names if (found := found_at(n, lock["skills"][n])) in (EDITED, FOREIGN)]
+        if kept:
+            raise NexusError("; ".join(kept) + ": nothing removed (remove it yourself, and then `nexus skills remove` "
+                             "drops its record)")
         for name in names:
             unplace(name)
+            trust.forget(name)
             del lock["skills"][name]
 
 
 def update(names=(), force=False):
     """Fetch the sources of added skills again:
-    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'failed'}.
+    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'refused', 'failed', 'findings'}.
 
     A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
     report = {"changed": [], "restored": [], "unchanged": [], "editedLocally": [], "removedUpstream": [],
-              "failed": []}
+              "refused": [], "failed": [], "findings": []}
     if _nothing_added(names):
         return report
     with locked() as lock:
@@ -270,23 +330,56 @@ def _update_one(entry, name, source, force, report):
         error = candidate.error or f"the skill at {candidate.path} is now named '{candidate.name}'"
         report["failed"].append({"name": name, "error": error})
         return
-    edited = edited_in_place(name, entry)
+    found = found_at(name, entry)
+    if found == FOREIGN:  # never replaced, even when forced: it holds what the user put there
+        report["failed"].append({"name": name, "error": why_kept(name, found)})
+        return
+    edited = found == EDITED
     if edited and not force:
         report["editedLocally"].append(name)
         return
     fresh = record(candidate, source, entry.get("placement") == "copy", now_iso())
     entry["revision"] = fresh["revision"]
-    missing = not os.path.lexists(skill_path(name))  # deleted by hand: put back from the source
+    missing = found == MISSING  # deleted by hand: put back from the source
     if fresh["sha256"] == entry.get("sha256") and not missing and not edited:
         report["unchanged"].append(name)
         return
+    findings = auditlib.audit(candidate.dir, name)
+    new = auditlib.new_since(findings, _accepted(entry, name, found, findings))
+    report["findings"] += [f.as_dict() for f in new]
+    if any(f.severity == auditlib.HIGH for f in new) and not force:  # the classic: clean once, risky upstream
+        report["refused"].append(name)
+        return
     try:
         place(name, candidate, fresh["placement"] == "copy")
+        trust.record(name, skill_path(name))
     except NexusError as e:
         report["failed"].append({"name": name, "error": str(e)})
         return
-    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"])
+    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"], audit=auditlib.keys(findings))
     report["restored" if missing else "changed"].append(name)
+
+
+def accept(name, audit):
+    """Record that the user trusted an added skill's files as they are now (`nexus skill trust`): the
+    findings accepted, for update to tell what is new. Its sha256 stays the source's: a trusted edit of a
+    copy is still an edit, which update keeps unless --force."""
+    with locked() as lock:
+        entry = lock["skills"].get(name)
+        if entry is None:
+            raise NexusError(f"{name} is not an added skill")
+        entry.update(audit=audit, trustedAt=now_iso())
+
+
+def _accepted(entry, name, found, findings):
+    """The findings the user accepted for the version they have: those recorded when it was added or
+    updated; for a skill added before audits were recorded, those of its copy, or (a link, whose source
+    is already the new version) those found now."""
+    if "audit" in entry:
+        return entry["audit"]
+    if found == PLACED and entry.get("placement") == "copy":
+        return auditlib.keys(auditlib.audit(skill_path(name), name))
+    return auditlib.keys(findings)
 
 
 def refresh_manifest(config):

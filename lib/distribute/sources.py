@@ -6,12 +6,11 @@ out of it: a skill with a symlink that leads outside the source is refused.
 """
 
 import contextlib
-import hashlib
 import os
 import shutil
 import tempfile
 
-from .. import fileio, paths
+from .. import fileio, paths, trust
 from ..errors import NexusError
 from ..gateway import process
 from ..skill import skillmd
@@ -35,10 +34,12 @@ class Candidate:
 
     def __init__(self, source, folder):
         self.dir = folder
-        self.path = os.path.relpath(folder, source.root)
+        rel = os.path.relpath(folder, source.root)
+        self.path = os.fsencode(rel).decode("utf-8", "backslashreplace")  # text, even for a name that is not
         self.name = self.description = self.error = None
         self.files = []
         try:
+            utf8_name(rel)
             self.files = files(folder, source.root)
         except NexusError as e:
             self.error = str(e)
@@ -155,9 +156,11 @@ def files(skill_dir, root):
         seen.add(real)
         with os.scandir(folder) as it:
             for entry in sorted(it, key=lambda e: e.name):
-                rel = prefix + entry.name
+                rel = utf8_name(prefix + entry.name)
                 if entry.is_symlink() and not paths.contains(root, entry.path):
                     raise NexusError(f"'{rel}' is a symlink that points outside the source")
+                if trust.left_by_runs(entry.name, entry.is_dir()):
+                    continue
                 if entry.is_dir() and entry.name != ".git":
                     walk(entry.path, rel + "/")
                 elif entry.is_file():
@@ -167,10 +170,17 @@ def files(skill_dir, root):
     return found
 
 
+def utf8_name(rel):
+    """`rel` when it is a UTF-8 file name; NexusError showing its bytes otherwise (a lockfile, a digest and
+    an agent's tool list all need text)."""
+    try:
+        rel.encode()
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("ascii", "backslashreplace")
+        raise NexusError(f"'{shown}': the file name is not UTF-8") from None
+    return rel
+
+
 def digest(skill_dir, rels):
     """SHA-256 over a skill's files: each relative path, then the SHA-256 of its contents."""
-    total = hashlib.sha256()
-    for rel in rels:
-        with open(os.path.join(skill_dir, rel), "rb") as f:
-            total.update(rel.encode() + b"\0" + hashlib.file_digest(f, "sha256").digest())
-    return total.hexdigest()
+    return trust.combined({rel: trust.file_digest(os.path.join(skill_dir, rel)) for rel in rels})

@@ -6,6 +6,11 @@ runs the tool in a process group of its own, its stdin /dev/null and its output 
 $NEXUS_HOME/state/nexus/jobs/ID/, waits for it (ending it after --timeout), records the call exactly
 once, as any call is recorded, and writes how it ended into job.json. Finished jobs are pruned by
 `nexus skills rotate` after KEEP_DAYS days.
+
+The job id is printed only once the supervisor has saved its pid, so a job is never taken for lost
+while its supervisor may still start. A supervisor that was killed leaves its job "running": the next
+`nexus jobs`, `job wait`, `job kill` or `skills rotate` that reads it ends the tool's process group
+(when it is still the one the job started), records the call, and says the job was lost.
 """
 
 import os
@@ -16,7 +21,7 @@ import time
 import _signal as signal
 
 from .. import fileio, paths, schema
-from ..errors import NexusError, UsageError
+from ..errors import BadInput, NexusError, UsageError
 from . import process
 
 KEEP_DAYS = 7
@@ -31,23 +36,83 @@ def folder(job_id):
 
 
 def read(job_id):
-    """The job's record, with `status` "lost" when its supervisor is gone without saying how it ended."""
-    job = fileio.read_json(os.path.join(folder(job_id), "job.json"))
-    if not isinstance(job, dict):
+    """The job's record; a job whose supervisor is gone without saying how it ended is settled as lost.
+    BadInput for a job.json that is not a job's."""
+    path = os.path.join(folder(job_id), "job.json")
+    job = fileio.read_json(path)
+    if job is None:
         raise NexusError(f"no job {job_id}: see `nexus jobs`")
-    if job.get("status") in ("starting", "running") and not _alive(job.get("supervisor")):
-        job["status"] = "lost"
+    if not (isinstance(job, dict) and isinstance(job.get("status"), str) and job.get("id") == job_id):
+        raise BadInput(f"'{path}' is not a job's record")
+    if job["status"] in ("starting", "running") and not _alive(job.get("supervisor") or job.get("starter")):
+        job = _settle_lost(job)
     return job
 
 
+def _settle_lost(job):
+    """A job whose supervisor is gone: end its tool's process group if it is still the one the job
+    started, record the call once (whoever sees it first, under the job's lock), and mark it lost."""
+    with fileio.Lock(os.path.join(folder(job["id"]), "lock")):
+        job = fileio.read_json(os.path.join(folder(job["id"]), "job.json")) or job
+        if job.get("status") not in ("starting", "running"):
+            return job  # settled meanwhile, by its supervisor or by another reader
+        pid, ended = job.get("pid"), False
+        if pid and job.get("pidStart") is not None and _start_time(pid) == job["pidStart"]:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+                ended = True
+            except (ProcessLookupError, PermissionError):
+                pass
+        job.update(status="lost", ended=schema.now_iso(), toolEnded=ended)
+        _save(job)
+        if job.get("pid"):  # the tool ran: its call is recorded as any call is, once
+            _record_lost(job, ended)
+    return job
+
+
+def _record_lost(job, ended):
+    from .. import config as configlib  # a lost job only: its call is recorded as the gateway records one
+    from ..catalog import manifest
+    from . import plan, run
+
+    try:
+        config = configlib.load()
+        entry = manifest.entry(configlib.sources(config), job["skill"], lambda message: None)
+        started = schema.parse_iso(job.get("started"))
+        ms = int((time.time() - started.timestamp()) * 1000) if started else 0
+        error = "its supervisor was killed" + ("; nexus ended the tool" if ended else "")
+        run.record(entry, config, False, job.get("started") or schema.now_iso(), ms, 137, error=error,
+                   changes={}, args=job.get("args"), tool=plan.runs(entry), session=job.get("session"))
+    except (NexusError, OSError):
+        pass  # the skill is gone, or its state cannot be written: the job still says lost
+
+
+def _stat(pid):
+    """The fields of /proc/PID/stat after the command's name (state first), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+
+
+def _start_time(pid):
+    """When a process started, in clock ticks since boot (field 22 of /proc/PID/stat): tells the process
+    a job started from another that took its pid since. None where there is no /proc or no such process."""
+    fields = _stat(pid)
+    return int(fields[19]) if fields and len(fields) > 19 else None
+
+
 def _alive(pid):
+    """Whether a process runs: a zombie (killed, and not reaped by a parent that is not waiting) does not."""
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, TypeError):
         return False
     except PermissionError:
         pass
-    return True
+    fields = _stat(pid)
+    return not (fields and fields[0] == b"Z")
 
 
 def _save(job):
@@ -56,32 +121,42 @@ def _save(job):
 
 def start(call, timeout):
     """Start the prepared call in the background; its job id. The caller returns at once."""
-    job = {"id": schema.new_id(3), "skill": call.entry["name"], "args": [call.masked(a) for a in call.args],
-           "status": "starting", "started": schema.now_iso(), "timeout": timeout}
+    from ..state import usage_log  # a start only: listing or reading jobs never needs it
+
+    args = usage_log.bounded({"args": [call.masked(a) for a in call.args]})  # as the log keeps them
+    job = {"id": schema.new_id(3), "skill": call.entry["name"], "status": "starting", "started": schema.now_iso(),
+           "timeout": timeout, "starter": os.getpid(), "session": call.session, **args}
     where = folder(job["id"])
     fileio.private_dirs(where, paths.state_root())
     out, err = (os.open(os.path.join(where, name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
                 for name in ("stdout", "stderr"))
     _save(job)
+    ready, said = os.pipe()
     if os.fork():
-        os.close(out)
-        os.close(err)
+        for fd in (out, err, said):
+            os.close(fd)
+        os.read(ready, 1)  # the supervisor has saved its pid (or is gone): only now is the id given out
+        os.close(ready)
         return job["id"]
     try:  # the supervisor: it never returns into the command that forked it
-        _supervise(call, job, out, err, timeout)
+        os.close(ready)
+        _supervise(call, job, out, err, timeout, said)
     finally:
         os._exit(0)
 
 
-def _supervise(call, job, out, err, timeout):
+def _supervise(call, job, out, err, timeout, said):
     os.setsid()  # no terminal, no job control of the shell that started us: its hangup is not ours
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     job["supervisor"] = os.getpid()
+    _save(job)
+    os.close(said)
+    call.cancel_mark = os.path.join(folder(job["id"]), "kill")  # `job kill` is a cancel, as an MCP client's is
 
     def running(child):
-        job.update(status="running", pid=child.pid)
+        job.update(status="running", pid=child.pid, pidStart=_start_time(child.pid))
         _save(job)
 
     done = call.execute(timeout=timeout, stdin=process.DEVNULL, stdout=out, stderr=err, on_start=running)
@@ -91,8 +166,8 @@ def _supervise(call, job, out, err, timeout):
     _save(job)
 
 
-def all_jobs():
-    """Every job, newest first."""
+def all_jobs(warn=None):
+    """Every job, newest first; `warn` hears of a malformed job.json."""
     try:
         ids = sorted(os.listdir(paths.jobs_dir()), reverse=True)
     except FileNotFoundError:
@@ -101,6 +176,9 @@ def all_jobs():
     for job_id in ids:
         try:
             found.append(read(job_id))
+        except BadInput as e:  # a job.json that is not a job's: said, and the others still listed
+            if warn:
+                warn(str(e))
         except (NexusError, UsageError):
             continue  # a folder half made, or not ours
     return found
@@ -132,7 +210,8 @@ def wait(job_id, timeout=None):
 
 
 def kill(job_id):
-    """End a job's whole process group: SIGTERM, then SIGKILL after GRACE seconds; the job, once ended."""
+    """End a job's whole process group: SIGTERM, then SIGKILL after GRACE seconds; the job, once ended,
+    with "outlived": true when processes of the group outlived its tool (they are killed then)."""
     job = read(job_id)
     if job["status"] not in ("starting", "running") or not job.get("pid"):
         return job
@@ -144,8 +223,18 @@ def kill(job_id):
             break
         ended = wait(job_id, patience)
         if ended is not None:
-            return ended
-    return wait(job_id, GRACE) or read(job_id)
+            return _no_leftovers(ended)
+    return _no_leftovers(wait(job_id, GRACE) or read(job_id))
+
+
+def _no_leftovers(job):
+    """The job, once its tool has ended: a process of the tool's group still there (one that ignored
+    SIGTERM) is killed, and the job says so. A group id is not given to another while a member lives."""
+    try:
+        os.killpg(job["pid"], signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return job
+    return {**job, "outlived": True}
 
 
 def output(job_id):
@@ -154,10 +243,10 @@ def output(job_id):
     return os.path.join(where, "stdout"), os.path.join(where, "stderr")
 
 
-def prune(days=KEEP_DAYS):
-    """Remove the jobs that ended over `days` days ago; how many."""
+def prune(days=KEEP_DAYS, warn=None):
+    """Remove the jobs that ended over `days` days ago; how many. A job lost meanwhile is settled first."""
     since, removed = schema.now_iso(time.time() - days * 86400), 0
-    for job in all_jobs():
+    for job in all_jobs(warn):
         if job.get("ended") and job["ended"] < since:
             shutil.rmtree(folder(job["id"]), ignore_errors=True)
             removed += 1

@@ -5,8 +5,8 @@ import os
 
 from .. import config as configlib, paths
 from ..catalog import status
-from ..errors import NexusError
-from ..schema import SECRET
+from ..errors import NexusError, Refused
+from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
 MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
@@ -20,14 +20,77 @@ def environment(entry, config):
     if extra:
         env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
     env["NEXUS_CALLER_CWD"] = os.getcwd()
+    env[MARK] = entry["name"]  # inside a gateway call: what lowers the gate is refused (refuse_inside)
     return env
 
 
-def secrets(entry, env):
-    """Values of the env vars a skill declares as secret (long enough to be one), longest first."""
+MARK = "NEXUS_SKILL"
+
+
+def inside():
+    """'inside a gateway call of skill NAME' when we run in a skill's process tree (the gateway marks the
+    environment it hands a tool), else None."""
+    return f"inside a gateway call of skill '{os.environ[MARK]}'" if os.environ.get(MARK) else None
+
+
+def refuse_inside(what):
+    """NexusError when we run inside a gateway call: no skill lowers its own gate."""
+    if inside():
+        raise NexusError(f"refused: {what} from {inside()}")
+
+
+def confined(entry, config):
+    """True when the skill's calls run confined (gateway.sandbox): skills.sandbox.mode all, or untrusted (the
+    default) for a skill added from elsewhere. Here, so that an unconfined call never imports the sandbox."""
+    mode = configlib.get(config, "skills.sandbox.mode", "untrusted")
+    return mode == "all" or mode == "untrusted" and entry.get("source") == "nexus-managed"
+
+
+def secrets(entry, env, config):
+    """The secrets nexus hands the tool, to be masked wherever nexus writes or shows them (long enough to
+    be one), longest first: the values of the env vars the skill declares, its apiKey, and the config's env
+    values whose name says secret (schema.secret_name) or that `nexus skill env --secret` marked."""
+    skill_config = configlib.skill_entry(config, entry)
+    given, marked = skill_config.get("env") or {}, skill_config.get("secretEnv") or ()
     names = entrylib.env_names(entry) + [entrylib.primary_env(entry)]
+    names += [name for name in given if name in marked or secret_name(name)]
     found = {env[n] for n in names if n and len(env.get(n) or "") >= MIN_SECRET_CHARS}
+    key = skill_config.get("apiKey")
+    if isinstance(key, str) and len(key) >= MIN_SECRET_CHARS:  # masked even when no primaryEnv hands it on
+        found.add(key)
     return sorted(found, key=len, reverse=True)
+
+
+def variables(entry, given, environ=None):
+    """{name: value} of the skill's variables (skills spec 9.4): given with --var NAME=VALUE, else the
+    environment's, else its default. UsageError for a --var the skill does not declare; Refused
+    (`variables`) naming each required one that is still missing."""
+    environ = os.environ if environ is None else environ
+    declared = {v["name"]: v for v in entry.get("variables") or []}
+    unknown = [name for name in given if name not in declared]
+    if unknown:
+        from ..errors import UsageError  # a variable that is not declared only
+
+        names = ", ".join(declared) or "none"
+        raise UsageError(f"Skill '{entry['name']}' has no variable {unknown[0]} (it declares: {names})")
+    values, missing = {}, []
+    for name, variable in declared.items():
+        value = given.get(name, environ.get(name) or variable.get("default"))
+        if value is None:
+            missing.append(name)
+        else:
+            values[name] = value
+    if missing:
+        raise Refused("variables", f"Skill '{entry['name']}' needs " + ", ".join(
+            f"{name} ({declared[name].get('description') or 'a variable'}): --var {name}=..." for name in missing))
+    return values
+
+
+def fill(text, values):
+    """`text` with ${NAME} of each variable replaced by its value."""
+    for name, value in values.items():
+        text = text.replace("${" + name + "}", value)
+    return text
 
 
 def mask(text, secrets):
@@ -43,28 +106,30 @@ def runs(entry):
 
 
 def command(entry, args, config):
-    """(argv, cwd) to execute a tool or script skill; NexusError when its binary is missing."""
+    """(argv, cwd) to execute a tool or script skill; Refused when it may not run as it says (invalid) or
+    its binary or script is missing (not-installed)."""
     unsafe = entrylib.unsafe(entry)
     if unsafe:
-        raise NexusError(f"Skill '{entry['name']}': {unsafe}")
+        raise Refused("invalid", f"Skill '{entry['name']}': {unsafe}")
     binary = runs(entry)
     found = status.which(binary, status.search_dirs(config)) if binary else None
     if not found:
-        raise NexusError(not_installed_message(entry, binary))
+        raise Refused("not-installed", not_installed_message(entry, binary))
     if entry["type"] == "tool":
         return [found, *args], None
     skill_dir = os.path.realpath(entry["dir"])
     script = os.path.realpath(os.path.join(skill_dir, entry.get("script") or ""))
     if not paths.contains(skill_dir, script) or not os.path.isfile(script):
-        raise NexusError(f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
+        raise Refused("not-installed", f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file inside {skill_dir}")
     return [found, script, *args], skill_dir
 
 
 def not_installed_message(entry, binary):
     from ..skill import installspec  # a refusal's message: not on the way of a run that goes ahead
+    from ..style import visible
 
-    lines = [f"Tool '{binary}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
-    hints = installspec.hints(entry)
+    lines = [f"Tool '{visible(binary)}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
+    hints = [visible(hint) for hint in installspec.hints(entry)]  # one line each: a message of several lines
     if hints:
         lines.append("Install with: " + hints[0])
         lines += ["          or: " + h for h in hints[1:]]
@@ -72,8 +137,33 @@ def not_installed_message(entry, binary):
 
 
 def setup_message(entry, missing):
-    needs = missing["env"] + [f"config {p} (nexus config set {p} true)" for p in missing["config"]]
-    return f"Skill '{entry['name']}' is not configured: needs " + ", ".join(needs)
+    needs = missing["env"] + [f"config {p}" for p in missing["config"]]
+    step = next_step({**entry, "status": "needs-setup", "missing": missing})
+    return f"Skill '{entry['name']}' is not configured: needs {', '.join(needs)}. To fix: {step}"
+
+
+def next_step(record):
+    """The one command that takes a skill that is not ready on towards ready (a record of
+    catalog.listing), or None when there is none to give: every refusal and 'needs setup' line ends
+    with it."""
+    name, status, missing = record["name"], record["status"], record.get("missing") or {}
+    if record.get("reason") and status != "unsupported":  # it needs another skill: show lists every step
+        return f"nexus skill show {name}"
+    if status == "needs-setup":
+        env, paths_ = missing.get("env", []), missing.get("config", [])
+        if env and len(env) + len(paths_) == 1:
+            return f"nexus skill key {name}" if env[0] == entrylib.primary_env(record) else f"nexus skill env {name} {env[0]}=..."
+        if paths_ and len(paths_) + len(env) == 1:
+            return f"nexus config set {paths_[0]} true"
+        return f"nexus skill show {name}"  # several things to set, or its verification failed
+    if status == "not-installed":
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
+
+        hints = installspec.hints(record)
+        return hints[0] if hints else None
+    if status == "disabled":
+        return f"nexus skill enable {name}" if record.get("disabledReason") == "disabled in config" else f"nexus skill show {name}"
+    return None
 
 
 def enable_command(entry, config):
@@ -82,7 +172,7 @@ def enable_command(entry, config):
     name, allow = entry["name"], configlib.get(config, "skills.allowBundled")
     left_out = entry.get("source") == "nexus-bundled" and isinstance(allow, list) and name not in allow
     if left_out and configlib.skill_entry(config, entry).get("enabled") is not False:
-        import shlex
+        import shlex  # a bundled skill left out only; shlex brings `re`, config.edit tomllib and tomli-w
 
         from ..config.edit import inline
 
@@ -99,7 +189,7 @@ def not_ready_reason(record):
         needs = missing["env"] + [f"config {p}" for p in missing["config"]]
         return "needs: " + ", ".join(needs) if needs else "verification failed"
     if status == "not-installed":
-        from ..skill import installspec
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
 
         hints = installspec.hints(record)
         return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
@@ -112,7 +202,7 @@ def not_ready_reason(record):
 
 def setup_steps(entry, missing):
     """Numbered steps that take a skill from where it is to verified."""
-    from ..skill import installspec
+    from ..skill import installspec  # setup advice only: never on the way of a run that goes ahead
 
     name, steps = entry["name"], []
     if missing["bins"] or missing["anyBins"]:

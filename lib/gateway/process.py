@@ -2,16 +2,22 @@
 installers, git).
 
 No shell is involved unless the caller names one: a program gets its argument vector as given. It is
-started with posix_spawn (cheaper to import and to call than subprocess) and waited for without polling
-where the system allows (Linux's pidfd); a timeout ends it as timeout(1) does: SIGTERM, then SIGKILL
-KILL_AFTER seconds later, sent to its process group when it has one of its own.
+waited for without polling where the system allows (Linux's pidfd); a timeout ends it as timeout(1)
+does: SIGTERM, then SIGKILL KILL_AFTER seconds later, sent to its process group when it has one of its own.
+
+How a program is started (one path, `_spawn`): fork, then in the child the steps it needs (its process
+group, its file descriptors, default signal dispositions, its working folder, a parent-death signal,
+and `prepare`, where confinement goes), then exec. A failed step or exec is sent back over a
+close-on-exec pipe and raised here as the OSError it was. Our own process never changes folder, so
+threads (nexus-mcp's calls) may spawn at once. A child that needs none of the steps a fork allows is
+started with posix_spawn instead, which glibc does without copying our address space: that is the
+same thing, about 1 ms cheaper (tests/bench/bench_run.py), and it is what most tool skills need.
 
 Each of stdin, stdout and stderr is inherited (None), DEVNULL or CAPTURE (read into memory); stderr may
 also be TEE (copied to our stderr as it comes, its last bytes kept), stdout a file descriptor of ours,
 and stdin bytes to feed the program.
 """
 
-import _thread
 import os
 import select
 import time
@@ -23,7 +29,7 @@ KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL after a timeout
 TAIL = 800  # bytes kept of a TEE'd stderr
 DRAIN = 1.0  # seconds spent reading what a program left in its pipes once it has exited
 POLL = 0.05  # where there is no pidfd to wait on
-_spawning = _thread.allocate_lock()  # posix_spawn has no cwd: the folder is changed around the call
+_libc = None  # ctypes' handle on the C library, loaded for the first child that needs prctl
 
 
 class Finished:
@@ -59,7 +65,8 @@ class _Sink:
 class Child:
     """A started program. wait() feeds and reads its pipes and reaps it; kill() may come from another thread."""
 
-    def __init__(self, argv, cwd=None, env=None, stdin=None, stdout=None, stderr=None, group=False, limit=None):
+    def __init__(self, argv, cwd=None, env=None, stdin=None, stdout=None, stderr=None, group=False, limit=None,
+                 parent_death=False, prepare=None):
         self.group, self.status, self.timed_out = group, None, False
         self.sinks, self.readers = {}, {}  # 1 or 2 -> _Sink; our read end -> _Sink
         self.feed = memoryview(bytes(stdin)) if isinstance(stdin, (bytes, bytearray)) else None
@@ -82,9 +89,8 @@ class Child:
                 else:
                     sink = _Sink(tail=TAIL, tee_fd=2) if how == TEE else _Sink(limit=limit)
                     self.sinks[fd] = self.readers[mine] = sink
-        resets = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)
         try:
-            self.pid = _spawn(argv, cwd, os.environ if env is None else env, actions, resets, group)
+            self.pid = _spawn(argv, os.environ if env is None else env, actions, group, cwd, parent_death, prepare)
         except BaseException:
             self._close(list(self.readers) + [self.stdin_fd])
             raise
@@ -198,23 +204,116 @@ class Child:
                     pass
 
 
-def _spawn(argv, cwd, env, actions, resets, group):
-    spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
-    extra = {"setpgroup": 0} if group else {}
-    with _spawning:  # held for every spawn: one in another thread must not start in a folder changed for this one
-        if cwd is None:
-            return spawn(argv[0], argv, env, file_actions=actions, setsigdef=resets, **extra)
+RESETS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)  # ignored here, default in a program
+
+
+def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None):
+    """Start argv with the file `actions` (posix_spawn's) and the steps asked for; its pid.
+
+    cwd: its working folder. parent_death: it gets SIGKILL when the thread that started it ends (Linux),
+    so that a server killed outright takes its tools with it; the thread must wait for it (Child.wait).
+    prepare: called in the child last before exec (confinement); it may only make system calls, and an
+    OSError it raises is raised here.
+    """
+    if cwd is None and not parent_death and prepare is None:
+        spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
+        return spawn(argv[0], argv, env, file_actions=actions, setsigdef=RESETS, **({"setpgroup": 0} if group else {}))
+    # posix_spawnp looks a bare name up on our PATH, not the program's: so does this
+    where = [argv[0]] if "/" in argv[0] else [os.path.join(d, argv[0]) for d in os.get_exec_path()]
+    prctl = _prctl() if parent_death else None
+    parent = os.getpid()
+    report, report_w = os.pipe()  # both ends close on exec: EOF here means the exec happened
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: nothing here may return to the caller's code
+            try:
+                os.close(report)
+                _steps(actions, group, cwd, prctl, parent, prepare)
+                _exec(where, argv, env)
+            except BaseException as e:  # noqa: B036 (whatever happened must reach the parent)
+                failed = e if isinstance(e, OSError) else OSError(0, f"{type(e).__name__}: {e}")
+                os.write(report_w, b"%d\0%s\0%s" % (failed.errno or 0, (failed.strerror or "").encode(),
+                                                    os.fsencode(failed.filename or "")))
+            finally:
+                os._exit(127)
+        os.close(report_w)
+        report_w = None
+        if group:
+            try:
+                os.setpgid(pid, pid)  # as a shell does, so that no signal to the group comes too early
+            except OSError:
+                pass  # it has exec'd and set it itself, or it is gone
+        failure = b""
+        while chunk := os.read(report, 4096):
+            failure += chunk
+    finally:
+        os.close(report)
+        if report_w is not None:
+            os.close(report_w)
+    if failure:
+        os.waitpid(pid, 0)
+        number, text, filename = failure.split(b"\0", 2)
+        raise OSError(int(number), text.decode(errors="replace") or os.strerror(int(number)),
+                      os.fsdecode(filename) or None)
+    return pid
+
+
+def _steps(actions, group, cwd, prctl, parent, prepare):
+    """In the child: what posix_spawn would do, then what it cannot."""
+    if group:
+        os.setpgid(0, 0)
+    for action in actions:
+        if action[0] == os.POSIX_SPAWN_OPEN:
+            _, fd, path, flags, mode = action
+            opened = os.open(path, flags, mode)
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+        elif action[1] == action[2]:
+            os.set_inheritable(action[1], True)
+        else:
+            os.dup2(action[1], action[2])
+    for signum in RESETS:
+        signal.signal(signum, signal.SIG_DFL)
+    if cwd is not None:
+        os.chdir(cwd)  # the child's own folder: the parent's never changes
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(128 + signal.SIGKILL)  # the parent died before the prctl: as if the signal had come
+    if prepare is not None:
+        prepare()
+
+
+def _exec(where, argv, env):
+    """execve the first of `where` that runs, as posix_spawnp tries PATH; the error that best says why not."""
+    error = FileNotFoundError(2, os.strerror(2), argv[0])
+    for path in where:
         try:
-            back = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            back = None  # our folder is gone or unreadable: nothing to come back to
-        try:
-            os.chdir(cwd)
-            return spawn(argv[0], argv, env, file_actions=actions, setsigdef=resets, **extra)
-        finally:
-            if back is not None:
-                os.fchdir(back)
-                os.close(back)
+            os.execve(path, argv, env)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except PermissionError as e:
+            error = e  # a program there we may not run says more than one missing elsewhere
+    raise OSError(error.errno, error.strerror, argv[0])
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def libc():
+    """The C library through ctypes, for the system calls Python has no binding of (prctl, unshare, Landlock)."""
+    global _libc
+    if _libc is None:
+        import ctypes  # only for a parent-death signal or confinement, never a plain run
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def _prctl():
+    """prctl(2), or None where there is none (not Linux): the parent-death signal is Linux's."""
+    return getattr(libc(), "prctl", None)
 
 
 def run(argv, timeout=None, kill_group=False, **how):

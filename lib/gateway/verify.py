@@ -14,46 +14,64 @@ import time
 
 from .. import schema
 from ..catalog import status
-from ..errors import UsageError
+from ..errors import NexusError
 from ..state import health, skill_state
 from . import plan, process
 
 VERIFY_TIMEOUT = 30
+OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
-def verify(entry, config, timeout=VERIFY_TIMEOUT):
-    """Check requirements, run the verify command, record the outcome in state; returns the outcome."""
+def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None):
+    """Check requirements, run the verify command, record the outcome in state; returns the outcome. The
+    command runs confined as the skill's calls do (`confined`: as the policy says, unless told); warn(text)
+    hears that it could only be confined less, where the config accepts that."""
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
     missing = status.Checker(config).missing(entry)
     output = b""
-    if entry["type"] == "prompt":
-        pass
-    elif missing["bins"] or missing["anyBins"]:
+    if missing["bins"] or missing["anyBins"]:  # a prompt skill's too: it is not installed, as listings say
         outcome.update(ok=False, error=plan.not_installed_message(entry, (missing["bins"] or missing["anyBins"])[0]))
     elif missing["env"] or missing["config"]:
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
-    elif entry.get("verify"):
+    elif entry.get("verify") and entry["type"] != "prompt":
         env = plan.environment(entry, config)
-        # A group of its own, ended once the shell is done: a background process the command
-        # left behind cannot hold verification open.
-        done = process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
-                           stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
-                           timeout=timeout)
+        def start(env, prepare):
+            # A group of its own, ended once the shell is done: a background process the command
+            # left behind cannot hold verification open.
+            return process.run(["/bin/sh", "-c", entry["verify"]], env=env, stdin=process.DEVNULL,
+                               stdout=process.CAPTURE, stderr=process.CAPTURE, group=True, kill_group=True,
+                               timeout=timeout, limit=OUTPUT_LIMIT, prepare=prepare)
+
+        done = _start_confined(entry, config, env, start, warn or (lambda text: None)) if (
+            plan.confined(entry, config) if confined is None else confined) else start(env, None)
         output = done.stdout
         outcome.update(ok=done.exit == 0 and not done.timed_out, exit=None if done.timed_out else done.exit)
         if done.timed_out:
             outcome["error"] = f"verify command timed out after {timeout:g} s"
         elif done.exit != 0:
-            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env))
+            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env, config))
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
-    drift = _record(entry, config, outcome, output)
+    # A prompt skill has no verification to keep: its status is its requirements' alone.
+    drift = _record(entry, config, outcome, output) if entry["type"] != "prompt" or outcome["ok"] else None
     if drift:
         outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]
     return outcome
+
+
+def _start_confined(entry, config, env, start, warn):
+    """The verify command confined as the skill's calls are; a refusal is its failure, with the reason."""
+    from . import sandbox  # a confined skill's verify command only
+
+    try:
+        if not sandbox.check(entry, config, warn):
+            return start(env, None)
+        return sandbox.run(entry, config, env, warn, start)[0]
+    except NexusError as e:
+        return process.Finished(1, False, None, b"", str(e).encode(), False)
 
 
 def _record(entry, config, outcome, output):
@@ -61,7 +79,10 @@ def _record(entry, config, outcome, output):
     vouched = fingerprint(entry, config, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
     with skill_state.Update(entry["name"], entry) as state:
         state.update(schema.execution_of(entry))
-        return skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
+        drift = skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
+        if outcome["ok"]:
+            outcome["configuredAt"] = state.get("configuredAt")
+        return drift
 
 
 def fingerprint(entry, config, output_hash, ts):
@@ -88,7 +109,7 @@ def select(records, stale_hours=None):
     lately verified, with `stale_hours`); the others (not installed, lacking an env var or config,
     disabled, not for this platform, invalid) are skipped, each with the reason, since running their
     verify command could only fail."""
-    from ..catalog.capabilities import why_not_ready
+    from ..catalog.capabilities import why_not_ready  # verify --all alone: not on the way of one verification
 
     entries, skipped = [], []
     for record in records:
@@ -104,16 +125,7 @@ def select(records, stale_hours=None):
     return entries, skipped
 
 
-MAX_JOBS = 256
-
-
-def parse_jobs(text):
-    """The --jobs value: a whole number from 1 to MAX_JOBS; None (not given) is one per CPU."""
-    if text is None:
-        return os.cpu_count() or 1
-    if not text.isdigit() or not 0 < int(text) <= MAX_JOBS:
-        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {text!r}")
-    return int(text)
+CPUS = os.cpu_count() or 1  # how many verify commands run at once unless told
 
 
 def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):

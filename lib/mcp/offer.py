@@ -10,7 +10,7 @@ import time
 from .. import config as configlib, paths, schema
 from ..catalog import listing, manifest
 from ..cli.command import number
-from ..errors import NexusError, UsageError
+from ..errors import NexusError, Refused, UsageError
 from ..gateway import plan, run as gateway
 from ..skill import skillmd
 
@@ -133,11 +133,12 @@ def call_arguments(arguments):
     return args, None if stdin is None else stdin.encode(), timeout
 
 
-def call_result(done, timeout, limit):
+def call_result(done, timeout, limit, masked=lambda text: text):
     """A finished call as a tool result: stdout, then stderr, then what else happened, as text content;
-    all of it as structured content; isError when the exit status is not 0."""
-    stdout = done.stdout.decode("utf-8", "replace")
-    stderr = done.stderr.decode("utf-8", "replace")
+    all of it as structured content; isError when the exit status is not 0. `masked` (the Call's) masks
+    the secrets nexus handed the tool: the agent reads what the tool printed, never a secret in it."""
+    stdout = masked(done.stdout.decode("utf-8", "replace"))
+    stderr = masked(done.stderr.decode("utf-8", "replace"))
     notes = ["" if done.started else "the program could not be started",
              f"timed out after {timeout:g} s" if done.timed_out else "", f"exit status {done.exit}" if done.exit else "",
              f"output cut at {limit:,} bytes per stream" if done.truncated else ""]
@@ -169,9 +170,13 @@ def result(**fields):
 
 def instructions(catalog, config, name, session, warn):
     """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
-    is not found, disabled or not for this platform, as `nexus skill run` refuses a prompt skill."""
+    is not found, and Refused (logged) when it is disabled or not for this platform, as `nexus skill run`
+    refuses a prompt skill."""
     entry = catalog.entry(config, name)
-    gateway.gate(entry, config)
+    try:
+        gateway.gate(entry, config)
+    except Refused as e:
+        raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, session=session) from None
     started, ts = time.monotonic(), schema.now_iso()
     text = skillmd.prompt(entry)
     log_read(entry, config, ts, started, None, session, warn)
@@ -225,7 +230,7 @@ def inside(entry, path):
 
 
 def resource(entry, path):
-    import mimetypes
+    import mimetypes  # resources only: a server that lists none never pays for them
     import pathlib
 
     relative = os.path.relpath(path, entry["dir"])
@@ -238,7 +243,7 @@ def read_resource(records, config, uri, limit, session, warn):
     """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, logged as a
     prompt call with the file's path in the skill; UsageError when it is no such file (a hidden one,
     say) or larger than `limit`."""
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import unquote, urlsplit  # a resource read only: urllib brings `re`
 
     parts = urlsplit(uri)
     path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""

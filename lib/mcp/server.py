@@ -49,7 +49,7 @@ class Nexus:
     def __init__(self, limit, watch, warn):
         self.limit, self.watch, self.warn = limit, watch, warn
         self.session = os.environ.get("NEXUS_SESSION_ID") or "mcp-" + sessions.new_id()
-        self.cwd = os.getcwd()  # read once: a script skill's spawn changes our folder for a moment
+        self.cwd = os.getcwd()
         self.catalog = offer.Catalog(warn)
         self.running = set()  # the tool calls in flight
         self.checked = {}  # (protocol version, the tool's identity) -> the tool as sent, checked by the SDK once
@@ -155,20 +155,19 @@ class Nexus:
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
-        gateway.gate(entry, config)
         try:
             args, stdin, timeout = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
         call = gateway.Call(entry, config, args, self.warn, session=self.session)
         call.env["NEXUS_CALLER_CWD"] = self.cwd
-        call.prepare()
+        call.prepare()  # gated (a refusal is logged), configured, verified on first use
         running.call = call
         if running.cancelled:  # before its program started: nothing ran, nothing to log
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started)  # never our stdin: the protocol's
-        return offer.call_result(done, timeout, self.limit)
+        return offer.call_result(done, timeout, self.limit, call.masked)
 
     def read_skill(self, arguments):
         arguments = arguments or {}

@@ -34,16 +34,28 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
     entry["requires"] = {k: schema.string_list(requires.get(k)) for k in schema.REQUIRE_KEYS}
     entry["requires"].update((k, schema.string_list(requires[k])) for k in schema.DEPENDS_KEYS if k in requires)
+    tools = schema.string_list(requires.get("tools"))  # the skills spec's spelling of requires.skills
+    if tools:
+        entry["requires"]["skills"] = list(dict.fromkeys(entry["requires"].get("skills", []) + tools))
     from . import known  # only discovery builds entries: the gateway, which reads them, never loads the tables
 
     execution = known.execution(skill.name, meta)
-    if "requiredEnv" in execution:
-        execution["requiredEnv"] = schema.string_list(execution["requiredEnv"])
+    for key in ("requiredEnv", "configEnv"):
+        if key in execution:
+            execution[key] = schema.string_list(execution[key])
     entry.update(execution)
+    if "sandbox" not in entry and skill.name in known.SANDBOX:
+        entry["sandbox"] = known.SANDBOX[skill.name]
     implements = schema.string_list(meta.get("implements"))
-    connectors = schema.string_list(meta.get("connectors")) or sorted(
-        {known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS})
+    connectors = (schema.string_list(meta.get("connectors")) or schema.string_list(requires.get("connectors"))
+                  or sorted({known.CONNECTORS[b] for b in binaries(entry) if b in known.CONNECTORS}))
     entry.update({k: v for k, v in (("implements", implements), ("connectors", connectors)) if v})
+    aliases = [a for a in schema.string_list(meta.get("aliases")) if paths.is_valid_name(a) and a != skill.name]
+    if aliases:
+        entry["aliases"] = list(dict.fromkeys(aliases))  # other names `nexus skill run` takes for it
+    variables = _variables(meta.get("variables"))
+    if variables:
+        entry["variables"] = variables
     install = meta.get("install")
     entry["install"] = [spec for spec in install if isinstance(spec, dict)] if isinstance(install, list) else []
     entry["hasInstall"] = bool(entry["install"])
@@ -53,6 +65,19 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     entry["dirMtimeNs"] = dir_mtime_ns
     entry["fileMtimeNs"] = file_mtime_ns
     return entry, _sanitize(entry, meta)
+
+
+VARIABLE_KEYS = ("name", "description", "type", "default")
+
+
+def _variables(declared):
+    """metadata.nexus.variables (skills spec 9.4) as [{name, description, type, default}], the values
+    text; a variable is required unless it has a default. Those without a usable name are left out
+    (_sanitize warns)."""
+    if not isinstance(declared, list):
+        return []
+    return [{key: str(v[key]) for key in VARIABLE_KEYS if v.get(key) is not None}
+            for v in declared if isinstance(v, dict) and schema.is_env_name(v.get("name"))]
 
 
 def _sanitize(entry, meta):
@@ -67,6 +92,10 @@ def _sanitize(entry, meta):
         if key in entry and not isinstance(entry[key], wanted):
             warnings.append(f"{key} must be {'text' if wanted is str else 'true or false'}, "
                             f"not {entry.pop(key)!r}; ignored")
+    problem = sandbox_problem(entry.get("sandbox"))
+    if problem:
+        warnings.append(f"sandbox {problem}; ignored")
+        del entry["sandbox"]
     if meta.get("requires") is not None and not isinstance(meta["requires"], dict):
         warnings.append("requires must be a mapping of " + ", ".join(schema.REQUIRE_KEYS) + "; ignored")
     for where, names, valid in (("implements", entry.get("implements", []), schema.is_capability),
@@ -80,14 +109,46 @@ def _sanitize(entry, meta):
     for key in ("implements", "connectors"):
         if entry.get(key) == []:
             del entry[key]
+    declared = meta.get("variables")
+    if declared is not None and (not isinstance(declared, list) or len(entry.get("variables", [])) < len(declared)):
+        warnings.append("variables must be a list of {name, description, type, default}, each name an env var "
+                        "name; those that are not were ignored")
     runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
                 "prompt": True}
     if not runnable.get(entry["type"]):
         fallback = "script" if runnable["script"] else "tool" if runnable["tool"] else "prompt"
         problem = "is not tool, script or prompt" if entry["type"] not in schema.TYPES else "names nothing to run"
         warnings.append(f"type {entry['type']!r} {problem}; read as {fallback}")
+        if fallback == "prompt" and entry["type"] not in schema.TYPES:
+            entry["unknownType"] = str(entry["type"])  # its runs warn, and are logged as `unknown`
         entry["type"] = fallback
     return warnings
+
+
+def sandbox_problem(value):
+    """What is wrong with a sandbox declaration ({network: bool, write: [folder], read: [folder]}), or None.
+    A folder is absolute, or starts with ~, {cwd}, {tmp} or {state}."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return "must be a mapping of " + ", ".join(schema.SANDBOX_KEYS)
+    unknown = [k for k in value if k not in schema.SANDBOX_KEYS]
+    if unknown:
+        return f"has {unknown[0]!r}, not one of " + ", ".join(schema.SANDBOX_KEYS)
+    if "network" in value and not isinstance(value["network"], bool):
+        return "network must be true or false"
+    for key in ("write", "read"):
+        folders = value.get(key, [])
+        bad = [f for f in folders if not _place(f)] if isinstance(folders, list) else [folders]
+        if bad:
+            return f"{key} needs a list of folders, each absolute or starting with ~, {{cwd}}, {{tmp}} or {{state}}" \
+                   f" (not {bad[0]!r})"
+    return None
+
+
+def _place(folder):
+    return isinstance(folder, str) and "\0" not in folder and (
+        folder.startswith("~") or os.path.isabs(folder) or folder.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
 
 
 def required(entry, key):
@@ -103,14 +164,37 @@ def binaries(entry):
 
 
 def env_names(entry):
-    """Every env var the skill needs: requires.env and requiredEnv."""
-    return list(dict.fromkeys(required(entry, "env") + schema.string_list(entry.get("requiredEnv"))))
+    """Every env var the skill needs: requires.env, requiredEnv and configEnv (the skills spec's
+    ToolSkillConfig: the env vars that say the tool is configured)."""
+    return list(dict.fromkeys(required(entry, "env") + schema.string_list(entry.get("requiredEnv"))
+                              + schema.string_list(entry.get("configEnv"))))
 
 
 def primary_env(entry):
-    """The env var a configured apiKey stands for: primaryEnv, else the first required env var."""
-    primary, names = entry.get("primaryEnv"), env_names(entry)
-    return primary if isinstance(primary, str) and primary else names[0] if names else None
+    """The env var a configured apiKey stands for: the declared primaryEnv, or None. As in OpenClaw, a
+    key never stands for another variable (DECISIONS.md), even the first one the skill requires."""
+    primary = entry.get("primaryEnv")
+    return primary if isinstance(primary, str) and primary else None
+
+
+CLASSES = {  # a skill's class (the gateway design's `Class:`): what a person must set up before it works
+    "prompt": "Prompt (instructions only: nothing to set up)",
+    "oauth": "OAuth/Complex (signs in to an account)",
+    "api-key": "API key (needs a secret in its environment)",
+    "cli": "CLI (needs its binary only)",
+}
+
+
+def skill_class(entry):
+    """prompt, oauth (it signs in to a person's account), api-key (it needs a secret) or cli (a binary
+    alone): the skills spec's connector classification (3.4), read from the entry."""
+    if entry.get("type") in ("prompt", "unknown"):
+        return "prompt"
+    if entry.get("requiresAuth") or entry.get("connectors"):
+        return "oauth"
+    if primary_env(entry) or env_names(entry):
+        return "api-key"
+    return "cli"
 
 
 def os_fits(os_values, platform):

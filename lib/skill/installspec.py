@@ -79,17 +79,17 @@ def download_name(spec):
     """The file name a download is placed under: its first bin, else the URL's last part."""
     bins = spec.get("bins")
     name = bins[0] if isinstance(bins, list) and bins else str(spec.get("url") or "").rstrip("/").rsplit("/", 1)[-1]
-    ok = isinstance(name, str) and name and "/" not in name and not name.startswith((".", "-"))
+    ok = isinstance(name, str) and name and name.isprintable() and "/" not in name and not name.startswith((".", "-"))
     return name if ok else None
 
 
 def describe(spec):
-    """The exact command a spec runs, as the user should see it before saying yes."""
+    """The exact command a spec runs, as the user should see it before saying yes: its argument vector
+    (a shell spec's is /bin/sh -c SCRIPT), each word quoted as a shell needs it, control characters visible."""
+    from ..style import shell_line, shell_word  # shown before an install: the gateway's refusals need no style
+
     if spec.get("kind") == "download":
         target = os.path.join(paths.bin_dir(), download_name(spec) or "?")
-        return f"download {spec.get('url')} to {target} (sha256 {spec.get('sha256') or 'missing'})"
-    if spec.get("kind") == "shell":
-        return spec["script"]
-    import shlex
-
-    return shlex.join(argv(spec))
+        return (f"download {shell_word(str(spec.get('url')))} to {shell_word(target)} "
+                f"(sha256 {shell_word(str(spec.get('sha256') or 'missing'))})")
+    return shell_line(argv(spec))

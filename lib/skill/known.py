@@ -14,6 +14,8 @@ KNOWN_SKILL_TOOLS = {
     "video-frames": {"tool": "ffmpeg", "verify": "ffmpeg -version"},
     "camsnap": {"tool": "camsnap", "verify": "camsnap --help"},
     "nano-pdf": {"tool": "nano-pdf", "verify": "nano-pdf --version"},
+    # the design's "(env check)": the summarize CLI, configured once its key is set
+    "summarize": {"tool": "summarize", "verify": 'test -n "$SUMMARIZE_API_KEY"', "requiredEnv": ["SUMMARIZE_API_KEY"]},
 }
 
 SCRIPT_SKILLS = {
@@ -31,11 +33,24 @@ PROMPT_ONLY_SKILLS = frozenset({
     "onboarding",
 })
 
-EXECUTION_KEYS = ("type", "tool", "verify", "runner", "script", "requiredEnv", "requiresAuth")
+# What these tools need when they run confined (gateway.sandbox), where their own SKILL.md does not say.
+SANDBOX = {
+    "gog": {"network": True, "read": ["~/.config/gogcli"], "write": ["~/.config/gogcli"]},
+    "eve": {"network": True},
+    "1password": {"network": True, "read": ["~/.config/op"], "write": ["~/.config/op"]},
+    "tmux": {"write": ["/tmp/tmux-{uid}"]},  # its server's socket folder ($TMUX_TMPDIR is not set)
+    "qmd": {"write": ["~/.cache/qmd"]},
+    "aix": {"network": True},
+    "camsnap": {"write": ["{cwd}"]},
+    "brave-search": {"network": True},
+    "openai-image-gen": {"network": True, "write": ["{cwd}"]},
+}
+
+EXECUTION_KEYS = ("type", "tool", "verify", "runner", "script", "requiredEnv", "configEnv", "requiresAuth")
 
 
 def execution(name, meta):
-    """The resolved type, tool, verify, runner, script and requiredEnv of a skill."""
+    """The resolved type, tool, verify, runner, script, requiredEnv and configEnv of a skill."""
     declared = {k: meta[k] for k in EXECUTION_KEYS if meta.get(k) not in (None, "", [])}
     if name in PROMPT_ONLY_SKILLS:
         table = {"type": "prompt"}

@@ -15,7 +15,9 @@ from .entry import OS_ALIASES
 from .skillmd import Problem
 
 AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", *known.EXECUTION_KEYS)
+OTHER_LOADERS_FIELDS = ("user-invocable", "disable-model-invocation")  # OpenClaw's and Claude Code's
+META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", "aliases", "variables",
+             *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.
 LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon", "description", "compatibility", "metadata"})
@@ -87,6 +89,22 @@ def _product(skill, _skill_dir):
     for key in ("implements", "connectors"):
         if key in meta:
             yield from _names(meta[key], f"{where}.{key}", line, schema.is_capability)
+    problem = entrylib.sandbox_problem(meta.get("sandbox"))
+    if problem:
+        yield _error(f"{where}.sandbox {problem}", line, "sandbox")
+    if "aliases" in meta:
+        yield from _names(meta["aliases"], f"{where}.aliases", line, is_valid_name)
+    if "variables" in meta:
+        yield from _variables(meta["variables"], f"{where}.variables", line)
+
+
+def _variables(value, where, line):
+    """skills spec 9.4: a list of {name, description, type, default}, each name an env var name."""
+    items = value if isinstance(value, list) else [value]
+    for i, variable in enumerate(items):
+        if not isinstance(variable, dict) or not schema.is_env_name(variable.get("name")):
+            yield _error(f"{where}[{i}] must be a mapping with a name that is an env var name "
+                         f"(and a description, type, default)", line, "metadata")
 
 
 def _expect_string_list(value, where, line, code):
@@ -116,7 +134,7 @@ def _requires(requires, where, line):
                      "requires")
         return
     for key, value in requires.items():
-        known_keys = schema.REQUIRE_KEYS + schema.DEPENDS_KEYS
+        known_keys = schema.REQUIRE_KEYS + schema.DEPENDS_KEYS + tuple(schema.SPEC_SPELLINGS)
         if key not in known_keys:
             yield _error(f"{where} has an unknown key '{key}'{_close(key, known_keys)}; "
                          f"nexus reads {', '.join(known_keys)}", line, "requires")
@@ -175,9 +193,10 @@ def _execution(skill, skill_dir):
     bad = [k for k in ("type", "tool", "verify", "runner", "script") if k in meta and not isinstance(meta[k], str)]
     for key in bad:
         yield _error(f"{where}.{key} must be a string", line, "execution")
-    if "requiredEnv" in meta:
-        yield from _expect_string_list(meta["requiredEnv"], f"{where}.requiredEnv", line, "execution")
-        yield from _env_names(schema.string_list(meta["requiredEnv"]), f"{where}.requiredEnv", line, "execution")
+    for key in ("requiredEnv", "configEnv"):
+        if key in meta:
+            yield from _expect_string_list(meta[key], f"{where}.{key}", line, "execution")
+            yield from _env_names(schema.string_list(meta[key]), f"{where}.{key}", line, "execution")
     if bad:
         return
     declared = meta.get("type")
@@ -211,9 +230,14 @@ def _unexpected(skill, _skill_dir):
         yield _warning(f"name {skill.name!r} is not ASCII: it travels badly (shells, file systems and loaders "
                        "that take only a-z, 0-9 and -)", skill.lines.get("name"), "name")
     for key in skill.frontmatter:
-        if key not in AGENT_SKILLS_FIELDS and key not in schema.FRONTMATTER_KEYS:
+        if key not in AGENT_SKILLS_FIELDS + OTHER_LOADERS_FIELDS and key not in schema.FRONTMATTER_KEYS:
             yield _warning(f"unexpected field '{key}': neither Agent Skills nor nexus defines it",
                            skill.lines[key], "unexpected-field")
+    requires = skill.meta.get("requires")
+    for key, spelling in schema.SPEC_SPELLINGS.items():
+        if isinstance(requires, dict) and key in requires:
+            yield _warning(f"metadata.{skill.meta_key}.requires.{key}: the skills spec's spelling; nexus's is "
+                           f"{spelling} (both are read)", skill.lines.get("metadata"), "spelling")
     for key in skill.meta:
         if key not in META_KEYS:
             yield _warning(f"unexpected field 'metadata.{skill.meta_key}.{key}'{_close(key, META_KEYS)}",

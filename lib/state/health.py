@@ -1,9 +1,10 @@
 """Health over time, read from a skill's state alone (no log is read at list time): degraded and drifted.
 
 A skill is degraded when its recent calls fail far more often than they used to: at least
-DEGRADED_FAILURES of its last RECENT calls failed while its success rate over the past WINDOW_DAYS
-days (those calls included) stayed above USED_TO_WORK; or when its last verification failed after
-one had passed. A skill has drifted when its latest verification printed something else than the
+DEGRADED_FAILURES of its last RECENT calls failed while over USED_TO_WORK of its calls of the past
+WINDOW_DAYS days before those (at least DEGRADED_FAILURES of them) succeeded: the recent failures are
+judged against the record before them, never diluted by it; or when its last verification failed
+after one had passed. A skill has drifted when its latest verification printed something else than the
 one before it that passed (an expired account, an upgraded binary answering differently), until a
 verification prints the same again.
 """
@@ -36,9 +37,10 @@ def degraded(state):
     cutoff = time.strftime("%Y-%m-%d", time.gmtime(time.time() - WINDOW_DAYS * 86400))
     calls = sum(v[0] for d, v in (state.get("days") or {}).items() if d >= cutoff)
     failures = sum(v[1] for d, v in (state.get("days") or {}).items() if d >= cutoff)
-    if failed >= DEGRADED_FAILURES and calls and 1 - failures / calls > USED_TO_WORK:
-        return (f"{failed} of its last {len(recent)} calls failed, while {1 - failures / calls:.0%} of its "
-                f"{calls} calls of the past {WINDOW_DAYS} days succeeded")
+    before, failures_before = calls - len(recent), max(0, failures - failed)  # the record before the recent calls
+    if failed >= DEGRADED_FAILURES and before >= DEGRADED_FAILURES and 1 - failures_before / before > USED_TO_WORK:
+        return (f"{failed} of its last {len(recent)} calls failed, while {1 - failures_before / before:.0%} of "
+                f"its {before} calls before them in the past {WINDOW_DAYS} days succeeded")
     history = state.get("verifications") or []
     if state.get("lastVerifyOk") is False and any(v.get("ok") for v in history[:-1]):
         passed = next(v["ts"] for v in reversed(history[:-1]) if v.get("ok"))

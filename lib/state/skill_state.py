@@ -13,7 +13,7 @@ from . import health
 
 TEXT = ("configuredAt", "lastVerified", "lastUsed", "lastError", "type", "tool", "verify")
 FLAGS = ("configured", "lastVerifyOk")
-COUNTERS = ("totalInvocations", "successCount", "totalDurationMs")  # checked as one: they only make sense together
+COUNTERS = ("totalInvocations", "successCount", "totalDurationMs", "policyRefusals")  # checked as one: they only make sense together
 DERIVED = ("successRate", "avgDurationMs")
 
 
@@ -44,7 +44,7 @@ def checked(state, entry=None):
             problems.append(f"{key} {_shown(state.pop(key))} is not what nexus keeps there; reset")
     present = [k for k in COUNTERS if k in state]
     if present and (not all(_is_count(state.get(k, 0)) for k in COUNTERS)
-                    or state.get("successCount", 0) > state.get("totalInvocations", 0)):
+                    or state.get("successCount", 0) + state.get("policyRefusals", 0) > state.get("totalInvocations", 0)):
         bad = ", ".join(f"{k} {_shown(state.get(k))}" for k in present)
         problems.append(f"lifetime counters unusable ({bad}); counting from 0")
         for key in COUNTERS + DERIVED:
@@ -100,7 +100,8 @@ def of(entry, on_problem=None):
 class Update:
     """`with Update(name) as state:` holds the skill's lock, and writes `state` back atomically when the
     block ends without an exception; a file it had to repair is kept as state.json.corrupt first. The
-    usage log is appended under the same lock."""
+    usage log is appended under the same lock, and cut back to where it was when the state cannot be
+    written (a full disk): the log and the counters change together or not at all."""
 
     def __init__(self, name, entry=None, on_problem=None):
         self.name, self.entry, self.on_problem = name, entry, on_problem
@@ -110,6 +111,7 @@ class Update:
         fileio.private_dirs(paths.skill_state_dir(self.name), paths.state_root())
         self.lock.__enter__()
         try:
+            self.log = _stamp(paths.usage_log(self.name))
             self.state, self.problems, _ = load(self.name, self.entry)
         except BaseException:
             self.lock.__exit__(None, None, None)
@@ -125,26 +127,60 @@ class Update:
                 path = paths.state_file(self.name)
                 if self.problems and os.path.exists(path):
                     os.replace(path, corrupt_name(path))
-                fileio.write_json(path, self.state)
+                try:
+                    fileio.write_json(path, self.state)
+                except OSError:
+                    self._unlog()
+                    raise
         finally:
             self.lock.__exit__(None, None, None)
 
+    def _unlog(self):
+        """Cut the usage log back to its size before this block, if it is still the same file and grew."""
+        path = paths.usage_log(self.name)
+        now = _stamp(path)
+        if self.log and now and now[0] == self.log[0] and now[1] > self.log[1]:
+            os.truncate(path, self.log[1])
+
+
+def _stamp(path):
+    """(inode, size) of a file, or None."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_ino, info.st_size
+
 
 def corrupt_name(path):
-    """Where a state file nexus could not use is kept: state.json.corrupt, or with the time when that is taken."""
+    """Where a state file nexus could not use is kept: state.json.corrupt, or with the time when that is
+    taken, and a number after it when that is taken too (three repairs in one second keep three copies)."""
     kept = path + ".corrupt"
-    if os.path.lexists(kept):
-        kept += "-" + schema.now_iso().replace(":", "").replace("-", "").split(".")[0]
+    if not os.path.lexists(kept):
+        return kept
+    stamped = kept + "-" + schema.now_iso().replace(":", "").replace("-", "").split(".")[0]
+    kept, n = stamped, 1
+    while os.path.lexists(kept):
+        n += 1
+        kept = f"{stamped}.{n}"
     return kept
 
 
-def count_call(state, ts, ok, ms):
-    """Lifetime counters, kept in state so they survive log rotation."""
+def count_call(state, ts, ok, ms, policy=False):
+    """Lifetime counters, kept in state so they survive log rotation. A refusal for policy (`policy`)
+    is a call, but no failure of the skill: it is left out of the success rate and of health."""
     total = state.get("totalInvocations", 0) + 1
+    refused = state.get("policyRefusals", 0) + (1 if policy else 0)
     successes = state.get("successCount", 0) + (1 if ok else 0)
     duration = state.get("totalDurationMs", 0) + ms
+    judged = total - refused
     state.update(totalInvocations=total, successCount=successes, totalDurationMs=duration,
-                 successRate=round(successes / total, 4), avgDurationMs=round(duration / total), lastUsed=ts)
+                 avgDurationMs=round(duration / total), lastUsed=ts)
+    if judged:
+        state["successRate"] = round(successes / judged, 4)
+    if policy:
+        state["policyRefusals"] = refused
+        return
     health.count(state, ts, ok)
     if ok:
         state.pop("lastError", None)

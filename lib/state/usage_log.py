@@ -22,7 +22,12 @@ def limits(config):
     return valid(entries, MAX_ENTRIES), valid(size, MAX_BYTES)
 
 
-ARGS_BYTES = 8192  # the most a log entry's args take, JSON-encoded; an argument past it is cut or left out
+ARGS_BYTES = 8192  # the most a log entry's args take, JSON-encoded, in bytes; an argument past it is cut or left out
+
+
+def _size(value):
+    """The bytes `value` takes in a log line (fileio.encode of its JSON)."""
+    return len(fileio.encode(fastjson.dumps(value)))
 
 
 def bounded(entry):
@@ -30,14 +35,14 @@ def bounded(entry):
     cut, so that one call can never make a line the log cannot keep."""
     args, error = entry.get("args"), entry.get("error")
     cut = isinstance(error, str) and len(error) > schema.ERROR_CHARS
-    if isinstance(args, list) and len(fastjson.dumps(args)) > ARGS_BYTES:
+    if isinstance(args, list) and _size(args) > ARGS_BYTES:
         kept, used = [], 2  # the brackets
         for arg in args:
             room = ARGS_BYTES - used - 1  # and a comma
-            size = len(fastjson.dumps(arg))
+            size = _size(arg)
             if size > room:
                 arg = arg[:max(0, room - 2)]  # each character takes at least one byte, a control one six
-                while arg and len(fastjson.dumps(arg)) > room:
+                while arg and _size(arg) > room:
                     arg = arg[:len(arg) // 2]
                 if arg:
                     kept.append(arg)
@@ -70,7 +75,7 @@ def prune(name, max_entries, max_bytes):
 
     The newest line is always kept; an older line too big for the limit on its own is skipped (it
     could never be kept), so that it cannot take the lines before it with it."""
-    import collections
+    import collections  # only when a log is rotated, not on each append
 
     path = paths.usage_log(name)
     try:

@@ -2,11 +2,14 @@
 
 The new skill is a SKILL.md (type script, runner sh, `requires.skills` naming the skills it calls)
 and replay.sh, a POSIX sh script that runs each call again through `nexus skill run`, in order,
-stopping at the first that fails. Every argument is single-quoted as bytes, so it arrives byte for
-byte. `--var NAME=VALUE` turns each occurrence of VALUE in the recorded arguments into a parameter of
+stopping at the first that fails. No text from a log becomes code: every field that reaches the script
+is checked by the one check of its kind (a skill name by paths.checked_name, an env var's name by
+schema.is_env_name, a session id by schema.is_session_id, a parameter's name by `variables`) and every
+word is single-quoted as bytes by one function (`_word`), so it arrives byte for byte. `--var NAME=VALUE` turns each occurrence of VALUE in the recorded arguments into a parameter of
 the new skill (`--NAME VALUE`, or positional in the order given). A secret was never logged (it shows
-as ***): such an argument is replayed only from a variable, or from the env var that held it when the
-call's skill declares exactly one; otherwise crystallization is refused, naming the call.
+as ***; the log says which arguments were masked, so a literal *** is replayed as it is): such an
+argument is replayed only from a variable, or from the env var that held it when the call's skill
+declares exactly one; otherwise crystallization is refused, naming the call.
 """
 
 import json
@@ -15,9 +18,10 @@ import re
 import shutil
 
 from .. import fileio, paths, schema
-from ..schema import SECRET
+from ..schema import SECRET, is_env_name
 from ..errors import NexusError, UsageError
 from ..skill.entry import env_names, primary_env
+from ..style import visible
 from . import sessions
 from .stats import command
 
@@ -48,6 +52,9 @@ def span(text):
 
 def chosen_calls(session, numbers=None):
     """The successful tool and script calls of a session (within --calls, when given); NexusError when none."""
+    if session != sessions.NO_SESSION and not schema.is_session_id(session):
+        raise UsageError(f"{visible(session)!r} is not a session id (printable, at most {schema.MAX_SESSION_CHARS} "
+                         "characters): see `nexus sessions`")
     picked = [c for c in sessions.calls(session)
               if c.get("type") in ("tool", "script") and not sessions.failed(c)
               and (numbers is None or numbers[0] <= c["n"] <= numbers[1])]
@@ -66,36 +73,51 @@ def plan(name, session, picked, named, skills):
     for call in picked:
         if call.get("truncated"):
             raise NexusError(f"call {call['n']} ({call['skill']}) was logged with its arguments cut: it cannot be replayed")
-        secret_var = _secret_var(call, parts, skills.get(call["skill"]))
+        skill = paths.checked_name(call["skill"])  # a log line is hostile: its name is checked, then quoted
+        secret_var = _secret_var(call, parts, skills.get(skill))
         if secret_var and secret_var not in env:
             env.append(secret_var)
-        words = [_word(arg, parts, secret_var) for arg in call.get("args") or []]
-        lines.append(b"nexus skill run " + call["skill"].encode() + b" --" + b"".join(b" " + w for w in words)
+        args = [(arg, _masked(call, i, arg)) for i, arg in enumerate(call.get("args") or [])]
+        words = [_word(arg, parts, secret_var if masked else None, masked) for arg, masked in args]
+        lines.append(b"nexus skill run " + _word(skill, (), None) + b" --" + b"".join(b" " + w for w in words)
                      + b" || exit $?")
-        steps.append(f"`nexus skill run {call['skill']} -- {' '.join(_shown(arg, parts, secret_var) for arg in call.get('args') or [])}`")
+        shown = " ".join(_shown(arg, parts, secret_var if masked else None, masked) for arg, masked in args)
+        steps.append(f"`nexus skill run {skill} -- {visible(shown)}`")
     called = list(dict.fromkeys(c["skill"] for c in picked))
     return {"skillMd": _skill_md(name, session, picked, named, env, called, steps),
             "script": _script(session, picked, named) + b"\n".join(lines) + b"\n", "env": env,
             "calls": [c["n"] for c in picked], "requires": called}
 
 
+def _masked(call, index, arg):
+    """Whether a secret was masked in this argument: as the log says (`masked`, in every line with a ***
+    since nexus records it), or for a line logged before, when it holds ***."""
+    masked = call.get("masked")
+    return index in masked if isinstance(masked, list) else SECRET in arg
+
+
 def _secret_var(call, parts, entry):
     """The env var a masked argument of this call is replayed from, or None when it has none; NexusError
     when it has one that neither a variable nor a single declared secret can stand for."""
-    if not any(SECRET in arg for arg in call.get("args") or []) or any(value == SECRET for _, value in parts):
+    args = call.get("args") or []
+    if not any(_masked(call, i, arg) for i, arg in enumerate(args)) or any(value == SECRET for _, value in parts):
         return None
     declared = list(dict.fromkeys(env_names(entry) + ([primary_env(entry)] if primary_env(entry) else []))) if entry else []
     if len(declared) == 1:
+        if not is_env_name(declared[0]):  # it becomes "$NAME" in the script: the one check of an env var's name
+            raise NexusError(f"call {call['n']} ({call['skill']}): its skill declares {visible(declared[0])!r}, "
+                             "which is not an environment variable name: give the secret a variable, as --var KEY=***")
         return declared[0]
-    words = " ".join(call.get("args") or [])[:60]
+    words = visible(" ".join(args)[:60])
     raise NexusError(f"call {call['n']} ({call['skill']} {words}) has an argument that was masked (***) in the "
                      "log, and nexus cannot tell which secret it was: give it a variable, as --var KEY=***")
 
 
-def _pieces(arg, parts, secret_var):
-    """The argument cut into literal text and references: [(is_reference, text or variable)]."""
+def _pieces(arg, parts, secret_var, masked=True):
+    """The argument cut into literal text and references: [(is_reference, text or variable)]. A *** is a
+    secret only in an argument the log says was masked."""
     pieces = [(False, arg)]
-    replacements = list(parts) + ([(secret_var, SECRET)] if secret_var else [])
+    replacements = [(n, v) for n, v in parts if masked or v != SECRET] + ([(secret_var, SECRET)] if secret_var else [])
     for name, value in replacements:
         cut = []
         for is_reference, text in pieces:
@@ -111,11 +133,12 @@ def _pieces(arg, parts, secret_var):
     return pieces
 
 
-def _word(arg, parts, secret_var):
-    """One shell word that gives `arg` back byte for byte, with its variables expanded."""
+def _word(arg, parts, secret_var, masked=True):
+    """One shell word that gives `arg` back byte for byte, with its variables expanded: the one way text
+    reaches replay.sh (literal text single-quoted as bytes; a reference only to a checked name)."""
     named = dict(parts)
     out = b""
-    for is_reference, text in _pieces(arg, parts, secret_var) or [(False, "")]:
+    for is_reference, text in _pieces(arg, parts, secret_var, masked) or [(False, "")]:
         if is_reference:
             out += b'"$v_' + text.encode() + b'"' if text in named else b'"$' + text.encode() + b'"'
         else:
@@ -123,10 +146,10 @@ def _word(arg, parts, secret_var):
     return out or b"''"
 
 
-def _shown(arg, parts, secret_var):
+def _shown(arg, parts, secret_var, masked=True):
     named = dict(parts)
     return "".join((f"${text}" if text in named or text == secret_var else text) if ref else text
-                   for ref, text in _pieces(arg, parts, secret_var)) or "''"
+                   for ref, text in _pieces(arg, parts, secret_var, masked)) or "''"
 
 
 def _script(session, picked, named):
@@ -158,7 +181,9 @@ def _script(session, picked, named):
 
 
 def _skill_md(name, session, picked, named, env, called, steps):
-    names = ", ".join(f"{c['skill']} {command(c.get('args') or [])}".strip() for c in picked)
+    # What a person reads, not what runs: visible, so that a DEL or a byte that was not UTF-8 in a call's
+    # words never makes the SKILL.md unreadable (replay.sh has the exact bytes).
+    names = visible(", ".join(f"{c['skill']} {command(c.get('args') or [])}".strip() for c in picked))
     description = f"Replays {len(picked)} calls of session {session}: {names}"
     if len(description) > 1024:
         description = description[:1021] + "..."
@@ -189,20 +214,41 @@ def folder(name):
     return os.path.join(paths.workspace_skills(), paths.checked_name(name))
 
 
+def taken(name, skills, force=False):
+    """NexusError when a skill of any source already has the name, unless `force`: a crystallized skill
+    in the workspace would hide it."""
+    if name in skills and not force:
+        where = skills[name].get("dir") or skills[name].get("source")
+        raise NexusError(f"a skill named {name!r} exists ({where}): choose another --name, or give --force to "
+                         "hide or replace it")
+
+
 def write(name, files, force=False):
-    """Place the new skill in the workspace in one rename; its folder. Never over a skill without `force`."""
+    """Place the new skill in the workspace in one rename, its modes fixed whatever the umask; its folder.
+    Never over a skill without `force`; a SKILL.md nexus could not read is never placed, and nothing is
+    left behind when it fails."""
+    from ..skill import skillmd  # writing a skill only: it reads the SKILL.md back (YAML), which a plan need not
+
     target = folder(name)
     if os.path.lexists(target) and not force:
         raise NexusError(f"{target} exists: choose another --name, or give --force to replace it")
     os.makedirs(paths.workspace_skills(), exist_ok=True)
     staging = os.path.join(paths.workspace_skills(), f".{name}.{os.getpid()}.new")
     shutil.rmtree(staging, ignore_errors=True)
-    os.mkdir(staging)
-    fileio.write_atomic(os.path.join(staging, "SKILL.md"), files["skillMd"].encode(), 0o644)
-    fileio.write_atomic(os.path.join(staging, SCRIPT), files["script"], 0o755)
-    if os.path.isdir(target) and not os.path.islink(target):
-        shutil.rmtree(target)
-    elif os.path.lexists(target):
-        os.unlink(target)
-    os.rename(staging, target)
+    try:
+        os.mkdir(staging)
+        os.chmod(staging, 0o755)
+        fileio.write_atomic(os.path.join(staging, "SKILL.md"), files["skillMd"].encode(), 0o644)
+        fileio.write_atomic(os.path.join(staging, SCRIPT), files["script"], 0o755)
+        problems = [p for p in skillmd.read(os.path.join(staging, "SKILL.md"), name).problems if p.severity == "error"]
+        if problems:
+            raise NexusError(f"the SKILL.md for {name!r} would not be readable ({problems[0].message}): nothing written")
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        elif os.path.lexists(target):
+            os.unlink(target)
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return target

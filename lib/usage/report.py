@@ -9,11 +9,12 @@ copying). Light and dark colours follow the reader's preference. The figures are
 import datetime
 import html
 
-from .. import schema
+from .. import schema, style
 from ..catalog import listing
 from . import stats
 
 PALETTE = 8  # skills drawn in their own colour in the stacked chart; the rest are "other"
+SHOWN = 20  # rows of a long table shown at once; the rest are folded
 CSS = """
 :root { --fg: #1d232b; --muted: #5b6673; --bg: #ffffff; --panel: #f4f6f8; --grid: #d9dee4; --bad: #c2362b;
         --c0: #2f6fd6; --c1: #d9822b; --c2: #2e9e6a; --c3: #8a4fd1; --c4: #c94a8c; --c5: #1a9bb0;
@@ -29,20 +30,46 @@ body { margin: 0 auto; max-width: 64rem; padding: 1.5rem; background: var(--bg);
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.2rem; margin: 0 0 .5rem; }
 p.lede { color: var(--muted); margin: 0 0 1.5rem; }
-section { background: var(--panel); border-radius: 8px; padding: 1rem 1.25rem; margin: 0 0 1.25rem; }
-.figures { display: flex; gap: 2rem; flex-wrap: wrap; margin: 0 0 1.25rem; }
+section { background: var(--panel); border-radius: 8px; padding: 1rem 1.25rem; margin: 0 0 1.25rem; min-width: 0; }
+section.trouble { border-left: 4px solid var(--bad); }
+.figures { display: flex; gap: 1rem 2rem; flex-wrap: wrap; margin: 0 0 1.25rem; }
 .figure b { display: block; font-size: 1.5rem; }
 .figure span { color: var(--muted); }
 svg { display: block; width: 100%; height: auto; margin: .5rem 0; }
 svg text { fill: var(--fg); font-size: 11px; }
 svg .axis { fill: var(--muted); }
 svg line.grid { stroke: var(--grid); }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 0; font-size: .9rem; }
 th, td { text-align: left; padding: .2rem .6rem .2rem 0; border-bottom: 1px solid var(--grid); vertical-align: top; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+.nowrap { white-space: nowrap; }
 details summary { cursor: pointer; color: var(--muted); }
+details pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; font-size: .85rem; }
 .bad { color: var(--bad); }
+.muted { color: var(--muted); }
 .swatch { display: inline-block; width: .8em; height: .8em; border-radius: 2px; margin-right: .3em; }
+.bars { margin: .5rem 0; }
+.bar { display: grid; grid-template-columns: minmax(6rem, 12rem) 1fr; gap: .1rem .75rem; align-items: center;
+       padding: .15rem 0; }
+.bar .name { overflow-wrap: anywhere; }
+.bar .track { display: flex; flex-direction: column; gap: 2px; }
+.bar .value { display: flex; align-items: center; gap: .4rem; font-size: .8rem; color: var(--muted);
+              font-variant-numeric: tabular-nums; white-space: nowrap; }
+.bar .value i { display: block; height: .7rem; min-width: 3px; border-radius: 2px; flex: none; }
+@media (max-width: 40rem) {
+  body { padding: .75rem; }
+  section { padding: .75rem; }
+  .bar { grid-template-columns: 1fr; }
+  svg text { font-size: 24px; }
+  svg text.minor { display: none; }  /* every other day label, and the y axis's name (the title says it) */
+  /* A wide table of records becomes a list: its short cells on one line, labelled, the last below. */
+  table.stack thead { display: none; }
+  table.stack tr { display: block; padding: .35rem 0; border-bottom: 1px solid var(--grid); }
+  table.stack td { display: inline-block; border: 0; padding: 0 .75rem 0 0; }
+  table.stack td:not(:first-child):not(:last-child)::before { content: attr(data-label) " "; color: var(--muted); }
+  table.stack td:last-child { display: block; }
+}
 """
 
 
@@ -57,33 +84,50 @@ def collect(config, days, warn=None):
         calls.setdefault(date.isoformat(), {})[skill] = count
     failures = [{"date": date.isoformat(), "skill": skill, "error": message, "count": count}
                 for (date, skill, message), count in sorted(aggregator.failed_per_day.items())]
+    grouped = {}
+    for (date, skill, message), count in aggregator.failed_per_day.items():
+        grouped[skill, message] = grouped.get((skill, message), 0) + count
+    groups = [{"skill": skill, "error": message, "count": count,
+               "lastSeen": stats.iso(aggregator.last_failed[skill, message])}
+              for (skill, message), count in grouped.items()]
+    groups.sort(key=lambda g: (g["lastSeen"], g["count"]), reverse=True)
     return {"days": days, "generatedAt": schema.now_iso(), "stats": figures,
             "daily": [{"date": date, "calls": calls[date]} for date in sorted(calls)],
-            "failures": failures, "sessions": aggregator.sessions.result(),
+            "failures": failures, "failureGroups": groups, "sessions": aggregator.sessions.result(),
             "health": listing.unhealthy(listing.records(config, warn))}
 
 
 def render(data):
-    """The whole HTML document for `data` (see collect)."""
+    """The whole HTML document for `data` (see collect): trouble first, then the charts."""
     stats = data["stats"]
-    skills = stats["skills"]
+    unhealthy = {name for name, _, _ in data["health"]}
+    # Degraded and drifted skills lead every chart by skill, and are drawn in the failure colour.
+    skills = sorted(stats["skills"], key=lambda s: s["name"] not in unhealthy)
+    if stats["totalInvocations"]:
+        body = [_daily(data["daily"], stats["skills"]), _success(skills, unhealthy), _durations(skills, unhealthy),
+                _models(stats), _failures(data["failures"], data["failureGroups"], [d["date"] for d in data["daily"]]),
+                _sessions(data["sessions"])]
+    else:
+        body = [f"<section><h2>Nothing yet</h2><p>No skill was called in the past {_e(data['days'])} days, so "
+                "there is nothing to chart. Every call of <code>nexus skill run</code> (and of an agent through "
+                "<code>nexus mcp</code>) is logged; the report fills in as they come.</p></section>"]
     parts = [
         "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta name="color-scheme" content="light dark">',
         f"<title>nexus usage, past {data['days']} days</title>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<h1>nexus usage</h1><p class=\"lede\">The past {data['days']} days, since {_e(stats['since'][:10])}; "
-        f"written {_e(data['generatedAt'][:16].replace('T', ' '))} UTC.</p>",
-        _figures(stats), _daily(data["daily"], skills), _success(skills), _durations(skills),
-        _failures(data["failures"], [d["date"] for d in data["daily"]]), _sessions(data["sessions"]),
-        _health(data["health"]),
+        f"written {_e(data['generatedAt'][:16].replace('T', ' '))}. Times are UTC.</p>",
+        _figures(stats), _health(data["health"]), *body,
         "</body>", "</html>",
     ]
     return "\n".join(parts) + "\n"
 
 
 def _e(text):
-    return html.escape(str(text), quote=True)
+    """Text from a log or a skill as the page shows it: visible (a control character as \\e, a byte that
+    was not UTF-8 as \\xff, so the page can always be written), then escaped."""
+    return html.escape(style.visible(text), quote=True)
 
 
 def _pct(rate):
@@ -95,21 +139,35 @@ def _ms(ms):
 
 
 def _figures(stats):
-    cells = [(f"{stats['totalInvocations']:,}", "calls"), (_pct(stats["successRate"]), "succeeded"),
-             (_ms(stats["avgDurationMs"]), "average duration"), (str(len(stats["skills"])), "skills used")]
-    return '<div class="figures">' + "".join(f'<div class="figure"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
-                                             for v, k in cells) + "</div>"
+    rate = stats["successRate"]
+    failed = round(stats["totalInvocations"] * (1 - rate)) if rate is not None else 0
+    cells = [(f"{stats['totalInvocations']:,}", "calls", ""), (_pct(stats["successRate"]), "succeeded", ""),
+             (f"{failed:,}", "failed", ' class="bad"' if failed else ""),
+             (_ms(stats["avgDurationMs"]), "average duration", ""), (str(len(stats["skills"])), "skills used", "")]
+    return '<div class="figures">' + "".join(f'<div class="figure"><b{c}>{_e(v)}</b><span>{_e(k)}</span></div>'
+                                             for v, k, c in cells) + "</div>"
 
 
-def _table(caption, head, rows, numeric=()):
-    """A table with the chart's figures; columns whose index is in `numeric` are right-aligned."""
-    cls = lambda i: ' class="n"' if i in numeric else ""  # noqa: E731
-    out = [f"<table><caption hidden>{_e(caption)}</caption><thead><tr>"]
-    out += [f"<th{cls(i)} scope=\"col\">{_e(h)}</th>" for i, h in enumerate(head)]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>" + "".join(f"<td{cls(i)}>{cell}</td>" for i, cell in enumerate(row)) + "</tr>")
-    return "".join(out) + "</tbody></table>"
+def _table(caption, head, rows, numeric=(), nowrap=(), stack=False):
+    """A table with the chart's figures, scrolling inside its card when the page is narrower; columns
+    whose index is in `numeric` are right-aligned, those in `nowrap` never wrap (names, dates). With
+    `stack`, a narrow screen shows each row as a short record (CSS), and past SHOWN rows the rest are folded."""
+    def cls(i):
+        names = " ".join(n for n, on in (("n", i in numeric), ("nowrap", i in nowrap)) if on)
+        return f' class="{names}"' if names else ""
+
+    kind = ' class="stack"' if stack else ""
+
+    def part(rows):
+        cells = lambda row: "".join(f'<td{cls(i)} data-label="{_e(head[i])}">{cell}</td>'  # noqa: E731
+                                    for i, cell in enumerate(row))
+        return (f'<div class="scroll"><table{kind}><caption hidden>{_e(caption)}</caption>'
+                "<thead><tr>" + "".join(f'<th{cls(i)} scope="col">{_e(h)}</th>' for i, h in enumerate(head))
+                + "</tr></thead><tbody>" + "".join(f"<tr>{cells(row)}</tr>" for row in rows) + "</tbody></table></div>")
+
+    if len(rows) <= SHOWN or not stack:
+        return part(rows)
+    return part(rows[:SHOWN]) + f"<details><summary>{len(rows) - SHOWN:,} more</summary>{part(rows[SHOWN:])}</details>"
 
 
 def _svg(title, width, height, body):
@@ -123,144 +181,183 @@ def _section(title, chart, table, note="", shown=True):
             f"<summary>The figures</summary>{table}</details></section>")
 
 
+# The charts over time: a plot WIDTH x HEIGHT, in units that a phone's screen shrinks to about half;
+# their text is 11 units, 24 on a narrow screen (CSS), where only every other day label is shown.
+WIDTH, LEFT, BOTTOM, TOP_PAD = 720, 80, 54, 14
+
+
+def _day_labels(days, step, height):
+    """The x axis's day labels: about ten of them, every other one hidden on a narrow screen (from the
+    first, which would touch the y axis's 0)."""
+    every = 1 if len(days) <= 7 else max(1, len(days) // 10) if len(days) > 14 else 1
+    out, shown = "", 0
+    for i, day in enumerate(days):
+        if i % every:
+            continue
+        minor = ' minor' if shown % 2 == 0 and len(days) > 7 else ""  # the first too: it would touch the 0
+        shown += 1
+        out += (f'<text class="axis{minor}" x="{LEFT + i * step + step / 2:.1f}" y="{height - BOTTOM + 6}" '
+                f'dominant-baseline="hanging" text-anchor="middle">{_e(day[5:])}</text>')
+    return out + (f'<text class="axis" x="{(LEFT + WIDTH) / 2:.0f}" y="{height - 4}" '
+                  f'text-anchor="middle">day (month-day)</text>')
+
+
 def _daily(daily, skills):
     """Calls per day, stacked by skill: the busiest skills in colour, the others together."""
     title = "Calls per day, by skill"
     top = [s["name"] for s in skills[:PALETTE]]
     colour = {name: f"var(--c{i})" for i, name in enumerate(top)}
-    width, height, left, bottom, top_pad = 720, 260, 44, 40, 12
-    largest = nice_top(max([sum(d["calls"].values()) for d in daily] + [1]))
-    step = (width - left - 10) / max(len(daily), 1)
-    body = _y_axis(largest, left, width, height, bottom, top_pad, "calls")
+    height = 300
+    largest, steps = scale(max([sum(d["calls"].values()) for d in daily] + [1]))
+    step = (WIDTH - LEFT - 10) / max(len(daily), 1)
+    body = _y_axis(largest, steps, height, "calls")
     for i, day in enumerate(daily):
-        x, y = left + i * step, height - bottom
+        x, y = LEFT + i * step, height - BOTTOM
         for name in top + ["other"]:
             n = day["calls"].get(name, 0) if name != "other" else sum(
                 v for k, v in day["calls"].items() if k not in colour)
             if n:
-                h = (height - bottom - top_pad) * n / largest
+                h = (height - BOTTOM - TOP_PAD) * n / largest
                 y -= h
                 body += (f'<rect x="{x + 1:.1f}" y="{y:.1f}" width="{max(step - 2, 1):.1f}" height="{h:.1f}" '
                          f'fill="{colour.get(name, "var(--c8)")}"><title>{_e(day["date"])} {_e(name)}: {n}</title></rect>')
-        if len(daily) <= 14 or i % max(1, len(daily) // 10) == 0:
-            body += f'<text class="axis" x="{x + step / 2:.1f}" y="{height - bottom + 14}" text-anchor="middle">{_e(day["date"][5:])}</text>'
-    body += f'<text class="axis" x="{(left + width) / 2:.0f}" y="{height - 6}" text-anchor="middle">day (month-day)</text>'
-    legend = " ".join(f'<span><i class="swatch" style="background:{colour[n]}"></i>{_e(n)}</span>' for n in top)
-    legend += ' <span><i class="swatch" style="background:var(--c8)"></i>other</span>' if len(skills) > PALETTE else ""
+    body += _day_labels([d["date"] for d in daily], step, height)
+    legend = " ".join(f'<span class="nowrap"><i class="swatch" style="background:{colour[n]}"></i>{_e(n)}</span>'
+                      for n in top)
+    legend += (' <span class="nowrap"><i class="swatch" style="background:var(--c8)"></i>other</span>'
+               if len(skills) > PALETTE else "")
     rows = [[_e(d["date"]), f"{sum(d['calls'].values()):,}",
              _e(", ".join(f"{k} {v}" for k, v in sorted(d["calls"].items(), key=lambda kv: (-kv[1], kv[0]))))] for d in daily]
-    return _section(title, _svg(title, width, height, body) + f"<p>{legend}</p>",
-                    _table(title, ["Day", "Calls", "By skill"], rows, numeric=(1,)), shown=len(rows) <= 7)
+    return _section(title, _svg(title, WIDTH, height, body) + f"<p>{legend}</p>",
+                    _table(title, ["Day", "Calls", "By skill"], rows, numeric=(1,), nowrap=(0,)), shown=len(rows) <= 7)
 
 
-def nice_top(largest):
-    """Where an axis of four steps ends: the first step of 1, 2, 2.5 or 5 times a power of ten that reaches
-    (2.5 from tens up, so that every label is a whole number)."""
-    magnitude = 1
-    while True:
-        for step in (magnitude, 2 * magnitude, *([magnitude * 5 // 2] if magnitude >= 10 else []), 5 * magnitude):
-            if step * 4 >= largest:
-                return step * 4
+def scale(largest):
+    """(top, steps) of an axis for values up to `largest`: 3 to 6 steps (fewer only below 3) of 1, 2,
+    2.5 or 5 times a power of ten (2.5 from tens up, so that every label is a whole number), the top
+    the lowest that reaches it, with fewer steps where two reach it alike: 272 gives (300, 3), 470
+    (500, 5), 1 (1, 1)."""
+    best, magnitude = None, 1
+    while best is None or magnitude <= largest:
+        for unit in (magnitude, 2 * magnitude, *([magnitude * 5 // 2] if magnitude >= 10 else []), 5 * magnitude):
+            steps = max(min(3, largest), -(-largest // unit))
+            if steps <= 6 and (best is None or (unit * steps, steps) < (best[0], best[1])):
+                best = (unit * steps, steps)
         magnitude *= 10
+    return best
 
 
-def _y_axis(top, left, width, height, bottom, top_pad, label):
-    """Grid lines and labels for 0..top in four steps, and the axis's name along it."""
+def _y_axis(top, steps, height, label):
+    """Grid lines and labels for 0..top in `steps` steps, and the axis's name along it."""
     out = ""
-    for k in range(5):
-        y = height - bottom - (height - bottom - top_pad) * k / 4
-        out += f'<line class="grid" x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}"/>'
-        out += f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{top * k / 4:,.0f}</text>'
-    return out + (f'<text class="axis" transform="rotate(-90)" x="{-(height - bottom) / 2:.0f}" y="12" '
-                  f'text-anchor="middle">{_e(label)}</text>')
+    for k in range(steps + 1):
+        y = height - BOTTOM - (height - BOTTOM - TOP_PAD) * k / steps
+        out += f'<line class="grid" x1="{LEFT}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}"/>'
+        out += (f'<text class="axis" x="{LEFT - 6}" y="{y:.1f}" dominant-baseline="middle" '
+                f'text-anchor="end">{top * k / steps:,.0f}</text>')
+    return out + (f'<text class="axis minor" transform="rotate(-90)" x="{-(height - BOTTOM) / 2:.0f}" y="4" '
+                  f'dominant-baseline="hanging" text-anchor="middle">{_e(label)}</text>')
 
 
-def _bars(title, items, scale_max, unit_label, fmt, width=720):
-    """Horizontal bars, one per skill: items are (name, [(value, fill, label)])."""
-    row_h, left, top_pad = 26, 150, 8
-    height = top_pad + row_h * max(len(items), 1) + 34
-    plot = width - left - 60
-    body = ""
-    for k in range(5):
-        x = left + plot * k / 4
-        body += f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top_pad}" y2="{height - 34}"/>'
-        body += f'<text class="axis" x="{x:.1f}" y="{height - 20}" text-anchor="middle">{fmt(scale_max * k / 4)}</text>'
-    body += f'<text class="axis" x="{left + plot / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(unit_label)}</text>'
-    for i, (name, values) in enumerate(items):
-        y = top_pad + i * row_h
-        body += f'<text x="{left - 8}" y="{y + 16}" text-anchor="end">{_e(name)}</text>'
-        for j, (value, fill, label) in enumerate(values):
-            if value is None:
-                continue
-            w = plot * min(value / scale_max, 1) if scale_max else 0
-            h = 16 / len(values)
-            body += (f'<rect x="{left}" y="{y + 4 + j * h:.1f}" width="{max(w, 1):.1f}" height="{h - 1:.1f}" '
-                     f'fill="{fill}"><title>{_e(name)} {_e(label)}: {fmt(value)}</title></rect>')
-    return _svg(title, width, height, body)
+def _bars(title, items, scale_max, fmt):
+    """Horizontal bars in HTML, one group per skill, whose text is the page's own at any width: items
+    are (name, bad, [(value, fill, label)]); a bar of 0 is a visible stub, its value written beside it."""
+    rows = []
+    for name, bad, values in items:
+        bars = "".join(
+            f'<span class="value"><i style="width:calc((100% - 7.5rem) * {min(value / scale_max, 1) if scale_max else 0:.4f});'
+            f'background:{fill}"></i>{_e(label)} {_e(fmt(value))}</span>'
+            for value, fill, label in values if value is not None)
+        rows.append(f'<div class="bar"><span class="name{" bad" if bad else ""}">{_e(name)}'
+                    f'{" (degraded or drifted)" if bad else ""}</span><span class="track">{bars}</span></div>')
+    return f'<div class="bars" role="img" aria-label="{_e(title)}">{"".join(rows)}</div>'
 
 
-def _success(skills):
+def _success(skills, unhealthy):
     title = "Success rate, by skill"
-    items = [(s["name"], [(s["successRate"], "var(--c2)" if (s["successRate"] or 0) >= 0.9 else "var(--bad)",
-                           "success rate")]) for s in skills]
-    chart = _bars(title, items, 1.0, "calls that succeeded", lambda v: f"{v:.0%}")
+    items = [(s["name"], s["name"] in unhealthy,
+              [(s["successRate"], "var(--c2)" if (s["successRate"] or 0) >= 0.9 and s["name"] not in unhealthy
+                else "var(--bad)", "")]) for s in skills]
+    chart = _bars(title, items, 1.0, lambda v: f"{v:.0%}")
     rows = [[_e(s["name"]), f"{s['totalInvocations']:,}", _pct(s["successRate"])] for s in skills]
     return _section(title, chart, _table(title, ["Skill", "Calls", "Success rate"], rows, numeric=(1, 2)))
 
 
-def _durations(skills):
+def _models(stats):
+    """By model, when agents said theirs (NEXUS_MODEL): a table, nothing otherwise."""
+    if not stats.get("models"):
+        return ""
+    title = "By model"
+    rows = [[_e(m["name"]), f"{m['totalInvocations']:,}", _pct(m["successRate"]), _ms(m["avgDurationMs"]),
+             f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in stats["models"]]
+    return _section(title, "", _table(title, ["Model", "Calls", "Success rate", "Average", "Prompt tokens",
+                                              "Completion tokens"], rows, numeric=(1, 2, 3, 4, 5)))
+
+
+def _durations(skills, unhealthy):
     title = "Duration, by skill: median (p50) and p95"
-    timed = [s for s in skills if s.get("type") != "prompt"]
-    largest = nice_top(max([s.get("p95Ms") or 0 for s in timed] + [1]))
-    items = [(s["name"], [(s.get("p50Ms"), "var(--c0)", "p50"), (s.get("p95Ms"), "var(--c1)", "p95")]) for s in timed]
-    chart = _bars(title, items, largest, "milliseconds (p50 above, p95 below)", lambda v: f"{v:,.0f}")
+    timed = [s for s in skills if s.get("type") not in ("prompt", "unknown")]  # unknown: read as a prompt
+    largest = max([s.get("p95Ms") or 0 for s in timed] + [1])
+    items = [(s["name"], s["name"] in unhealthy,
+              [(s.get("p50Ms"), "var(--c0)", "p50"), (s.get("p95Ms"), "var(--c1)", "p95")]) for s in timed]
+    chart = _bars(title, items, largest, _ms)
     rows = [[_e(s["name"]), _ms(s.get("p50Ms")), _ms(s.get("p95Ms")), _ms(s["avgDurationMs"])] for s in timed]
     note = ('<p><span><i class="swatch" style="background:var(--c0)"></i>p50</span> '
             '<span><i class="swatch" style="background:var(--c1)"></i>p95</span></p>')
     return _section(title, chart, _table(title, ["Skill", "p50", "p95", "Average"], rows, numeric=(1, 2, 3)), note)
 
 
-def _failures(failures, days):
-    """Failed calls per day, on the same days as the calls per day."""
+def _message(error):
+    """A failure's message: its last line (where a tool says what went wrong), the whole log window
+    unfolded beneath it when there is more."""
+    last = style.last_line(error)
+    if last == error.strip():
+        return f'<span class="bad">{_e(last)}</span>'
+    window = html.escape(style.visible(error, lines=True), quote=True)  # its lines kept, shown as lines
+    return f'<details><summary class="bad">{_e(last)}</summary><pre>{window}</pre></details>'
+
+
+def _failures(failures, groups, days):
+    """Failed calls per day, on the same days as the calls per day; then the failures grouped by skill
+    and message, the most recently seen first."""
     title = "Failures over time"
+    if not failures:
+        return f"<section><h2>{_e(title)}</h2><p>No call failed in this window.</p></section>"
     per_day = dict.fromkeys(days, 0)
     for f in failures:
         per_day[f["date"]] = per_day.get(f["date"], 0) + f["count"]
-    width, height, left, bottom, top_pad = 720, 180, 44, 40, 12
-    largest = nice_top(max(list(per_day.values()) + [1]))
-    step = (width - left - 10) / max(len(days), 1)
-    body = _y_axis(largest, left, width, height, bottom, top_pad, "failed calls")
+    height = 220
+    largest, steps = scale(max(list(per_day.values()) + [1]))
+    step = (WIDTH - LEFT - 10) / max(len(days), 1)
+    body = _y_axis(largest, steps, height, "failed")
     for i, day in enumerate(days):
         if not per_day[day]:
             continue
-        h = (height - bottom - top_pad) * per_day[day] / largest
-        body += (f'<rect x="{left + i * step + 1:.1f}" y="{height - bottom - h:.1f}" width="{max(step - 2, 1):.1f}" '
+        h = (height - BOTTOM - TOP_PAD) * per_day[day] / largest
+        body += (f'<rect x="{LEFT + i * step + 1:.1f}" y="{height - BOTTOM - h:.1f}" width="{max(step - 2, 1):.1f}" '
                  f'height="{h:.1f}" fill="var(--bad)"><title>{_e(day)}: {per_day[day]}</title></rect>')
-    for i, day in enumerate(days):
-        if len(days) <= 14 or i % max(1, len(days) // 10) == 0:
-            body += f'<text class="axis" x="{left + i * step + step / 2:.1f}" y="{height - bottom + 14}" text-anchor="middle">{_e(day[5:])}</text>'
-    body += f'<text class="axis" x="{(left + width) / 2:.0f}" y="{height - 6}" text-anchor="middle">day (month-day)</text>'
-    rows = [[_e(f["date"]), _e(f["skill"]), f'{f["count"]:,}', f'<span class="bad">{_e(f["error"])}</span>']
-            for f in failures]
-    if not failures:
-        return _section(title, "<p>No call failed in this window.</p>", _table(title, ["Day", "Skill", "Calls", "Error"], []))
-    return _section(title, _svg(title, width, height, body),
-                    _table(title, ["Day", "Skill", "Calls", "Error"], rows, numeric=(2,)))
+    body += _day_labels(days, step, height)
+    rows = [[_e(g["skill"]), f'{g["count"]:,}', _e(g["lastSeen"][:16].replace("T", " ")), _message(g["error"])]
+            for g in groups]
+    return (f"<section class=\"trouble\"><h2>{_e(title)}</h2>{_svg(title, WIDTH, height, body)}"
+            f"<h3>By skill and message, last seen first</h3>"
+            f"{_table('Failures by skill and message', ['Skill', 'Calls', 'Last seen', 'Error'], rows, numeric=(1,), nowrap=(0, 2), stack=True)}"
+            "</section>")
 
 
 def _sessions(found):
     title = "Sessions"
     rows = [[_e(s["id"]), _e(s["first"][:16].replace("T", " ")), _e(s["last"][:16].replace("T", " ")),
              f"{s['calls']:,}", f"{s['failures']:,}", _e(", ".join(s["skills"]))] for s in found]
-    table = _table(title, ["Session", "First call (UTC)", "Last call (UTC)", "Calls", "Failed", "Skills"], rows,
-                   numeric=(3, 4))
+    table = _table(title, ["Session", "First call", "Last call", "Calls", "Failed", "Skills"], rows,
+                   numeric=(3, 4), nowrap=(0, 1, 2), stack=True)
     return (f"<section><h2>{_e(title)}</h2><p>Each agent session (NEXUS_SESSION_ID) in this window, newest first; "
             f"\"-\" gathers the calls made without one.</p>{table}</section>")
 
 
 def _health(found):
-    title = "Degraded and drifted skills"
+    title = "Degraded, drifted and invalid skills"
     if not found:
         return f"<section><h2>{_e(title)}</h2><p>None: every skill works as it used to.</p></section>"
-    rows = [[_e(name), _e(flag), _e(why)] for name, flag, why in found]
-    return f"<section><h2>{_e(title)}</h2>{_table(title, ['Skill', 'Flag', 'Why'], rows)}</section>"
+    rows = [[f'<span class="bad">{_e(name)}</span>', _e(flag), _e(why)] for name, flag, why in found]
+    return f'<section class="trouble"><h2>{_e(title)}</h2>{_table(title, ["Skill", "Flag", "Why"], rows, nowrap=(0,))}</section>'

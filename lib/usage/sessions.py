@@ -105,6 +105,7 @@ def calls(session):
                 yield entry["ts"], entry
 
     for number, (_, entry) in enumerate(heapq.merge(*(of(p) for p in _logs()), key=lambda pair: pair[0]), 1):
-        yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated")
+        yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated",
+                                                     "masked")
                                if k in entry}}
 

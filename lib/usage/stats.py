@@ -11,14 +11,13 @@ import sys
 
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
-from ..errors import UsageError
 from ..style import plural
-from ..skill.entry import primary_env
+from ..skill.entry import skill_class
 from ..state import usage_log
 
-MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
+ONE_MS = datetime.timedelta(milliseconds=1)
 COMMAND_WORDS = 3
 # Past these, a value was not written by a call (`"ms": 1e308`, NaN, an exit of 10**9): the line is skipped
 # and counted as invalid, as a line of the wrong shape is.
@@ -32,18 +31,8 @@ CORRUPT = "not a JSON object"
 INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
-TYPES = frozenset(schema.TYPES)
-
-
-def parse_days(text):
-    """The --days value as an int; UsageError unless it is a whole number from 1 to MAX_DAYS."""
-    try:
-        days = int(text)
-    except (TypeError, ValueError):
-        days = 0
-    if not 0 < days <= MAX_DAYS:
-        raise UsageError(f"--days must be a whole number from 1 to {MAX_DAYS}, not {text!r}")
-    return days
+TYPES = frozenset(schema.LOG_TYPES)
+POLICY = schema.POLICY_REFUSALS
 
 
 def recent_days(days):
@@ -71,13 +60,7 @@ def command(args):
 
 def category(meta):
     """userData: the tool signs in to the user's accounts; credentials: the skill needs a secret."""
-    if meta.get("type") == "prompt":
-        return "prompts"
-    if meta.get("requiresAuth"):  # from the skill's metadata, else the table of known tools
-        return "userData"
-    if primary_env(meta):
-        return "credentials"
-    return "other"
+    return {"prompt": "prompts", "oauth": "userData", "api-key": "credentials", "cli": "other"}[skill_class(meta)]
 
 
 class Durations:
@@ -111,13 +94,15 @@ class Durations:
         self.count += other.count
 
     def quantile(self, q):
-        """The duration below which a fraction q of the calls took, in whole milliseconds; None without calls."""
+        """The duration within which a fraction q of the calls took, in whole milliseconds; None without
+        calls. The nearest rank: the ceil(q * count)-th shortest call, so that p95 of a few calls is
+        their slowest rather than a figure below the average."""
         if not self.count:
             return None
-        rank, seen = q * (self.count - 1), 0
+        rank, seen = max(1, math.ceil(round(q * self.count, 9))), 0  # round: 0.95 * 20 is 19.000000000000004
         for key in sorted(self.buckets):  # -inf holds the calls under a millisecond
             seen += self.buckets[key]
-            if seen > rank:
+            if seen >= rank:
                 return 0 if key == -math.inf else round(2 * self.GAMMA ** key / (self.GAMMA + 1))
         return None
 
@@ -125,15 +110,17 @@ class Durations:
 class Figures:
     """The running figures of one skill, or of all of them."""
 
-    __slots__ = ("calls", "successes", "ms", "last", "last_ok", "type", "tool", "durations")
+    __slots__ = ("calls", "successes", "refused", "ms", "last", "last_ok", "type", "tool", "durations")
 
     def __init__(self):
-        self.calls = self.successes = self.ms = 0
+        self.calls = self.successes = self.refused = self.ms = 0
         self.last = self.last_ok = self.type = self.tool = None
         self.durations = Durations()
 
-    def count(self, ts, ok, ms, type_, tool):
+    def count(self, ts, ok, ms, type_, tool, policy=False):
+        """One call; a refusal for `policy` counts as a call, never in the success rate."""
         self.calls += 1
+        self.refused += policy
         self.ms += ms
         self.durations.add(ms)
         if ok:
@@ -146,6 +133,7 @@ class Figures:
     def merge(self, other):
         self.calls += other.calls
         self.successes += other.successes
+        self.refused += other.refused
         self.ms += other.ms
         self.durations.merge(other.durations)
         if other.last_ok is not None and (self.last_ok is None or other.last_ok > self.last_ok):
@@ -154,9 +142,11 @@ class Figures:
             self.last, self.type, self.tool = other.last, other.type, other.tool
 
     def as_json(self):
+        judged = self.calls - self.refused
         return {
             "totalInvocations": self.calls,
-            "successRate": round(self.successes / self.calls, 4) if self.calls else None,
+            "successRate": round(self.successes / judged, 4) if judged else None,
+            "refusedForPolicy": self.refused,
             "avgDurationMs": round(self.ms / self.calls) if self.calls else None,
             "p50Ms": self.durations.quantile(0.5),
             "p95Ms": self.durations.quantile(0.95),
@@ -180,10 +170,11 @@ class Aggregator:
         self.series = series
         self.per_day = collections.Counter()  # (local date, skill) -> calls
         self.failed_per_day = collections.Counter()  # (local date, skill, message) -> calls
+        self.last_failed = {}  # (skill, message) -> the time of its newest failed call
         self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
-            from .sessions import Summary
+            from .sessions import Summary  # only for the usage report's series: sessions is not on the way of stats
 
             self.sessions = Summary()
         self.since = self.now - datetime.timedelta(days=days)
@@ -195,6 +186,8 @@ class Aggregator:
         self.daily = collections.Counter()  # local date -> calls (skill `name` only)
         self.commands = collections.Counter()  # leading words of args -> calls (skill `name` only)
         self.errors = []  # a min-heap of the newest failures (skill `name` only)
+        self.models = {}  # model -> Figures, of the calls an agent said its model for (NEXUS_MODEL)
+        self.tokens = collections.Counter()  # (model, "promptTokens" or "completionTokens") -> tokens
         self._order = itertools.count()
 
     def add_lines(self, lines):
@@ -241,20 +234,39 @@ class Aggregator:
                 self.skipped[INVALID] += 1
                 return
             figures = self.skills[name] = Figures()
+        refused = get("refused")
+        policy = type(refused) is str and refused in POLICY
         ok = code == 0 if "exit" in entry else not get("error")
-        figures.count(ts, ok, ms, type_, get("tool"))
+        figures.count(ts, ok, ms, type_, get("tool"), policy)
+        model = get("model")
+        if type(model) is str:
+            self._by_model(model, entry, ts, ok, ms, type_, policy)
+        ok = ok or policy  # from here on: whether it failed
         if not ok:
             self._failed(name, ts, entry)
         if self.series:
             day = self.local_date(text, ts)
             self.per_day[day, name] += 1
             if not ok:
-                self.failed_per_day[day, name, message_of(entry)] += 1
+                message = message_of(entry)
+                self.failed_per_day[day, name, message] += 1
+                if ts > self.last_failed.get((name, message), ts - ONE_MS):
+                    self.last_failed[name, message] = ts
             self.sessions.add(entry, not ok)
         if self.name:
             self.daily[self.local_date(text, ts)] += 1
             if isinstance(get("args"), list):
                 self.commands[command(entry["args"])] += 1
+
+    def _by_model(self, model, entry, ts, ok, ms, type_, policy):
+        found = self.models.get(model)
+        if found is None:
+            found = self.models[model] = Figures()
+        found.count(ts, ok, ms, type_, None, policy)
+        for key in ("promptTokens", "completionTokens"):
+            tokens = entry.get(key)
+            if type(tokens) is int and tokens >= 0:
+                self.tokens[model, key] += tokens
 
     def local_date(self, text, ts):
         """The local date of a call: its time `ts`, parsed from `text`. Converting a time to the local
@@ -283,22 +295,27 @@ class Aggregator:
         else:
             heapq.heappushpop(self.errors, item)
 
-    COUNTERS = ("failures", "skipped", "daily", "commands", "per_day", "failed_per_day")
+    COUNTERS = ("failures", "skipped", "daily", "commands", "per_day", "failed_per_day", "tokens")
 
     def share(self):
         """What this aggregator gathered, as plain data that pickles, for another's merge()."""
-        return {"skills": self.skills, "errors": self.errors, "sessions": self.sessions and self.sessions.found,
+        return {"skills": self.skills, "models": self.models, "errors": self.errors,
+                "sessions": self.sessions and self.sessions.found, "lastFailed": self.last_failed,
                 **{key: getattr(self, key) for key in self.COUNTERS}}
 
     def merge(self, share):
         """Add what another aggregator of the same window gathered (its share())."""
-        for name, figures in share["skills"].items():
-            if name in self.skills:
-                self.skills[name].merge(figures)
-            else:
-                self.skills[name] = figures
+        for mine, theirs in ((self.skills, share["skills"]), (self.models, share["models"])):
+            for name, figures in theirs.items():
+                if name in mine:
+                    mine[name].merge(figures)
+                else:
+                    mine[name] = figures
         for key in self.COUNTERS:
             getattr(self, key).update(share[key])
+        for key, ts in share["lastFailed"].items():
+            if ts > self.last_failed.get(key, ts - ONE_MS):
+                self.last_failed[key] = ts
         for ts, _, message, code in share["errors"]:
             self._keep_error(ts, message, code)
         if self.sessions is not None:
@@ -311,6 +328,11 @@ class Aggregator:
     def report(self, manifest_skills):
         """Every figure as plain data: the document `nexus skill stats --json` prints."""
         report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {})}
+        if self.models:  # skills spec 9.5: which model does best with what
+            report["models"] = sorted(({"name": model, **figures.as_json(),
+                                        **{key: self.tokens[model, key] for key in ("promptTokens", "completionTokens")}}
+                                       for model, figures in self.models.items()),
+                                      key=lambda m: (-m["totalInvocations"], m["name"]))
         if self.name:
             return {"name": self.name, **report, **self._skill(self.name, manifest_skills), **self._detail()}
         total = Figures()
@@ -329,7 +351,7 @@ class Aggregator:
         figures = self.skills.get(name) or Figures()
         entry = manifest_skills.get(name)
         meta = entry or {"type": figures.type, "tool": figures.tool}
-        return {"name": name, "type": meta.get("type"), "category": category(meta),
+        return {"name": name, "type": schema.logged_type(meta), "category": category(meta),
                 "removed": entry is None, **figures.as_json()}
 
     def _detail(self):
@@ -386,9 +408,14 @@ def feed_logs(aggregator, logs, warn):
     total = sum(size for size, _ in sizes)
     workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
     threading = sys.modules.get("threading")
+    from ..style import Progress  # style only for logs worth a progress line
+
+    progress = Progress("reading usage logs", total=len(logs))
     if workers <= 1 or (threading is not None and threading.active_count() > 1):  # fork only a lone thread
-        for path in logs:
-            feed_log(aggregator, path, warn)
+        with progress:
+            for path in logs:
+                feed_log(aggregator, path, warn)
+                progress.step()
         return
     shares = [[] for _ in range(workers)]
     for n, (_, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
@@ -399,10 +426,13 @@ def feed_logs(aggregator, logs, warn):
             children.append((*_fork_share(aggregator.like(), share), share))
         except OSError:  # no process to spare: this one reads that share too
             shares[0] += share
-    for path in shares[0]:
-        feed_log(aggregator, path, warn)
-    for pid, pipe, share in children:
-        _merge_child(aggregator, pid, pipe, share, warn)
+    with progress:
+        for path in shares[0]:
+            feed_log(aggregator, path, warn)
+            progress.step()
+        for pid, pipe, share in children:
+            _merge_child(aggregator, pid, pipe, share, warn)
+            progress.step(len(share))
 
 
 def _size(path):
@@ -424,7 +454,7 @@ def _fork_share(aggregator, share):
         raise
     if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
         try:
-            import pickle
+            import pickle  # only in a forked child, to send its figures back
 
             os.close(read)
             warnings = []
@@ -439,7 +469,7 @@ def _fork_share(aggregator, share):
 
 
 def _merge_child(aggregator, pid, pipe, share, warn):
-    import pickle
+    import pickle  # only when children were forked: logs of over SHARE_BYTES
 
     try:
         with os.fdopen(pipe, "rb") as found:

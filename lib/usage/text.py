@@ -5,7 +5,7 @@ Shared by `nexus skill stats` and `nexus-stats`, which print the same report.
 
 import datetime
 
-from ..style import Style, ago, local, plural, table, truncate, when
+from ..style import Style, ago, cells, clip, fitted, last_line, local, plural, visible, when
 from . import stats
 
 MOST_FAILURES = 10
@@ -18,7 +18,7 @@ def _percent(rate):
 
 def _duration(record, key="avgDurationMs"):
     ms = record.get(key)
-    if record["type"] == "prompt":
+    if record["type"] in ("prompt", "unknown"):  # unknown: read as a prompt
         return "(prompt)" if key == "avgDurationMs" else "-"
     if ms is None:
         return "-"
@@ -35,20 +35,38 @@ def _all_skills(report, style):
     rows += [[f"{rank}.", s["name"] + (" (removed)" if s["removed"] else ""), str(s["totalInvocations"]),
               _percent(s["successRate"]), _duration(s), _duration(s, "p50Ms"), _duration(s, "p95Ms"), ago(s["lastUsed"])]
              for rank, s in enumerate(report["skills"], 1)]
-    lines += ["", "Most Used Skills:", *table(rows, indent="  ")]
+    lines += ["", "Most Used Skills:", *fitted(rows, style.columns, give=(7, 1), indent="  ")]
     if report["recentFailures"]:
         lines += ["", f"Recent Failures (past {plural(stats.recent_days(report['days']), 'day')}):"]
-        lines += [f'  {style.bullet} {f["skill"]}: "{truncate(f["error"], 60)}" ({plural(f["count"], "occurrence")})'
+        lines += [_quoted(f"  {style.bullet} {visible(f['skill'])}: ", f["error"], f" ({plural(f['count'], 'occurrence')})", style)
                   for f in report["recentFailures"][:MOST_FAILURES]]
         more = len(report["recentFailures"]) - MOST_FAILURES
         if more > 0:
             lines.append(f"  {style.bullet} {plural(more, 'other message')}: see --json")
+    lines += _models(report, style)
     used = [c for c in report["categories"] if c["totalInvocations"]]
     width = max(len(str(c["totalInvocations"])) for c in used)
     lines += ["", "Skill Categories:"]
-    lines += [f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width}} "
-              f"{'call' if c['totalInvocations'] == 1 else 'calls'} ({_names(c['skills'])})" for c in used]
+    lines += [style.clip(f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width}} "
+                         f"{'call' if c['totalInvocations'] == 1 else 'calls'} ({_names(c['skills'])})") for c in used]
     return lines
+
+
+def _models(report, style):
+    """By model, when agents said theirs (NEXUS_MODEL): calls, success rate, tokens."""
+    if not report.get("models"):
+        return []
+    rows = [["Model", "Calls", "Success", "Avg Time", "Prompt tokens", "Completion tokens"]]
+    rows += [[m["name"], str(m["totalInvocations"]), _percent(m["successRate"]), _duration({**m, "type": "tool"}),
+              f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in report["models"]]
+    return ["", "By Model:", *fitted(rows, style.columns, give=(0,), indent="  ")]
+
+
+def _quoted(head, error, tail, style):
+    """A line that quotes the last line of an error (the whole window is in --json), cut to the terminal
+    rather than losing its head or tail."""
+    room = style.columns and max(style.columns - cells(head) - cells(tail) - 2, 12)
+    return f'{head}"{clip(last_line(error), room)}"{tail}'
 
 
 def _names(names, most=4):
@@ -72,14 +90,14 @@ def _one_skill(report, style):
         lines.append(" ".join(part for part in (f"  {weekday}:", bar, str(day["calls"])) if part))
     if report["commonCommands"]:
         lines += ["", "Most Common Commands:"]
-        lines += [f"  {rank}. {truncate(c['command'], 50) or '(no arguments)'} ({plural(c['calls'], 'call')})"
+        lines += [style.clip(f"  {rank}. {c['command'] or '(no arguments)'} ({plural(c['calls'], 'call')})")
                   for rank, c in enumerate(report["commonCommands"], 1)]
     if report["recentErrors"]:
         lines += ["", "Recent Errors:"]
         for error in report["recentErrors"]:
             resolved = " (resolved)" if error["resolved"] else ""
-            lines.append(f'  {style.bullet} {local(error["ts"])}: "{truncate(error["error"], 60)}"{resolved}')
-    return lines
+            lines.append(_quoted(f"  {style.bullet} {local(error['ts'])}: ", error["error"], resolved, style))
+    return lines + _models(report, style)
 
 
 def render(report, out):

@@ -1,5 +1,6 @@
 """The gateway: what `nexus skill run` adds to running its tool, at every catalogue size, alone and under load."""
 
+import json
 import os
 import time
 
@@ -20,9 +21,32 @@ def overhead(root, env, label, count=31):
     return Row(f"skill run overhead over the tool, {label}", f"{figure:.1f} ms", ratio, "<= 1.5x", ratio <= 1.5)
 
 
+def script_overhead(bench, count=31):
+    """A script skill: its child is forked, to be given its folder before exec (gateway.process), where a
+    tool skill's is posix_spawn'ed; the same target."""
+    root = bench.scratch("script")
+    make_catalogue(root, 2)
+    env = bench_env(root)
+    folder = root / "nexus" / "skills" / "script-true"
+    folder.mkdir()
+    (folder / "true.sh").write_text("exit 0\n")
+    meta = {"type": "script", "runner": "sh", "script": "true.sh", "verify": "true"}
+    (folder / "SKILL.md").write_text(f"---\nname: script-true\ndescription: Runs sh true.sh.\n"
+                                     f"metadata: {json.dumps({'nexus': meta})}\n---\n# script-true\n")
+    direct = Case("direct", ["sh", str(folder / "true.sh")], env)
+    gateway = Case("gateway", ["nexus", "skill", "run", "script-true"], env)
+    times = rounds([direct, gateway], 2)
+    times = rounds([direct, gateway], count)
+    ratio = paired(times, "gateway", minus="direct")
+    figure = median(times["gateway"]) - median(times["direct"])
+    return Row("skill run overhead over the script, 8 skills (a forked child)", f"{figure:.1f} ms", ratio, "<= 1.5x",
+               ratio <= 1.5)
+
+
 def rows(bench):
     root, env = bench.catalogue(2)  # and the six bundled skills: 8
     yield overhead(root, env, "8 skills")
+    yield script_overhead(bench)
     for count in (1000, 10000):
         root, env = bench.catalogue(count)
         yield overhead(root, env, f"{count:,} tool skills with state")

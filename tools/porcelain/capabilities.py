@@ -2,6 +2,7 @@
 
 from nexus import config as configlib, schema
 from nexus.catalog import capabilities, listing
+from nexus.catalog.status import state_words
 from nexus.cli.command import renders
 from nexus.errors import UsageError
 from nexus.gateway import plan
@@ -24,28 +25,19 @@ def render_capabilities(found, out):
     style = Style(out)
     for item in found:
         choice = item["chosen"] or "none ready"
-        out.write(f"{style.color(item['name'], 'bold')}  (chosen: {choice})\n")
+        out.write(style.color(style.clip(f"{item['name']}  (chosen: {choice})"), "bold") + "\n")
         for provider in item["providers"]:
             mark = style.emoji("✅") if provider["status"] == "ready" else style.emoji("⏳")
-            out.write(f"  {mark}{provider['name']}: {provider['status']}"
-                      f"{'' if provider['verified'] or provider['status'] != 'ready' else ', not verified yet'}\n")
+            out.write(style.clip(f"  {mark}{provider['name']}: {', '.join(state_words(provider))}") + "\n")
         if not item["providers"]:
             out.write("  no skill provides it\n")
         if item["consumers"]:
-            out.write(f"  needed by: {', '.join(item['consumers'])}\n")
+            out.write(style.clip(f"  needed by: {', '.join(item['consumers'])}") + "\n")
 
 
 @renders(render_capabilities)
 def list_capabilities(ctx):
-    """Usage:
-      nexus capabilities [--json]
-      nexus capabilities (-h | --help)
-
-    Options:
-      --json     An array of {"name", "providers": [{"name", "status", "verified"}], "consumers", "chosen"}.
-      -h --help  Show this help.
-
-    A skill provides capabilities with `implements: [email_sender]` in its metadata.nexus, and needs
+    """A skill provides capabilities with `implements: [email_sender]` in its metadata.nexus, and needs
     them with `requires.capabilities`. `chosen` is the provider `nexus capability resolve` picks.
     """
     records = listing.records(ctx.config, ctx.warn)
@@ -56,28 +48,20 @@ def list_capabilities(ctx):
     return found
 
 
+def render_ranking(resolved, out):
+    """--explain: every provider in its place, with the reasons."""
+    for rank, provider in enumerate(resolved["ranking"], 1):
+        out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
+
+
 def render_resolved(resolved, out):
-    if resolved.get("explain"):
-        for rank, provider in enumerate(resolved["ranking"], 1):
-            out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
-        return
     if resolved["chosen"]:
         out.write(resolved["chosen"] + "\n")
 
 
-@renders(render_resolved)
+@renders(render_resolved, {"--explain": render_ranking})
 def resolve(ctx):
-    """Usage:
-      nexus capability resolve CAPABILITY [--explain] [--json]
-      nexus capability resolve (-h | --help)
-
-    Options:
-      --explain  Print the ranking of every provider, with the reasons for its place.
-      --json     Print {"capability", "chosen", "ranking": [{"name", "status", "ready", "verified",
-                 "successRate", "why"}]}.
-      -h --help  Show this help.
-
-    Prints the name of the ready provider to use, for scripts:
+    """Prints the name of the ready provider to use, for scripts:
       nexus skill run "$(nexus capability resolve email_sender)" -- ...
     The choice: the preference list capabilities.CAPABILITY.prefer in the config, then a verified
     provider before an unverified one, then the best success rate over the past 30 days, then the name.
@@ -106,25 +90,16 @@ def render_connectors(found, out):
     style = Style(out)
     for item in found:
         if item["connected"]:
-            out.write(f"{style.emoji('🔓')}{item['name']}: connected (through {item['connectedBy']})\n")
+            out.write(style.clip(f"{style.emoji('🔓')}{item['name']}: connected (through {item['connectedBy']})") + "\n")
         else:
-            out.write(f"{style.emoji('🔒')}{item['name']}: locked; to unlock ({item['unlock']['skill']}): "
-                      f"{item['unlock']['step']}\n")
-        out.write(f"   needed by: {', '.join(item['skills'])}\n")
+            out.write(style.clip(f"{style.emoji('🔒')}{item['name']}: locked; to unlock ({item['unlock']['skill']}): "
+                                 f"{item['unlock']['step']}") + "\n")
+        out.write(style.clip(f"   needed by: {', '.join(item['skills'])}") + "\n")
 
 
 @renders(render_connectors)
 def list_connectors(ctx):
-    """Usage:
-      nexus connectors [--json]
-      nexus connectors (-h | --help)
-
-    Options:
-      --json     An array of {"name", "skills", "connected", "connectedBy"} or, when locked,
-                 {"name", "skills", "connected": false, "unlock": {"skill", "step"}}.
-      -h --help  Show this help.
-
-    A connector is an account a person connects (google, apple, 1password, github): a skill names
+    """A connector is an account a person connects (google, apple, 1password, github): a skill names
     it with `connectors: [google]`, or it follows from the tool the skill runs. It is connected once a
     skill that needs it is ready and has passed verification. nexus stores no credentials: each tool
     keeps its own sign-in, and nexus records only what verification proved.
@@ -138,3 +113,13 @@ def unlock_steps(record):
     if record["status"] == "ready" and not record.get("verified"):
         return [f"nexus skill verify {record['name']}"]
     return [step.split(". ", 1)[1] for step in plan.setup_steps(record, record.get("missing") or {})]
+
+
+def capability_names(ctx):
+    """Every capability a skill in the cached manifest implements or requires, for shell completion:
+    never rescans, never parses YAML."""
+    from nexus.catalog import manifest  # the manifest alone: the statuses of skills are not needed
+
+    entries = manifest.cached_skills().values()
+    names = {c for entry in entries for c in [*(entry.get("implements") or []), *capabilities.requirements(entry)[0]]}
+    return "".join(name + "\n" for name in sorted(names))

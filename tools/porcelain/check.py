@@ -1,15 +1,17 @@
 """The porcelain's linter: `nexus skills check`."""
 
+import collections
 import os
 
 from nexus import config as configlib, paths
-from nexus.catalog import capabilities, discovery, listing
+from nexus.catalog import capabilities, discovery, listing, manifest as manifestlib
 from nexus.cli.command import renders
-from nexus.config import edit
-from nexus.distribute import managed
+from nexus.config import keys
+from nexus.config.statements import line_of
+from nexus.distribute import managed, sources
 from nexus.errors import BadInput
-from nexus.skill import entry as entrylib, lint, skillmd
-from nexus.style import one_line, plural
+from nexus.skill import audit, entry as entrylib, lint, skillmd
+from nexus.style import plural
 
 
 class Findings:
@@ -21,6 +23,8 @@ class Findings:
         self.skills = 0
         self.entries = {}  # name -> (path, its manifest entry), of the skills that load
         self.edited_copies = managed.EditedCopies()  # copies in the managed folder edited since added
+        self.where = []  # for each folder PATH whose skills lie deeper than its sub-folders: how many, where
+        self.found_in = []  # the skill folders the last folder PATH held
 
     def report(self, path, problem):
         self.found.append((path, problem))
@@ -34,9 +38,16 @@ class Findings:
         edited = self.edited_copies.warning(skill_dir)
         if edited:
             self.report(path, edited)
+        if os.path.isdir(skill_dir):
+            for finding in audit.audit(skill_dir, os.path.dirname(path)):
+                if finding.severity == audit.HIGH:
+                    self.report(finding.path, skillmd.Problem("error", f"{finding.code}: {finding.message} "
+                                                              "(see `nexus skills audit`)", finding.line, "audit"))
 
-    def folder(self, folder):
-        """Every skill folder inside `folder`; how many there were (None when it cannot be listed)."""
+    def folder(self, folder, levels=1):
+        """Every skill folder inside `folder`, and down to `levels` levels below it inside sub-folders
+        that hold none (as `nexus skills add` finds them); how many there were (None when it cannot be
+        listed)."""
         before = self.skills
         skill_dirs = discovery.child_dirs(folder, self.report)
         if skill_dirs is None:
@@ -45,6 +56,9 @@ class Findings:
             path = skillmd.file_in(skill_dir)
             if os.path.lexists(path) or not os.access(skill_dir, os.R_OK | os.X_OK):  # reading says why not
                 self.skill(path, skill_dir)
+                self.found_in.append(skill_dir)
+            elif levels > 1 and os.path.basename(skill_dir) not in sources.SKIP_FOLDERS:
+                self.folder(skill_dir, levels - 1)
         return self.skills - before
 
     def requirements(self, catalogue):
@@ -55,14 +69,26 @@ class Findings:
             if name in self.entries:
                 self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
                                for severity, message in problems]
+        for owners, message in manifestlib.alias_table(entries.values())[1]:
+            self.found += [(self.entries[name][0], skillmd.Problem("warning", message, code="alias"))
+                           for name in owners if name in self.entries]
 
     def path(self, path):
+        """A SKILL.md, a skill folder, or a folder of skills up to sources.MAX_DEPTH levels below it; the
+        last says how many it found where."""
         if not os.path.isdir(path):
             self.skill(path, os.path.dirname(os.path.abspath(path)))
         elif os.path.lexists(skillmd.file_in(path)):
             self.skill(skillmd.file_in(path), path)
-        elif self.folder(path) == 0:
-            self.report(path, skillmd.Problem("error", "no SKILL.md here or in its sub-folders", code="no-skill"))
+        else:
+            self.found_in = []
+            if self.folder(path, sources.MAX_DEPTH) == 0:
+                self.report(path, skillmd.Problem("error", f"no SKILL.md here or in folders up to "
+                                                           f"{sources.MAX_DEPTH} levels below it", code="no-skill"))
+            deeper = collections.Counter(os.path.dirname(os.path.relpath(d, path)) for d in self.found_in)
+            if set(deeper) - {""}:  # said only where it looked below the folder's own sub-folders
+                self.where.append(f"{path}: {plural(len(self.found_in), 'skill')} found: "
+                                  + ", ".join(f"{n} in {w or '.'}/" for w, n in sorted(deeper.items())))
 
 
 def _config(ctx, findings):
@@ -79,37 +105,24 @@ def _config(ctx, findings):
     with open(path, encoding="utf-8") as f:
         text = f.read()
 
-    def warn(parts, message):
-        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", edit.line_of(text, parts),
-                                              "config"))
-
-    bundled = set(os.listdir(paths.bundled_skills()))
-    for name in configlib.get(config, "skills.allowBundled") or []:
-        if name not in bundled:
-            warn(("skills", "allowBundled"), f"'{name}' is not a bundled skill")
     manifest = listing.current_manifest(config, lambda message: None)  # the skills' own problems are findings
-    skills = {configlib.skill_key(entry): entry for entry in manifest.skills().values()}
-    for key, table in configlib.get(config, "skills.entries", {}).items():
-        if key not in skills:
-            warn(("skills", "entries", key), "no skill has this name or skillKey")
-        elif "apiKey" in table and not entrylib.primary_env(skills[key]):
-            warn(("skills", "entries", key, "apiKey"), "the skill names no env var for a key (primaryEnv): no tool gets it")
+    skills = {configlib.skill_key(entry): bool(entrylib.primary_env(entry)) for entry in manifest.skills().values()}
+    for parts, message in keys.problems(config, skills, set(os.listdir(paths.bundled_skills()))):
+        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", line_of(text, parts),
+                                              "config"))
     return config
 
 
 def render_findings(findings, out):
     for f in findings:
         where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        out.write(f"{where}: {f['severity']}: {one_line(f['message'])}\n")
+        message = " ".join(part.strip() for part in f["message"].splitlines() if part.strip())  # spaces kept
+        out.write(f"{where}: {f['severity']}: {message}\n")
 
 
 @renders(render_findings)
 def check(ctx):
-    """Usage:
-      nexus skills check [--strict] [--json] [--] [PATH...]
-      nexus skills check (-h | --help)
-
-    Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
+    """Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
     skill source (see `nexus skills path`) and the config file. Each finding is printed as
     `path:line: severity: message`.
 
@@ -117,17 +130,14 @@ def check(ctx):
     duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are
     errors here, because the Agent Skills specification and other loaders reject them.
 
-    Options:
-      --strict   Also warn about fields that neither Agent Skills nor nexus defines.
-      --json     An array of findings: {"path", "line", "severity", "code", "message"}.
-      -h --help  Show this help.
-
     Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
     name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
     capability nothing provides, a warning, and a cycle of requirements, an error), install,
-    execution, script, unexpected-field, no-skill, edited (a skill copied into the managed folder by
+    execution, script, unexpected-field, alias (an alias that is a skill's name, or that two skills
+    claim), no-skill, edited (a skill copied into the managed folder by
     `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
-    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there).
+    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there),
+    audit (a high finding of `nexus skills audit`, in any file of the skill; its rule begins the message).
 
     Exit status:
       0  no errors (there may be warnings)
@@ -135,9 +145,9 @@ def check(ctx):
       2  a PATH that does not exist, or a usage error
 
     Examples:
-      nexus skills check ~/src/my-skills/weather
-      nexus skills check --strict ~/src/my-skills
-      nexus skills check --json | jq -r '.[] | select(.severity == "error") | .path' | sort -u
+      nexus skills check ~/src/team-skills/hello
+      nexus skills check --strict ~/src/team-skills
+      nexus skills check --json | jq -r '.[] | select(.severity == "error").path'
     """
     args = ctx.args
     missing = [p for p in args["PATH"] if not os.path.lexists(p)]
@@ -156,6 +166,8 @@ def check(ctx):
     found = [problem.as_dict(path) for path, problem in findings.found]
     errors = sum(f["severity"] == "error" for f in found)
     if not ctx.json:
+        for line in findings.where:
+            ctx.warn(line)
         ctx.warn(f"{plural(findings.skills, 'skill')} checked: "
                  f"{plural(errors, 'error')}, {plural(len(found) - errors, 'warning')}")
     ctx.status = 1 if errors else 0

@@ -1,5 +1,5 @@
 """The porcelain's commands that read and change the config: `nexus config get|set|unset|list|path|edit`,
-and for one skill `nexus skill enable|disable|env|key`.
+and for one skill `nexus skill enable|disable|env|key|allow`.
 
 Every change goes through nexus.config.edit.change: in place, validated as loading validates, atomic,
 under a lock. A secret (an apiKey, an env value) is never printed, but by `nexus config get`.
@@ -10,8 +10,8 @@ import shlex
 import sys
 
 from nexus import config as configlib, fileio, paths
-from nexus.catalog import listing, manifest as manifestlib, status as statuslib
-from nexus.cli.command import parses, renders
+from nexus.catalog import manifest as manifestlib, status as statuslib
+from nexus.cli.command import renders
 from nexus.config import edit, keys
 from nexus.errors import BadInput, NexusError
 from nexus.schema import SECRET, is_env_name
@@ -31,15 +31,7 @@ def render_value(report, out):
 
 @renders(render_value)
 def get_key(ctx):
-    """Usage:
-      nexus config get KEY [--json]
-      nexus config get (-h | --help)
-
-    Options:
-      --json     {"key", "value", "default", "origin"}: origin is "file" or "default".
-      -h --help  Show this help.
-
-    Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
+    """Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
     other value as TOML on one line (`["a", "b"]`, `true`), which `nexus config set` reads back.
     A secret is printed too: you asked for it.
 
@@ -60,23 +52,10 @@ def get_key(ctx):
     return {"key": _dotted(parts), "value": value, "default": key.default if key else None, "origin": origin}
 
 
-def _writable(ctx, parts):
-    """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for
-    a key nexus does not know, unless --force or a skill's requires.config names it, and for an apiKey."""
-    key = keys.find(parts)
-    if key is not None and key.path.endswith(".apiKey"):
-        raise BadInput(f"a key is never taken from the command line (shell history, ps): "
-                       f"nexus skill key {parts[2]} reads it from stdin or asks for it")
-    if key is not None or keys.is_table(parts):
-        return key
-    if keys.is_ours(parts):
-        raise BadInput(keys.unknown(parts))
-    wanted = _required_config()
-    if not ctx.args["--force"] and _dotted(parts) not in wanted:
-        close = keys.suggestion(parts, wanted)
-        hint = f" (did you mean {close}?)" if close else ""
-        raise BadInput(f"{_dotted(parts)} is not a key nexus knows{hint}; --force sets it anyway")
-    return None
+def _guard(parts):
+    """No skill lowers its own gate: a sandbox key is never changed from inside a gateway call."""
+    if "sandbox" in parts:
+        plan.refuse_inside(f"changing {_dotted(parts)}")
 
 
 def _required_config():
@@ -89,23 +68,13 @@ def render_change(report, out):
     if value is None:
         out.write(f"{key}: {'unset' if report['changed'] else 'was not set'}\n")
         return
-    shown = SECRET if report.get("secret") else edit.inline(value)
+    shown = SECRET if value == SECRET else edit.inline(value)  # a secret, or a table with its secrets masked
     out.write(f"{key} = {shown}\n" if report["changed"] else f"{key}: already {shown}\n")
 
 
 @renders(render_change)
 def set_key(ctx):
-    """Usage:
-      nexus config set KEY [--] VALUE [--type TYPE] [--force] [--json]
-      nexus config set (-h | --help)
-
-    Options:
-      --type TYPE  Read VALUE as this type: bool, int, string, list or table; an error when it is not one.
-      --force      Set a key nexus does not know (outside `skills`, where your own keys live).
-      --json       {"key", "value", "changed", "file"} (a secret's value as "***").
-      -h --help    Show this help.
-
-    VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
+    """VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
     otherwise; a key that holds text always takes VALUE as text. Put `--` before a VALUE that starts
     with '-'. The config is edited in place: only the key's own lines change. A value of the wrong
     type, or a key nexus does not know, is refused (with the closest key it knows) and the file is
@@ -119,63 +88,51 @@ def set_key(ctx):
       nexus config set skills.log.maxEntries 2000
       nexus config set skills.allowBundled '["tmux", "github"]'
       nexus config set skills.entries.github.env.GH_HOST github.example.com
-      nexus config set browser.enabled true        # a key a skill's requires.config names
+      nexus config set browser.enabled true --force   # a key requires.config names
     """
     args = ctx.args
     parts = keys.split(args["KEY"])
-    key = _writable(ctx, parts)
+    _guard(parts)
+    key = keys.writable(parts, args["--force"], _required_config)
     kind = args["--type"] or (key.type.name if key else ("table" if keys.is_table(parts) else None))
-    if kind not in (None, *keys.TYPES):
-        raise BadInput(f"--type is one of {', '.join(keys.TYPES)}, not '{kind}'")
     try:
         value = keys.value_of(args["VALUE"], kind)
     except ValueError:
         needs = key.type.needs if key and not args["--type"] else f"a TOML {kind}"
-        raise BadInput(f"{_dotted(parts)} needs {needs}, not {keys.shown(args['VALUE'])}; "
-                       f"'{paths.config_file()}' is unchanged") from None
+        got = "" if keys.may_hold_secret(parts) else f", not {keys.shown(args['VALUE'])}"
+        raise BadInput(f"{_dotted(parts)} needs {needs}{got}; '{paths.config_file()}' is unchanged") from None
+    if keys.sets_api_key(parts, value):  # itself, or through a table above it: { apiKey = "..." }
+        raise BadInput(f"a key is never taken from the command line (shell history, ps): nothing written; "
+                       f"`nexus skill key NAME` reads it from stdin or asks for it")
     before, after = edit.change(lambda doc: [] if keys.lookup(doc, parts) == (True, value) else [(parts, value)])
-    report = {"key": _dotted(parts), "value": value, "changed": before != after, "file": edit.target()}
-    return {**report, "value": SECRET, "secret": True} if key and key.secret else report
+    shown = keys.masked(parts, value)
+    report = {"key": _dotted(parts), "value": shown, "changed": before != after, "file": edit.target()}
+    return {**report, "secret": True} if shown != value else report
 
 
 @renders(render_change)
 def unset_key(ctx):
-    """Usage:
-      nexus config unset KEY [--json]
-      nexus config unset (-h | --help)
-
-    Options:
-      --json     {"key", "value": null, "changed", "file"}.
-      -h --help  Show this help.
-
-    Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
+    """Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
     Comments and every other line stay. A key that is not set is left so, with exit status 0.
     """
     parts = keys.split(ctx.args["KEY"])
+    _guard(parts)
     before, after = edit.change(lambda doc: [(parts, edit.UNSET)] if keys.lookup(doc, parts)[0] else [])
     return {"key": _dotted(parts), "value": None, "changed": before != after, "file": edit.target()}
 
 
 def render_list(rows, out):
-    width = max(len(r["key"]) for r in rows)
+    from nexus.style import Style, fitted  # human text only: --json never pays for style
+
     shown = [r["value"] if isinstance(r["value"], str) else "(not set)" if r["origin"] is None else edit.inline(r["value"])
              for r in rows]
-    value_width = min(40, max(len(s) for s in shown))
-    for row, value in zip(rows, shown):
-        out.write(f"{row['key']:<{width}}  {value:<{value_width}}  {row['origin'] or ''}".rstrip() + "\n")
+    table = [[row["key"], value, row["origin"] or ""] for row, value in zip(rows, shown)]  # the value gives way
+    out.write("".join(line + "\n" for line in fitted(table, Style(out).columns, give=(1,), indent="")))
 
 
 @renders(render_list)
 def list_keys(ctx):
-    """Usage:
-      nexus config list [--json]
-      nexus config list (-h | --help)
-
-    Options:
-      --json     An array: {"key", "value", "default", "origin", "type", "meaning"} for each key.
-      -h --help  Show this help.
-
-    Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
+    """Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
     `git config --show-origin` does; then the keys of each skill the file has an entry for, and the
     file's keys outside `skills`. A secret's value is shown as ***. `man nexus` (CONFIG) says what
     each key means.
@@ -196,18 +153,53 @@ def render_path(report, out):
 
 @renders(render_path)
 def show_path(ctx):
-    """Usage:
-      nexus config path [--json]
-      nexus config path (-h | --help)
-
-    Options:
-      --json     {"path", "exists"}.
-      -h --help  Show this help.
-
-    The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist.
-    """
+    """The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist."""
     found = paths.config_file()
     return {"path": found, "exists": os.path.exists(found)}
+
+
+def render_allow(report, out):
+    granted = ", ".join(report["granted"])
+    out.write(f"{report['skill']}: allowed {granted}\n" if report["changed"] else
+              f"{report['skill']}: already allowed {granted}\n")
+
+
+@renders(render_allow)
+def allow_skill(ctx):
+    """Widens what a confined skill may do (see SANDBOX in nexus(1)): `network` sets
+    skills.entries.KEY.sandbox.network = true; --write and --read add to its write and read lists
+    (which start from what the skill declares). A PATH is absolute, or starts with ~, {cwd}, {tmp} or
+    {state}; another is taken from the current folder. Refused from inside a gateway call: no skill
+    widens its own sandbox.
+
+    Exit status:
+      0  allowed, or already so;  1  no such skill, or refused from inside a gateway call;  2  usage error
+
+    Examples:
+      nexus skill allow weather network
+      nexus skill allow github --read ~/.config/gh
+      nexus skill allow disk-report --write ~/exports
+    """
+    args = ctx.args
+    plan.refuse_inside("nexus skill allow")
+    if not (args["network"] or args["--write"] or args["--read"]):
+        raise BadInput("what to allow? network, --write PATH or --read PATH")
+    entry = ctx.entry
+    from nexus.gateway import sandbox  # `skill allow` alone needs what a skill declares
+
+    wanted = {"network": bool(args["network"]), "write": [_place(p) for p in args["--write"]],
+              "read": [_place(p) for p in args["--read"]]}
+    granted = (["network"] if wanted["network"] else []) + [f"--{key} {p}" for key in ("write", "read")
+                                                            for p in wanted[key]]
+    return {"skill": entry["name"], "granted": granted, "changed": sandbox.grant(entry, **wanted),
+            "key": _dotted(("skills", "entries", configlib.skill_key(entry), "sandbox"))}
+
+
+def _place(path):
+    """A PATH of `skill allow` as the config keeps it: ~, {cwd}, {tmp}, {state} and absolute paths as given."""
+    if path.startswith("~") or path.split("/")[0] in ("{cwd}", "{tmp}", "{state}"):
+        return path
+    return os.path.abspath(path)
 
 
 def render_edit(report, out):
@@ -216,14 +208,7 @@ def render_edit(report, out):
 
 @renders(render_edit)
 def edit_file(ctx):
-    """Usage:
-      nexus config edit
-      nexus config edit (-h | --help)
-
-    Options:
-      -h --help  Show this help.
-
-    Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
+    """Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
     shell), and checks what you saved as loading does. A valid config replaces the file atomically
     (mode 0600); an invalid one is never saved: on a terminal you are asked to edit it again, as
     visudo and crontab -e do. When the file changed meanwhile (another `nexus config set`), your
@@ -232,7 +217,7 @@ def edit_file(ctx):
     Exit status:
       0  saved, or nothing changed;  1  the editor failed, or the file changed meanwhile;  2  invalid
     """
-    import shutil
+    import shutil  # `config edit` alone needs a scratch folder
     import tempfile
 
     target = edit.target()
@@ -243,32 +228,48 @@ def edit_file(ctx):
         original = b""
     folder = tempfile.mkdtemp(prefix="nexus-config-")  # 0700
     copy = os.path.join(folder, os.path.basename(target))
-    fileio.write_atomic(copy, original)
-    while True:
-        _run_editor(copy)
-        with open(copy, "rb") as f:
-            data = f.read()
-        if data == original:
-            break
-        try:
-            configlib.read(data, target)
-            break
-        except BadInput as e:
-            ctx.warn(str(e))
-            if not _ask("Edit it again? [Y/n] "):
-                shutil.rmtree(folder)
-                raise BadInput(f"nothing saved: '{target}' is unchanged") from None
-    if data != original:
-        try:
-            edit.replace(original, data)
-        except NexusError as e:
-            raise NexusError(f"{e} (your version: {copy})") from None
-    shutil.rmtree(folder)
+    kept = False  # the copy stays only when it holds edits that were not saved, and the message names it
+    try:
+        fileio.write_atomic(copy, original)
+        while True:
+            try:
+                _run_editor(copy)
+            except NexusError as e:
+                kept = _differs(copy, original)
+                raise NexusError(f"{e}; nothing saved" + (f" (your copy: {copy})" if kept else "")) from None
+            with open(copy, "rb") as f:
+                data = f.read()
+            if data == original:
+                break
+            try:
+                configlib.read(data, target)
+                break
+            except BadInput as e:
+                ctx.warn(str(e))
+                if not _ask("Edit it again? [Y/n] "):
+                    raise BadInput(f"nothing saved: '{target}' is unchanged") from None
+        if data != original:
+            try:
+                edit.replace(original, data)
+            except NexusError as e:
+                kept = True
+                raise NexusError(f"{e} (your version: {copy})") from None
+    finally:
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
     return {"path": target, "changed": data != original}
 
 
+def _differs(path, original):
+    try:
+        with open(path, "rb") as f:
+            return f.read() != original
+    except OSError:
+        return False
+
+
 def _run_editor(path):
-    from nexus.gateway import process
+    from nexus.gateway import process  # `config edit` alone runs a program
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
@@ -276,7 +277,7 @@ def _run_editor(path):
     except (OSError, ValueError) as e:
         raise NexusError(f"cannot run the editor '{editor}': {getattr(e, 'strerror', None) or e}") from None
     if done.exit != 0:
-        raise NexusError(f"the editor '{editor}' exited with {done.exit}; nothing saved (your copy: {path})")
+        raise NexusError(f"the editor '{editor}' exited with {done.exit}")
 
 
 def _ask(question):
@@ -293,7 +294,7 @@ def _ask(question):
 
 def _skill(ctx):
     """(entry, the path of its [skills.entries.KEY] table)."""
-    entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)
+    entry = ctx.entry
     return entry, ("skills", "entries", configlib.skill_key(entry))
 
 
@@ -327,15 +328,7 @@ def _switch(ctx, enabled):
 
 @renders(render_switch)
 def enable_skill(ctx):
-    """Usage:
-      nexus skill enable NAME [--json]
-      nexus skill enable (-h | --help)
-
-    Options:
-      --json     {"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when it stays disabled.
-      -h --help  Show this help.
-
-    Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
+    """Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
     A bundled skill that skills.allowBundled leaves out stays disabled: nexus says so and prints the
     command that adds it there.
 
@@ -347,15 +340,7 @@ def enable_skill(ctx):
 
 @renders(render_switch)
 def disable_skill(ctx):
-    """Usage:
-      nexus skill disable NAME [--json]
-      nexus skill disable (-h | --help)
-
-    Options:
-      --json     {"skill", "key", "enabled", "changed"}.
-      -h --help  Show this help.
-
-    Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
+    """Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
     listed as disabled, left out of prompts and agent folders, and `nexus skill run` refuses it.
     """
     return _switch(ctx, False)
@@ -364,31 +349,26 @@ def disable_skill(ctx):
 def render_env(report, out):
     name = report["skill"]
     if "set" not in report:
-        out.write(f"{name}: env from config: {', '.join(report['env']) or 'none'}\n")
+        out.write(f"{name}: env from config: {', '.join(report['env']) or 'none'}"
+                  + (f" (secret: {', '.join(report['secret'])})" if report["secret"] else "") + "\n")
         return
     done = [f"set {', '.join(report['set'])}"] if report["set"] else []
+    done += [f"marked secret {', '.join(report['marked'])}"] if report["marked"] else []
     done += [f"unset {', '.join(report['unset'])}"] if report["unset"] else []
     out.write(f"{name}: {'; '.join(done) or 'env unchanged'}\n")
 
 
 @renders(render_env)
 def set_env(ctx):
-    """Usage:
-      nexus skill env NAME [VAR=VALUE...] [--unset VAR]... [--json]
-      nexus skill env (-h | --help)
-
-    Options:
-      --unset VAR  Remove VAR from the skill's environment (may be repeated).
-      --json       {"skill", "key", "set", "unset", "env"}: names, never values ("set" and "unset" only
-                   when asked to change something).
-      -h --help    Show this help.
-
-    Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
+    """Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
     skills.entries.KEY.env, all in one change. Without VAR=VALUE or --unset, prints the names set.
-    Only names are ever printed: a value may be a secret.
+    Only names are ever printed: a value may be a secret. A value is masked without --secret when
+    the skill declares its variable, or when its name has KEY, TOKEN, SECRET, PASS, CREDENTIAL or
+    AUTH in it; `REGION=us-east-1` is not.
 
     Examples:
       nexus skill env github GH_HOST=github.example.com
+      nexus skill env NAME DEPLOY_SIGNATURE=... --secret
       nexus skill env github --unset GH_HOST
     """
     entry, table = _skill(ctx)
@@ -404,19 +384,28 @@ def set_env(ctx):
             raise BadInput(f"--unset '{var}': not an environment variable name (letters, digits and _)")
         wanted[var] = edit.UNSET
 
+    secret_path = (*table, "secretEnv")
     report = {"skill": entry["name"], "key": _dotted(env_path)}
     if not wanted:
-        return {**report, "env": list(configlib.skill_entry(ctx.config, entry).get("env", {}))}
+        skill_config = configlib.skill_entry(ctx.config, entry)
+        return {**report, "env": list(skill_config.get("env", {})), "secret": skill_config.get("secretEnv", [])}
 
     def changes(doc):
         current = keys.lookup(doc, env_path)[1] or {}
-        return [((*env_path, var), value) for var, value in wanted.items()
-                if ((var in current) if value is edit.UNSET else current.get(var) != value)]
+        found = [((*env_path, var), value) for var, value in wanted.items()
+                 if ((var in current) if value is edit.UNSET else current.get(var) != value)]
+        marked = keys.lookup(doc, secret_path)[1] or []
+        keep = [v for v in marked if wanted.get(v, "") is not edit.UNSET]  # an unset var is no secret any more
+        keep += [v for v, value in wanted.items() if ctx.args["--secret"] and value is not edit.UNSET and v not in keep]
+        if keep != marked:
+            found.append((secret_path, keep or edit.UNSET))
+        return found
 
     before, after = edit.change(changes)
     old, new = keys.lookup(before, env_path)[1] or {}, keys.lookup(after, env_path)[1] or {}
+    was, now = keys.lookup(before, secret_path)[1] or [], keys.lookup(after, secret_path)[1] or []
     return {**report, "set": [v for v in new if old.get(v) != new[v]], "unset": [v for v in old if v not in new],
-            "env": list(new)}
+            "marked": [v for v in now if v not in was], "env": list(new), "secret": now}
 
 
 def render_key(report, out):
@@ -427,23 +416,14 @@ def render_key(report, out):
 
 @renders(render_key)
 def store_key(ctx):
-    """Usage:
-      nexus skill key NAME [--unset] [--json]
-      nexus skill key (-h | --help)
-
-    Options:
-      --unset    Remove the skill's key.
-      --json     {"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the key itself.
-      -h --help  Show this help.
-
-    Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
+    """Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
     tool as its primaryEnv. The key is read from stdin (one line), or asked for without echo on a
     terminal: never from the command line, so that it stays out of shell history and ps. The config
     file is kept 0600.
 
     Examples:
-      pass show brave | nexus skill key brave-search
-      nexus skill key brave-search          # asks, without echo
+      pass show brave | nexus skill key NAME
+      nexus skill key NAME                  # asks, without echo
     """
     entry, table = _skill(ctx)
     path, primary = (*table, "apiKey"), entrylib.primary_env(entry)
@@ -465,7 +445,7 @@ def _read_key(name, primary):
     if sys.stdin is None or sys.stdin.closed:
         raise BadInput("no stdin to read the key from: pipe it in, or run this on a terminal")
     if sys.stdin.isatty():
-        import getpass
+        import getpass  # a key asked for on a terminal only
 
         text = getpass.getpass(f"Key for {name}{f' ({primary})' if primary else ''}: ")
     else:
@@ -479,12 +459,8 @@ def _read_key(name, primary):
     return text
 
 
-@parses(lambda argv, doc: {})  # read on every TAB: no docopt
 def key_names(ctx):
-    """Usage:
-      nexus --list-keys
-
-    Every config key for shell completion: the keys nexus knows, those of each skill in the cached
+    """Every config key for shell completion: the keys nexus knows, those of each skill in the cached
     manifest, and the keys the config file sets.
     """
     skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()})
@@ -493,5 +469,5 @@ def key_names(ctx):
     except NexusError:
         config = {}
     found = [_dotted(parts) for parts in keys.listed(config)]
-    found += [f"skills.entries.{s}.{leaf}" for s in skills for leaf in ("enabled", "apiKey", "env")]
+    found += [f"skills.entries.{s}.{leaf}" for s in skills for leaf in ("enabled", "apiKey", "env", "secretEnv")]
     return "".join(k + "\n" for k in dict.fromkeys(found))

@@ -4,60 +4,102 @@ from nexus.agents import instructions, links
 from nexus.catalog import listing
 from nexus.cli.command import renders
 from nexus.distribute import managed, sources
+from nexus.gateway import plan
+from nexus.skill import audit
 from nexus.style import table
 
 
+def render_listed(report, out):
+    """--list: the skills a source holds."""
+    rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
+    out.write("\n".join(table(rows, indent="")) + "\n")
+
+
 def render_add(report, out):
-    if "skills" in report:  # --list
-        rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
-        out.write("\n".join(table(rows, indent="")) + "\n")
-        return
     for added in report["added"]:
-        out.write(f"added {added['name']} ({added['placement']}, {added['path']})\n")
+        shadows = f": {added['shadows']}" if added.get("shadows") else ""
+        out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
     for name in report["unchanged"]:
         out.write(f"unchanged {name}\n")
+    render_permissions(report, out)
 
 
-@renders(render_add)
+def render_permissions(report, out):
+    from nexus.gateway import sandbox  # human text of a skill placed only
+
+    out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
+
+
+def _allow_network(ctx, names):
+    from nexus import config as configlib  # --allow-network only
+    from nexus.gateway import sandbox
+
+    for name in names:
+        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), network=True)
+    return configlib.load()  # the config as it is now, for what the permissions say
+
+
+def permissions(ctx, names, config=None):
+    """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
+    are none): what `skills add` and `update` show at the door."""
+    from nexus.gateway import sandbox  # only when skills were placed
+
+    config, found = config or ctx.config, {}
+    for name in names:
+        entry = listing.entry(config, name, ctx.warn)
+        if entry.get("type") != "prompt":
+            found[name] = sandbox.effective(entry, config)
+    return {"permissions": found} if found else {}
+
+
+@renders(render_add, {"--list": render_listed})
 def add(ctx):
-    """Usage:
-      nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
-      nexus skills add (-h | --help)
-
-    Options:
-      --skill NAME  Only this skill (repeat for more).
-      --list        Show the skills SOURCE holds; add nothing.
-      --copy        Copy a folder's skills instead of linking them (skills from git are always copied).
-      --force       Replace a skill of the same name that was placed by hand or came from elsewhere.
-      --json        The outcome as JSON: source, revision, added, unchanged, refused.
-      -h --help     Show this help.
-
-    SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
+    """SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
     repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill
     (SKILL.md at its root) or hold skills in folders up to 4 levels below it. Each added skill is recorded
     in MANAGED_SKILLS_DIR/.nexus-lock.json; adding the same skill again refreshes it.
+
+    Each skill is audited (`nexus skills audit`) before it is placed: one with a high finding is refused
+    and nothing of it is placed, unless --force; every finding is shown on stderr, and the lockfile keeps
+    what was accepted, so that `update` can say what is new.
 
     Exit status:
       0  added, or already there;  1  a skill was refused, or the source holds none or cannot be fetched;
       2  usage error, or an unreadable lockfile
 
     Examples:
-      nexus skills add ~/src/team-skills --skill pdf-tools
-      nexus skills add owner/repo --list
+      nexus skills add ~/src/team-skills --skill hello
+      nexus skills add OWNER/REPO --list
     """
     args = ctx.args
+    if args["--allow-network"]:
+        plan.refuse_inside("skills add --allow-network")  # no skill widens the gate for what it adds
     if args["--list"]:
         with sources.checkout(args["SOURCE"]) as source:
             found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
         return {"source": source.location, "revision": source.revision, "skills": [c.as_dict() for c in found]}
+    if args["--force"]:
+        plan.refuse_inside("nexus skills add --force")  # no skill lowers its own gate
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
+        names = [added["name"] for added in report["added"]]
+        config = _allow_network(ctx, names) if args["--allow-network"] else ctx.config
+        report.update(permissions(ctx, names, config))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
         ctx.warn(f"refused {where}: {refused['error']}")
+        show_findings(ctx, refused.get("findings", []))
+    for added in report["added"]:
+        show_findings(ctx, added["findings"])
     ctx.status = 1 if report["refused"] else 0
     return report
+
+
+def show_findings(ctx, findings):
+    """The audit's findings on stderr, a line each, under the command's name."""
+    for finding in findings:
+        ctx.warn(audit.formatted(finding))
 
 
 def render_removed(names, out):
@@ -66,19 +108,14 @@ def render_removed(names, out):
 
 @renders(render_removed)
 def remove(ctx):
-    """Usage:
-      nexus skills remove NAME... [--json]
-      nexus skills remove (-h | --help)
-
-    Options:
-      --json     An array of the names removed.
-      -h --help  Show this help.
-
-    Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed; when one NAME is not,
-    nothing is removed. A linked skill's own folder is never touched, only the link.
+    """Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed, and only what nexus placed:
+    its link (a linked skill's own folder is never touched), or a copy whose files still match the
+    lockfile. When one NAME is not, or something else is in its place (an edited copy, a folder where
+    the link was), that is reported and nothing is removed.
 
     Exit status:
-      0  removed;  1  a NAME was not added by `nexus skills add`;  2  usage error, or an unreadable lockfile
+      0  removed;  1  a NAME was not added, or what is in its place is kept;  2  usage error, or an
+      unreadable lockfile
     """
     names = list(dict.fromkeys(ctx.args["NAME"]))
     managed.remove(names)
@@ -87,40 +124,43 @@ def remove(ctx):
 
 
 UPDATE_LABELS = [("changed", "changed"), ("restored", "restored"), ("unchanged", "unchanged"),
-                 ("editedLocally", "edited locally"), ("removedUpstream", "removed upstream")]
+                 ("editedLocally", "edited locally"), ("removedUpstream", "removed upstream"), ("refused", "refused")]
 
 
 def render_update(report, out):
     rows = [[label, name] for key, label in UPDATE_LABELS for name in report[key]]
     out.write("".join(line + "\n" for line in table(rows, indent="")) or "no skills added\n")
+    render_permissions(report, out)
 
 
 @renders(render_update)
 def update(ctx):
-    """Usage:
-      nexus skills update [NAME...] [--force] [--json]
-      nexus skills update (-h | --help)
-
-    Options:
-      --force    Replace a copied skill that was edited in place with its source's files.
-      --json     The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged,
-                 editedLocally, removedUpstream (lists of names), failed (name and error).
-      -h --help  Show this help.
-
-    Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
+    """Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
     compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
-    edited in place: it is reported as edited locally and kept as it is, unless --force. A skill gone
-    from its source is reported and left in place. Safe to run from cron.
+    edited in place: it is reported as edited locally and kept as it is, unless --force. Anything else in
+    a skill's place (a folder where nexus's link was) is reported as failed and kept, even with --force.
+    A skill gone from its source is reported and left in place. Each changed skill is audited: findings
+    new since the version you have are shown, and one with a new high finding is refused and kept as it
+    is (a clean skill that turns risky upstream), unless --force. Safe to run from cron.
 
     Exit status:
-      0  done;  1  a skill or its source failed (the others are still updated);  2  usage error
+      0  done;  1  a skill was refused, or it or its source failed (the others are still updated);
+      2  usage error
     """
+    if ctx.args["--force"]:
+        plan.refuse_inside("nexus skills update --force")
     report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
+        report.update(permissions(ctx, report["changed"] + report["restored"]))
     for failed in report["failed"]:
         ctx.warn(f"{failed['name']}: {failed['error']}")
-    ctx.status = 1 if report["failed"] else 0
+    if report["findings"]:
+        ctx.warn("new since the version you have (`nexus skills audit`):")
+        show_findings(ctx, report["findings"])
+    for name in report["refused"]:
+        ctx.warn(f"{name}: a new high finding since the version you have: kept as it is; --force updates it all the same")
+    ctx.status = 1 if report["failed"] or report["refused"] else 0
     return report
 
 
@@ -133,21 +173,10 @@ def render_links(report, out):
 
 @renders(render_links)
 def link(ctx):
-    """Usage:
-      nexus skills link --agent AGENT [--dir DIR] [--unlink] [--json]
-      nexus skills link (-h | --help)
-
-    Options:
-      --agent AGENT  cursor (.cursor/skills), claude-code (.claude/skills), codex (.codex/skills)
-                     or agents (.agents/skills).
-      --dir DIR      The project folder holding the agent's folder [default: .].
-      --unlink       Remove the links nexus made there, and nothing else.
-      --json         The outcome as JSON: folder, linked, unchanged, skipped, unlinked.
-      -h --help      Show this help.
-
-    Each ready skill's folder is symlinked into the agent's folder (a skill with
-    `disable-model-invocation: true` is left out, as from every list an agent reads); links to skills no
-    longer offered are removed. nexus records the links it made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
+    """Each ready skill's folder is symlinked into the agent's folder (a skill with
+    `disable-model-invocation: true`, or an added skill changed behind nexus's back, is left out, as from
+    every list an agent reads); links to skills no longer offered are removed. nexus records the links it
+    made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
     the folder already has from elsewhere. Running it again changes nothing.
 
     Exit status:

@@ -5,8 +5,8 @@ from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
-from nexus.style import Style, local, table, truncate
-from nexus.usage import crystallize as crystal, sessions, stats
+from nexus.style import Style, fit, fitted, last_line, local, shell_line, table, visible
+from nexus.usage import crystallize as crystal, sessions
 
 
 def render_sessions(found, out):
@@ -14,53 +14,39 @@ def render_sessions(found, out):
         out.write("No calls in the usage logs.\n")
         return
     rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "SKILLS"]]
-    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
-              truncate(", ".join(s["skills"]), 40)] for s in found]
-    out.write("\n".join(table(rows, indent="")) + "\n")
+    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]), ", ".join(s["skills"])]
+             for s in found]
+    out.write("\n".join(fitted(rows, Style(out).columns, give=(5, 1))) + "\n")
 
 
 @renders(render_sessions)
 def list_sessions(ctx):
-    """Usage:
-      nexus sessions [--days N] [--json]
-      nexus sessions (-h | --help)
-
-    Options:
-      --days N   Only calls of the past N days (default: every call the logs hold).
-      --json     An array of {"id", "first", "last", "calls", "skills", "failures"}, newest first.
-      -h --help  Show this help.
-
-    A session is the calls made with one NEXUS_SESSION_ID (set it with
+    """A session is the calls made with one NEXUS_SESSION_ID (set it with
     `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-".
     """
-    days = stats.parse_days(ctx.args["--days"]) if ctx.args["--days"] else None
-    return sessions.summary(days)
+    return sessions.summary(ctx.args["--days"])
 
 
 def render_calls(found, out):
     style = Style(out)
-    rows = [["#", "TIME", "SKILL", "EXIT", "MS", "ARGS / ERROR"]]
+    rows, errors = [["#", "TIME", "SKILL", "EXIT", "MS", "ERROR / ARGS"]], [""]
     for call in found:
-        shown = " ".join(call.get("args") or [])
-        if call.get("error"):
-            shown = (shown + "  " if shown else "") + style.color(f"! {call['error']}", "red")
+        # A failed call's error first, its last line (the whole log window is in --json): what went wrong.
+        errors.append(f"! {visible(last_line(call['error']))}" if call.get("error") else "")
+        # each word as a shell needs it: exact, and visible
+        shown = "  ".join(part for part in (errors[-1], shell_line(call.get("args") or [])) if part)
         rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
-                     str(call.get("ms", "-")), truncate(shown, 80) if not call.get("error") else shown])
-    out.write("\n".join(table(rows, indent="")) + "\n")
+                     str(call.get("ms", "-")), shown])
+    rows, sizes = fit(rows, style.columns, give=(5, 2))
+    for row, error in zip(rows, errors):  # coloured once fitted, in the last column: it is never padded
+        if error and len(row) == 6:
+            row[-1] = style.color(row[-1][:len(error)], "red") + row[-1][len(error):]
+    out.write("\n".join(table(rows, "", sizes)) + "\n")
 
 
 @renders(render_calls)
 def show(ctx):
-    """Usage:
-      nexus session show ID [--json]
-      nexus session show (-h | --help)
-
-    Options:
-      --json     An array of the session's calls in time order: {"n", "ts", "skill", "type", "args",
-                 "exit", "ms", "error"} (args masked as logged).
-      -h --help  Show this help.
-
-    ID "-" shows the calls made without a session. The numbers (n) are the ones
+    """ID "-" shows the calls made without a session. The numbers (n) are the ones
     `nexus session crystallize --calls N-M` takes.
 
     Exit status:
@@ -73,48 +59,30 @@ def show(ctx):
 
 
 def new(ctx):
-    """Usage:
-      nexus session new
-      nexus session new (-h | --help)
-
-    Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`.
-    """
+    """Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`."""
     return sessions.new_id() + "\n"
 
 
+def render_files(made, out):
+    """--dry-run: the files it would write."""
+    # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
+    out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
+
+
 def render_crystal(made, out):
-    if made["dryRun"]:
-        # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
-        out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
-        return
     out.write(f"crystallized {made['name']}: {made['path']} (replays calls {', '.join(map(str, made['calls']))})\n")
 
 
-@renders(render_crystal)
+@renders(render_crystal, {"--dry-run": render_files})
 def crystallize(ctx):
-    """Usage:
-      nexus session crystallize ID --name NAME [--calls N-M] [--var NAME=VALUE]... [--dry-run] [--force] [--json]
-      nexus session crystallize (-h | --help)
-
-    Options:
-      --name NAME       The new skill's name (a folder in the workspace).
-      --calls N-M       Only these calls (their numbers in `nexus session show`).
-      --var NAME=VALUE  Make VALUE, wherever it occurs in the recorded arguments, a parameter of the
-                        new skill: --NAME VALUE, or in order. Repeat for more. VALUE *** stands for a
-                        secret that was masked in the log.
-      --dry-run         Print the SKILL.md and the script; write nothing.
-      --force           Replace a skill of that name in the workspace.
-      --json            {"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}.
-      -h --help         Show this help.
-
-    Turns the session's successful tool and script calls into a script skill that replays them in
+    """Turns the session's successful tool and script calls into a script skill that replays them in
     order through `nexus skill run`, stopping at the first failure; every argument arrives byte for
     byte. A secret was never logged: a call whose argument was masked (***) is replayed from a --var,
     or from the env var that held it when its skill declares one; otherwise nothing is written.
 
     Examples:
-      nexus session crystallize 20261130-171733-3f9a2c01 --name weekly-report --var week=48
-      nexus skill run weekly-report -- --week 49
+      nexus session crystallize SESSION --name weekly-report --var week=48
+      nexus skill run NAME -- --week 49   # NAME: weekly-report, SESSION yours
     """
     args = ctx.args
     name = args["--name"]
@@ -123,7 +91,10 @@ def crystallize(ctx):
     path = crystal.folder(name)
     picked = crystal.chosen_calls(args["ID"], numbers)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
-    files = crystal.plan(name, args["ID"], picked, named, manifest.skills())
+    skills = manifest.skills()
+    if not args["--dry-run"]:
+        crystal.taken(name, skills, args["--force"])
+    files = crystal.plan(name, args["ID"], picked, named, skills)
     made = {"name": name, "path": path, "calls": files["calls"], "requires": files["requires"], "env": files["env"],
             "skillMd": files["skillMd"], "script": files["script"].decode("utf-8", "surrogateescape"),
             "dryRun": bool(args["--dry-run"])}
@@ -133,3 +104,8 @@ def crystallize(ctx):
         with skill_state.Update(name, entry) as state:
             state["crystallizedFrom"] = {"session": args["ID"], "calls": files["calls"]}
     return made
+
+
+def session_ids(ctx):
+    """Every session id in the usage logs, newest first, for shell completion."""
+    return "".join(s["id"] + "\n" for s in sessions.summary() if s["id"] != "-")

@@ -6,23 +6,20 @@ import sys
 
 from nexus import config as configlib
 from nexus.catalog import capabilities, listing, status as statuslib
-from nexus.cli.command import number, renders
+from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, when
+from nexus.style import Style, last_line, terminal, visible, when
 
-STATUS_TEXT = {
-    "ready": ("✅", "Ready"), "needs-setup": ("⚠️ ", "Needs setup"), "not-installed": ("⏳", "Not installed"),
-    "disabled": ("💤", "Disabled"), "unsupported": ("🚫", "Not for this platform"), "invalid": ("❌", "Invalid"),
-}
+EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
 
-def _evaluated(ctx, name):
-    """(entry, state, {'status', 'verified', 'missing', ...}) of one skill; the whole catalogue is read
-    only for a skill whose status depends on others (its requirements, its connectors)."""
-    entry = listing.entry(ctx.config, name, ctx.warn)
+def _evaluated(ctx):
+    """(entry, state, {'status', 'verified', 'missing', ...}) of the skill (ctx.entry); the whole catalogue
+    is read only for a skill whose status depends on others (its requirements, its connectors)."""
+    entry = ctx.entry
     state = skill_state.of(entry, ctx.warn)
     if not (entry.get("implements") or entry.get("connectors") or capabilities.requirements(entry) != ([], [])):
         return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
@@ -43,7 +40,9 @@ def _requirements(entry, result, style):
     any_bins = entrylib.required(entry, "anyBins")
     if any_bins:
         lines.append(f"  {bullet} Any of: {', '.join(any_bins)} {bad if missing['anyBins'] else ok}")
-    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}" for var in entrylib.env_names(entry)]
+    from_config_env = set(entry.get("configEnv") or [])  # the skills spec's configEnv: says the tool is set up
+    lines += [f"  {bullet} Env: {var} {bad if var in missing['env'] else ok}"
+              + (" (configEnv)" if var in from_config_env else "") for var in entrylib.env_names(entry)]
     lines += [f"  {bullet} Config: {path} {bad if path in missing['config'] else ok}"
               for path in entrylib.required(entry, "config")]
     return lines or [f"  {bullet} None"]
@@ -68,96 +67,119 @@ def _capabilities(entry, shown, style):
     return lines
 
 
+def render_prompt(shown, out):
+    """--prompt-only: the prompt alone."""
+    out.write(shown["text"])
+
+
 def render_show(shown, out):
-    if "prompt" not in shown or "status" not in shown:  # --prompt-only
-        out.write(shown["text"])
-        return
     style = Style(out)
     entry, state, bullet = shown, shown["state"], style.bullet
-    emoji, label = STATUS_TEXT[shown["status"]]
-    if shown["status"] == "ready" and entry["type"] != "prompt":
-        label = "Ready, not verified yet (verified on first run)"
-        if shown["verified"] and state.get("lastVerified"):
-            label = f"Configured (last verified: {when(state['lastVerified'])})"
-        elif shown["verified"]:  # no verify command: its first run vouched for it
-            label = f"Configured (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
+    emoji, label = EMOJI[shown["status"]], ", ".join(statuslib.state_words(shown)).capitalize()
+    if shown["status"] == "ready" and entry["type"] != "prompt" and shown["verified"]:
+        if state.get("lastVerified"):
+            label += f" (last verified: {when(state['lastVerified'])})"
+        else:  # no verify command: its first run vouched for it
+            label += f" (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
     elif shown["status"] == "unsupported":
         label += f" (needs {', '.join(entry.get('os', []))}; this is {sys.platform})"
-    title = f"{entry['name'].upper()} - {entry['description']}"
+    title = f"{entry['name'].upper()} - {visible(entry['description'])}"
     lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
     lines.append(f"Type:       {kind.get(entry['type'], 'prompt')}")
+    lines.append(f"Class:      {entrylib.CLASSES[shown['class']]}")
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")
     if entry.get("homepage"):
         lines.append(f"Homepage:   {entry['homepage']}")
+    if entry.get("aliases"):
+        lines.append(f"Aliases:    {', '.join(entry['aliases'])}")
     lines += ["", "Requirements:"] + _requirements(entry, shown, style) + _capabilities(entry, shown, style)
+    if entry.get("variables"):  # skills spec 9.4: given with `nexus skill run NAME --var NAME=VALUE`
+        lines += ["", "Variables (nexus skill run NAME --var NAME=VALUE):"]
+        lines += [f"  {bullet} {v['name']}" + (f" ({v['type']})" if v.get("type") else "")
+                  + (f": {v['description']}" if v.get("description") else "")
+                  + (f" [default: {v['default']}]" if "default" in v else "") for v in entry["variables"]]
     from_config = shown["fromConfig"]
     if from_config["env"] or from_config["apiKey"]:
         lines += ["", "From the config (nexus skill env / nexus skill key):"]
         lines += [f"  {bullet} Env: {', '.join(from_config['env'])}"] if from_config["env"] else []
         as_env = f" (as {from_config['apiKeyEnv']})" if from_config["apiKeyEnv"] else " (no primaryEnv: unused)"
         lines += [f"  {bullet} apiKey: set{as_env}"] if from_config["apiKey"] else []
+    allowed = shown.get("permissions")
+    if allowed:
+        lines += ["", "Sandbox:"]
+        if allowed["confined"]:
+            lines += [f"  {bullet} Confined ({allowed['available']})",
+                      f"  {bullet} Network: {'yes' if allowed['network'] else 'no'}",
+                      f"  {bullet} Writes: {', '.join(allowed['write'])}",
+                      f"  {bullet} Reads: everything but skills.sandbox.deny"
+                      + (f", and of it: {', '.join(allowed['read'])}" if allowed["read"] else "")]
+        else:
+            lines.append(f"  {bullet} Not confined (skills.sandbox.mode; confined it would have: network "
+                         f"{'yes' if allowed['network'] else 'no'}, writes {', '.join(allowed['write'])})")
     if state.get("totalInvocations"):
         lines += ["", "Usage Stats:",
                   f"  {bullet} Total invocations: {state['totalInvocations']}",
-                  f"  {bullet} Success rate: {state.get('successRate', 0) * 100:.1f}%",
+                  *([f"  {bullet} Success rate: {state['successRate'] * 100:.1f}%"] if "successRate" in state else []),
+                  *([f"  {bullet} Refused for policy: {state['policyRefusals']}"] if state.get("policyRefusals") else []),
                   f"  {bullet} Last used: {when(state.get('lastUsed'))}"]
     for flag in ("degraded", "drifted"):
         if shown.get(flag):
             lines.append(f"  {bullet} {flag.capitalize()}: {shown[flag + 'Reason']}")
     if shown.get("degraded") and (state.get("crystallizedFrom") or entry.get("requires", {}).get("skills")):
         lines.append(f"  {bullet} Fall back on the skills it replays: {', '.join(entry['requires']['skills'])}")
+    lines = [terminal(line, lines=False) for line in lines]  # each one line, whatever a SKILL.md's field holds
     if state.get("lastError"):
         label = f"  {bullet} Last error: "
         lines.append(label + ("\n" + " " * len(label)).join(state["lastError"].splitlines()))
     lines += ["", style.rule(False), "PROMPT", style.rule(False), "", shown["prompt"].rstrip()]
     if not shown["verified"] or shown["status"] != "ready":
         lines += ["", style.rule(False), "SETUP", style.rule(False), "", "To configure this skill:"]
-        lines += plan.setup_steps(entry, shown["missing"])
+        lines += [visible(step) for step in plan.setup_steps(entry, shown["missing"])]
     out.write("\n".join(lines) + "\n")
 
 
-@renders(render_show)
+@renders(render_show, {"--prompt-only": render_prompt})
 def show(ctx):
-    """Usage:
-      nexus skill show NAME [--json | --prompt-only]
-      nexus skill show (-h | --help)
-
-    Options:
-      --json         The manifest entry with status, verified, missing, state, fromConfig and prompt, as
-                     JSON; fromConfig: {"env": [names], "apiKey": true or false, "apiKeyEnv"}.
-      --prompt-only  Only the prompt ({baseDir} resolved), for agents.
-      -h --help      Show this help.
-
-    Says which env vars and key the config sets for the skill: their names, never their values.
-    """
-    entry, state, result = _evaluated(ctx, ctx.args["NAME"])
+    """Says which env vars and key the config sets for the skill: their names, never their values."""
+    entry, state, result = _evaluated(ctx)
     prompt = skillmd.prompt(entry)
     if ctx.args["--prompt-only"]:
         return {"text": prompt}
     skill_config = configlib.skill_entry(ctx.config, entry)
     from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
                    "apiKeyEnv": entrylib.primary_env(entry)}
-    return {**entry, **result, "state": state, "fromConfig": from_config, "prompt": prompt}
+    shown = {**entry, **result, "class": entrylib.skill_class(entry), "state": state, "fromConfig": from_config,
+             "prompt": prompt}
+    if entry["type"] != "prompt":
+        from nexus.gateway import sandbox  # a tool or script skill's permissions only
+
+        shown["permissions"] = sandbox.effective(entry, ctx.config)
+        if shown["permissions"]["confined"]:
+            shown["permissions"]["available"] = sandbox.describe(sandbox.availability())
+    return shown
 
 
 def render_outcome(outcome, out):
     style, name = Style(out), outcome["skill"]
     if outcome.get("skipped"):
-        message = (f"Skill '{name}' is a prompt skill: always configured." if outcome["type"] == "prompt" else
+        message = (f"Skill '{name}' is ready: a prompt skill needs no verification." if outcome["type"] == "prompt" else
                    f"Skill '{name}' is verified ({'last verified: ' + when(outcome['lastVerified']) if outcome['lastVerified'] else 'by its first run'}); "
                    "--force runs it again.")
         out.write(message + "\n")
     elif not outcome["ok"]:
-        out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {outcome['error']}\n")
-        out.write("\n   Setup instructions:\n" + "".join(f"   {step}\n" for step in outcome["setup"]))
+        error = "\n          ".join(outcome["error"].splitlines())
+        out.write(f"{style.emoji('❌')}Skill '{name}' verification failed.\n   Error: {error}\n")
+        out.write("\n   Setup instructions:\n" + "".join(f"   {visible(step)}\n" for step in outcome["setup"]))
     elif outcome["type"] == "prompt":
-        out.write(f"{style.emoji('✅')}Skill '{name}' is a prompt skill: always configured.\n")
+        out.write(f"{style.emoji('✅')}Skill '{name}' is ready: a prompt skill needs no verification.\n")
     elif not outcome["verify"]:
         out.write(f"{style.emoji('✅')}Skill '{name}' has no verification command; its requirements are met.\n")
     else:
         out.write(f"{style.emoji('✅')}Skill '{name}' verified successfully.\n")
+    if outcome["ok"] and outcome.get("configuredAt") and outcome["type"] != "prompt" and not outcome.get("skipped"):
+        out.write(f"   Configured at: {outcome['configuredAt']}\n")
 
 
 def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
@@ -170,30 +192,22 @@ def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
 
 @renders(render_outcome)
 def verify_skill(ctx):
-    """Usage:
-      nexus skill verify NAME [--force] [--json] [--timeout SECONDS]
-      nexus skill verify (-h | --help)
-
-    Options:
-      --force            Run the verify command even when the skill is already verified.
-      --json             Print the outcome as JSON: skill, type, verify, ok, configured, exit, error, ms.
-      --timeout SECONDS  How long the verify command may run [default: 30].
-      -h --help          Show this help.
-
-    A verified skill stays trusted until a run fails or its SKILL.md changes.
+    """A verified skill stays trusted until a run fails or its SKILL.md changes: its verify command is
+    then skipped (--force runs it), but its requirements (binaries, env vars, config) are checked on
+    every verify, and one that is missing fails it.
 
     Exit status:
       0  verified;  1  verification failed, or no such skill;  2  usage error
     """
     args = ctx.args
-    entry, state, result = _evaluated(ctx, args["NAME"])
-    if result["verified"] and not args["--force"]:
+    entry, state, result = _evaluated(ctx)
+    if result["verified"] and result["status"] == "ready" and not args["--force"]:
         return {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
-                "lastVerified": state.get("lastVerified")}
+                "lastVerified": state.get("lastVerified"), "configuredAt": state.get("configuredAt")}
     if not args["--json"] and entry.get("verify"):
-        print(f"Verifying skill '{entry['name']}'...\nRunning: {entry['verify']}\n", file=sys.stderr)
-    outcome = verified(entry, ctx.config, number(args["--timeout"], "--timeout"))
+        print(f"Verifying skill '{entry['name']}'...\nRunning: {visible(entry['verify'])}\n", file=sys.stderr)
+    outcome = verified(entry, ctx.config, args["--timeout"])
     ctx.status = 0 if outcome["ok"] else 1
     return outcome
 
@@ -208,7 +222,7 @@ def render_outcomes(outcomes, out):
             drift = " (drifted: its verify command prints something else than last time)" if outcome.get("drift") else ""
             out.write(f"{style.emoji('✅')}{outcome['skill']}: verified{drift}\n")
         else:
-            out.write(f"{style.emoji('❌')}{outcome['skill']}: {outcome['error'].splitlines()[0]}\n")
+            out.write(f"{style.emoji('❌')}{outcome['skill']}: {last_line(outcome['error'])}\n")
         out.flush()
     if not any_outcome:
         out.write("nothing to verify\n")
@@ -216,19 +230,7 @@ def render_outcomes(outcomes, out):
 
 @renders(render_outcomes)
 def verify_all(ctx):
-    """Usage:
-      nexus skills verify --all [--stale HOURS] [--jobs N] [--json] [--timeout SECONDS]
-      nexus skills verify (-h | --help)
-
-    Options:
-      --all              Every tool and script skill in the manifest.
-      --stale HOURS      Only skills never verified, or last verified over HOURS ago.
-      --jobs N           How many verify commands run at once (default: one per CPU).
-      --json             An array of outcomes, one per skill, in the order of their names.
-      --timeout SECONDS  How long one verify command may run [default: 30].
-      -h --help          Show this help.
-
-    Verifies the skills that could pass: ready ones, and those whose last verification failed. The
+    """Verifies the skills that could pass: ready ones, and those whose last verification failed. The
     others (not installed, lacking an env var or config, disabled, not for this platform) are reported
     as skipped, with the reason ("skipped": true in --json), and do not change the exit status.
 
@@ -236,9 +238,7 @@ def verify_all(ctx):
       0  every verification that ran passed;  1  one failed;  2  usage error
     """
     args = ctx.args
-    timeout = number(args["--timeout"], "--timeout")
-    stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
-    jobs = verify.parse_jobs(args["--jobs"])
+    timeout, stale, jobs = args["--timeout"], args["--stale"], args["--jobs"] or verify.CPUS
     entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
     yield from skipped
     for outcome in verify.verify_all(entries, ctx.config, timeout, jobs):
@@ -246,30 +246,20 @@ def verify_all(ctx):
         yield outcome
 
 
+def render_planned(report, out):
+    """--dry-run: the command that would run, or where the skill's tools already are."""
+    out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
+
+
 def render_install(report, out):
-    if report.get("dryRun"):
-        out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
-        return
     if report.get("installed"):
         out.write(f"installed {report['installed']}\n")
     render_outcome(report["verification"], out)
 
 
-@renders(render_install)
+@renders(render_install, {"--dry-run": render_planned})
 def install(ctx):
-    """Usage:
-      nexus skill install NAME [--id ID] [--dry-run] [--yes] [--json]
-      nexus skill install (-h | --help)
-
-    Options:
-      --id ID    The install spec with this id (default: the best fit whose package manager is here);
-                 runs it even when the skill's tools are already installed.
-      --dry-run  Print the command, run nothing.
-      --yes      Run without asking (needed when there is no terminal, as under cron or an agent).
-      --json     The outcome as JSON: skill, command, installed, alreadyInstalled, verification.
-      -h --help  Show this help.
-
-    The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
+    """The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
     run without a shell; a shell spec's script runs with /bin/sh -c. A download is checked against its
     sha256 before anything is placed in $NEXUS_HOME/bin; add that folder to skills.binPath (the
     message says how). The installer's output streams to stderr.
@@ -280,7 +270,7 @@ def install(ctx):
     from nexus.distribute import install as installer  # here: it brings urllib, which verify --all need not pay for
 
     args, config = ctx.args, ctx.config
-    entry = listing.entry(config, args["NAME"], ctx.warn)
+    entry = ctx.entry
     dirs = statuslib.search_dirs(config)
     present = {b: statuslib.which(b, dirs) for b in entrylib.binaries(entry)}
     if present and all(present.values()) and not args["--id"]:
@@ -296,13 +286,13 @@ def install(ctx):
     report = {"skill": entry["name"], "command": installspec.describe(spec)}
     if args["--dry-run"]:
         return {**report, "dryRun": True}
-    label = spec.get("label") or f"Install {entry['name']} ({spec.get('kind')})"
+    label = visible(spec.get("label") or f"Install {entry['name']} ({spec.get('kind')})")
     ctx.warn(f"{label}: {report['command']}")
     if not args["--yes"]:
         _confirm()
     placed = installer.run(spec)
     if placed and os.path.dirname(placed) not in statuslib.search_dirs(config):
-        from nexus.config.edit import inline
+        from nexus.config.edit import inline  # a download outside skills.binPath only: config.edit brings tomli-w
 
         folder, listed = os.path.dirname(placed), configlib.get(config, "skills.binPath", [])
         ctx.warn(f"{folder} is not searched: add it to skills.binPath: "

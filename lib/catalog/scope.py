@@ -1,0 +1,86 @@
+"""Profiles: what one agent may see and run.
+
+A profile is a `[profiles.NAME]` table of the config. Its `skills.allow` and `skills.deny` list skill
+names, `*` globs and `capability:NAME` (every skill that implements NAME). A skill is in a profile's
+scope when its allow list matches it (no allow list: every skill does) and its deny list does not.
+
+The profile in force is `--profile`, else NEXUS_PROFILE, else the config's `skills.defaultProfile`; none of
+them: no profile, every skill in scope. A name the config does not have is an error, never "everything".
+
+This module is on the gateway's hot path: it matches globs by hand, since fnmatch imports `re`.
+"""
+
+import os
+
+from .. import config as configlib
+from ..errors import UsageError
+
+ENV = "NEXUS_PROFILE"
+CAPABILITY = "capability:"
+
+
+class Scope:
+    """One profile: its name and what it allows and denies."""
+
+    def __init__(self, name, allow=None, deny=()):
+        self.name, self.allow, self.deny = name, allow, list(deny)
+
+    def admits(self, entry):
+        """True when the skill of a manifest entry (an invalid one has only its name) is in scope."""
+        return (self.allow is None or _matches(self.allow, entry)) and not _matches(self.deny, entry)
+
+    def refusal(self, name):
+        return f"{name}: not available to profile {self.name}"
+
+
+def _matches(patterns, entry):
+    name = entry.get("name", "")
+    implements = entry.get("implements") if isinstance(entry.get("implements"), list) else ()
+    for pattern in patterns:
+        if pattern.startswith(CAPABILITY):
+            if pattern[len(CAPABILITY):] in implements:
+                return True
+        elif glob(pattern, name):
+            return True
+    return False
+
+
+def glob(pattern, name):
+    """True when `name` matches `pattern`, where `*` stands for any run of characters (none too)."""
+    head, *middle_and_tail = pattern.split("*")
+    if not middle_and_tail:
+        return name == pattern
+    *middle, tail = middle_and_tail
+    if not name.startswith(head) or not name.endswith(tail) or len(name) < len(head) + len(tail):
+        return False
+    at, end = len(head), len(name) - len(tail)
+    for part in middle:
+        found = name.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+def profiles(config):
+    """The config's profiles as {name: Scope}."""
+    found = configlib.get(config, "profiles", {})
+    return {name: of(name, table) for name, table in found.items()} if isinstance(found, dict) else {}
+
+
+def of(name, table):
+    rules = configlib.get(table, "skills", {}) if isinstance(table, dict) else {}
+    return Scope(name, rules.get("allow"), rules.get("deny", []))
+
+
+def chosen(config, flag=None):
+    """The Scope in force (see the module's docstring), or None; UsageError for a profile the config lacks."""
+    name = flag or os.environ.get(ENV, "").strip() or configlib.get(config, "skills.defaultProfile")
+    if not name:
+        return None
+    table = configlib.get(config, "profiles", {}).get(name) if isinstance(config.get("profiles"), dict) else None
+    if table is None:
+        known = ", ".join(sorted(configlib.get(config, "profiles", {}))) or "none"
+        origin = "--profile" if flag else ENV if os.environ.get(ENV, "").strip() else "skills.defaultProfile"
+        raise UsageError(f"profile '{name}' ({origin}) is not in the config (profiles: {known})")
+    return of(name, table)

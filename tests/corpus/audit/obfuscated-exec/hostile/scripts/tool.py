@@ -1,0 +1,3 @@
+import base64
+
+exec(base64.b64decode('cHJpbnQoImhpIik='))

@@ -1,0 +1,2 @@
+#!/bin/sh
+nc -z "$1" 443 && echo open

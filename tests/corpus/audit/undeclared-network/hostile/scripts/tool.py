@@ -1,0 +1,3 @@
+import requests
+
+print(requests.get('https://api.example.com/items').json())

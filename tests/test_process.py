@@ -1,0 +1,118 @@
+"""The one spawn path (gateway.process): the steps it runs in the child before exec, seen from real processes.
+
+Each test runs a small program of its own that starts children through nexus.gateway.process, as nexus-mcp
+and the gateway do, so nothing is mocked: the folders, signals and errors are the system's.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+
+def python(program, *args, **how):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(program), *map(str, args)], capture_output=True,
+                          text=True, timeout=60, **how)
+
+
+def test_a_child_runs_in_its_folder_while_ours_never_moves_even_from_many_threads(tmp_path):
+    folders = [tmp_path / f"d{i}" for i in range(8)]
+    for folder in folders:
+        folder.mkdir()
+    done = python("""
+        import os, sys, threading
+        from nexus.gateway import process
+        start = os.getcwd()
+        seen, moved = {}, []
+        def one(folder):
+            for _ in range(5):
+                out = process.run(["pwd"], cwd=folder, stdout=process.CAPTURE).stdout.decode().strip()
+                seen.setdefault(folder, set()).add(out)
+                if os.getcwd() != start:
+                    moved.append(os.getcwd())
+        threads = [threading.Thread(target=one, args=(f,)) for f in sys.argv[1:]]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(all(seen[f] == {f} for f in sys.argv[1:]), moved)
+        """, *folders, cwd=tmp_path)
+    assert done.stdout.strip() == "True []", done.stderr
+
+
+def test_what_cannot_start_is_the_oserror_it_was(tmp_path):
+    script = tmp_path / "noexec"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)  # no #! line: the kernel will not run it
+    done = python("""
+        import sys
+        from nexus.gateway import process
+        for argv, cwd in ((["no-such-program-here"], sys.argv[1]), (["true"], sys.argv[1] + "/gone"),
+                          ([sys.argv[2]], sys.argv[1]), ([sys.argv[2]], None)):
+            try:
+                process.run(argv, cwd=cwd)
+            except OSError as e:
+                print(type(e).__name__, e.errno, e.filename == argv[0] or e.filename)
+        """, tmp_path, script)
+    assert done.stdout.splitlines() == [
+        "FileNotFoundError 2 True",  # looked up on PATH in the prepared child, as posix_spawnp does
+        f"FileNotFoundError 2 {tmp_path}/gone",  # the folder is the file that is missing
+        "OSError 8 True",  # ENOEXEC, prepared child or not
+        "OSError 8 True",
+    ], done.stderr
+
+
+def test_a_prepare_step_runs_in_the_child_and_its_failure_is_raised_here(tmp_path):
+    done = python("""
+        import os
+        from nexus.gateway import process
+        out = process.run(["echo", "hi"], stdout=process.CAPTURE, prepare=lambda: os.write(1, b"prepared "))
+        print(out.stdout.decode().strip())
+        def refuse():
+            raise PermissionError(1, "confinement refused", "landlock")
+        try:
+            process.run(["true"], prepare=refuse)
+        except OSError as e:
+            print(type(e).__name__, e.strerror, e.filename)
+        """)
+    # the step ran in the child, after its stdout was set up and before the program
+    assert done.stdout.splitlines() == ["prepared hi", "PermissionError confinement refused landlock"], done.stderr
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize("parent_death", [True, False])
+def test_a_server_killed_outright_takes_its_tools_with_it_when_asked(tmp_path, parent_death):
+    pidfile = tmp_path / "pid"
+    server = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, threading
+        from nexus.gateway import process
+        def call():  # in a worker thread, as nexus-mcp runs its calls
+            process.run(["sh", "-c", f"echo $$ > {sys.argv[1]}; exec sleep 300"], parent_death=sys.argv[2] == "1")
+        threading.Thread(target=call).start()
+        """), str(pidfile), "1" if parent_death else "0"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tool = int(pidfile.read_text())
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 10
+        while alive(tool) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert alive(tool) != parent_death
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -1,0 +1,138 @@
+"""Profiles: [profiles.NAME] in the config, chosen by --profile, NEXUS_PROFILE or skills.defaultProfile;
+what an agent is not given it cannot see or run."""
+
+import json
+
+import pytest
+from helpers import bundled_names, write_config, write_skill
+
+PROFILES = """\
+[skills]
+defaultProfile = "coder"
+
+[profiles.coder.skills]
+allow = ["git-*", "capability:email_sender"]
+deny = ["git-danger"]
+
+[profiles.mail.skills]
+allow = ["mailer"]
+"""
+
+
+@pytest.fixture
+def catalogue(workspace, nexus_home):
+    for name in ("git-log", "git-danger", "notes"):
+        write_skill(workspace, name)
+    write_skill(workspace, "mailer", meta={"implements": ["email_sender"]})
+    write_config(nexus_home, PROFILES)
+    return workspace
+
+
+def test_profiles_lists_each_with_its_skills(script_runner, catalogue):
+    result = script_runner.run(["nexus", "profiles", "--json"])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {"name": "coder", "default": True, "allow": ["git-*", "capability:email_sender"], "deny": ["git-danger"],
+         "skills": ["git-log", "mailer"]},
+        {"name": "mail", "default": False, "allow": ["mailer"], "deny": [], "skills": ["mailer"]},
+    ]
+    human = script_runner.run(["nexus", "profiles"]).stdout
+    assert "coder (default)\n  allow: git-*, capability:email_sender\n  deny: git-danger\n" in human
+    assert "  skills (2): git-log, mailer\n" in human
+
+
+def test_without_profiles_it_says_how_to_add_one(script_runner, workspace):
+    result = script_runner.run(["nexus", "profiles"])
+    assert result.returncode == 0 and result.stdout.startswith("No profiles: every agent sees every skill.")
+    assert json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout) == []
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('[profiles.coder.skills]\nallow = ["Git Log"]\n', "profiles.coder.skills.allow needs a list of skill names"),
+    ('[profiles.coder.skills]\nallow = ["capability:Bad Name"]\n', "profiles.coder.skills.allow needs"),
+    ('[profiles.coder.skills]\nallwo = ["x"]\n', "profiles.coder.skills.allwo is not a key nexus knows "
+                                                   "(did you mean profiles.coder.skills.allow?)"),
+    ('[profiles.Coder.skills]\nallow = ["x"]\n', "profiles.Coder: 'Coder' is not a profile name"),
+    ('[skills]\ndefaultProfile = "Not A Name"\n', "skills.defaultProfile needs the name of a [profiles.NAME] table"),
+])
+def test_profile_keys_are_validated(script_runner, nexus_home, workspace, text, problem):
+    write_config(nexus_home, text)
+    result = script_runner.run(["nexus", "profiles"])
+    assert result.returncode == 2 and problem in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_config_set_writes_a_profile(script_runner, nexus_home, workspace):
+    write_skill(workspace, "notes")
+    result = script_runner.run(["nexus", "config", "set", "profiles.reader.skills.allow", '["notes", "weather"]'])
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout)
+    assert listed == [{"name": "reader", "default": False, "allow": ["notes", "weather"], "deny": [],
+                       "skills": ["notes", "weather"]}]
+    assert "weather" in bundled_names()
+
+
+def test_a_skill_outside_the_profile_is_refused_and_logged(script_runner, catalogue, nexus_home, monkeypatch):
+    from helpers import read_log
+
+    result = script_runner.run(["nexus", "skill", "run", "notes"])  # the default profile, coder, lacks it
+    assert result.returncode == 1
+    assert "Skill 'notes' is not available to profile coder" in result.stderr and result.stdout == ""
+    [entry] = read_log(nexus_home, "notes")
+    assert (entry["refused"], entry["profile"], entry["exit"]) == ("scope", "coder", 1)
+    ran = script_runner.run(["nexus", "skill", "run", "git-log"])
+    assert ran.returncode == 0 and "Do the thing." in ran.stdout
+    assert read_log(nexus_home, "git-log")[0]["profile"] == "coder"
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")
+    assert script_runner.run(["nexus-run", "git-log"]).returncode == 1
+    assert script_runner.run(["nexus-run", "mailer"]).returncode == 0
+    assert read_log(nexus_home, "git-log")[-1]["refused"] == "scope"
+
+
+def test_an_unknown_profile_is_an_error_never_everything(script_runner, catalogue, nexus_home, monkeypatch):
+    from helpers import read_log
+
+    monkeypatch.setenv("NEXUS_PROFILE", "nosuch")
+    result = script_runner.run(["nexus", "skill", "run", "git-log"])
+    assert result.returncode == 2
+    assert result.stderr == "nexus: profile 'nosuch' (NEXUS_PROFILE) is not in the config (profiles: coder, mail)\n"
+    assert read_log(nexus_home, "git-log") == []
+
+
+def test_a_policy_refusal_is_no_failure_of_the_skill(script_runner, catalogue, nexus_home, bindir):
+    from helpers import make_tool, read_state
+
+    make_tool(bindir, "notes-tool", "#!/bin/sh\necho ok\n")
+    write_skill(catalogue, "notes", meta={"tool": "notes-tool"})
+    for _ in range(3):
+        assert script_runner.run(["nexus", "skill", "run", "notes"]).returncode == 1
+    state = read_state(nexus_home, "notes")
+    assert (state["totalInvocations"], state["policyRefusals"], state.get("lastError")) == (3, 3, None)
+    assert script_runner.run(["nexus", "status", "--check"]).returncode == 0
+
+
+def test_a_profile_of_two_skills_sees_exactly_those_everywhere(script_runner, catalogue, nexus_home, monkeypatch):
+    monkeypatch.setenv("NEXUS_PROFILE", "coder")  # git-log and mailer (by its capability); git-danger denied
+    listed = json.loads(script_runner.run(["nexus", "skills", "list", "--all", "--json"]).stdout)
+    assert sorted(r["name"] for r in listed) == ["git-log", "mailer"]
+    for argv in (["skills", "prompt"], ["skills", "agents-md"], ["skills", "cursor-rules"]):
+        text = script_runner.run(["nexus", *argv]).stdout
+        assert "git-log" in text and "mailer" in text, argv
+        assert not any(name in text for name in ("notes", "git-danger", "weather", "tmux")), argv
+    status = json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)
+    assert status["ready"] == 2
+    shown = script_runner.run(["nexus", "skill", "show", "notes"])
+    assert shown.returncode == 1 and "not available to profile coder" in shown.stderr
+    assert script_runner.run(["nexus", "skill", "show", "git-log"]).returncode == 0
+
+
+def test_a_capability_resolves_only_to_a_provider_in_scope(script_runner, catalogue, nexus_home, monkeypatch):
+    write_skill(catalogue, "other-mailer", meta={"implements": ["email_sender"]})
+    assert script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).returncode == 0
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")  # mailer only
+    resolved = json.loads(script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).stdout)
+    assert [p["name"] for p in resolved["ranking"]] == ["mailer"]
+    monkeypatch.setenv("NEXUS_PROFILE", "coder")
+    write_config(nexus_home, PROFILES.replace('"capability:email_sender"', '"other-*"'))
+    resolved = json.loads(script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).stdout)
+    assert [p["name"] for p in resolved["ranking"]] == ["other-mailer"]

@@ -1,0 +1,148 @@
+"""The porcelain's audit and trust: `nexus skills audit`, a static look at skills for what hostile ones do,
+and `nexus skill trust`, which accepts an added skill's files as they are now."""
+
+import os
+import sys
+
+from nexus import config as configlib, paths, trust as trustlib
+from nexus.catalog import discovery, manifest
+from nexus.cli.command import renders
+from nexus.distribute import managed
+from nexus.errors import BadInput, NexusError
+from nexus.gateway import plan
+from nexus.skill import audit as auditlib, skillmd
+from nexus.style import one_line, plural
+
+
+def render_findings(report, out):
+    out.write("".join(one_line(auditlib.formatted(f)) + "\n" for f in report["findings"]))
+
+
+def skill_dirs(ctx, targets):
+    """[(skill name or None, folder, label)] of what to audit: each target a path or a skill's name;
+    without targets, every skill of the catalogue."""
+    if not targets:
+        skills = manifest.current(configlib.sources(ctx.config), ctx.warn).skills()
+        return [(name, entry["dir"], entry["dir"]) for name, entry in sorted(skills.items())]
+    found = []
+    for target in targets:
+        if os.path.lexists(target):
+            if not os.path.isdir(target):
+                folder = os.path.dirname(target) or "."
+                found.append((None, folder, folder))
+            elif os.path.lexists(skillmd.file_in(target)):
+                found.append((None, target, target))
+            else:
+                inner = [d for d in discovery.child_dirs(target, lambda *a: None) or []
+                         if os.path.lexists(skillmd.file_in(d))]
+                if not inner:
+                    raise BadInput(f"{target}: no SKILL.md here or in its sub-folders")
+                found += [(None, d, d) for d in inner]
+        elif paths.is_valid_name(target):
+            entry = manifest.current(configlib.sources(ctx.config), ctx.warn).skills().get(target)
+            if entry is None:
+                raise BadInput(f"{target}: no such file, folder or skill (see `nexus skills list`)")
+            found.append((target, entry["dir"], entry["dir"]))
+        else:
+            raise BadInput(f"{target}: no such file or folder")
+    return found
+
+
+@renders(render_findings)
+def audit(ctx):
+    """Reads every file of each skill, runs nothing, and prints each finding as
+    `path:line: severity: code: message`. Each SKILL is a skill folder, its SKILL.md, a folder of skill
+    folders, or the name of a skill nexus knows; without SKILL, every skill of every source. Python is
+    parsed (ast), shell, JavaScript and Markdown are matched line by line; Markdown that only talks about
+    a thing (in double quotes, or after "never" or "do not") is not taken as saying it. `nexus skills
+    add` and `update` refuse a skill with a high finding unless --force; `nexus skills check` reports the
+    high ones too.
+
+    Rules:
+    RULES
+
+    Exit status:
+      0  no high finding (with --strict, no medium one either)
+      1  a high finding (with --strict, or a medium one)
+      2  a SKILL that is neither a path nor a skill's name, or a usage error
+
+    Examples:
+      nexus skills audit ~/Downloads/some-skill
+      nexus skills audit --json | jq '.findings[] | select(.severity == "high")'
+    """
+    targets = skill_dirs(ctx, ctx.args["SKILL"])
+    findings = []
+    for _, folder, label in targets:
+        findings += auditlib.audit(folder, label)
+    counts = {s: sum(f.severity == s for f in findings) for s in auditlib.SEVERITIES}
+    failing = (auditlib.HIGH, auditlib.MEDIUM) if ctx.args["--strict"] else (auditlib.HIGH,)
+    ctx.status = 1 if any(counts[s] for s in failing) else 0
+    if not ctx.json:
+        ctx.warn(f"{plural(len(targets), 'skill')} audited: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return {"audited": [{"name": name, "dir": folder} for name, folder, _ in targets],
+            "findings": [f.as_dict() for f in findings]}
+
+
+audit.__doc__ = audit.__doc__.replace("    RULES", auditlib.rules_text(indent=6, columns=104))
+
+
+def render_trust(report, out):
+    out.write(f"{'trusted' if report['trusted'] else 'not trusted'} {report['name']}\n")
+
+
+@renders(render_trust)
+def trust(ctx):
+    """A skill added with `nexus skills add` runs only while its files are those it was added, updated or
+    trusted with (their SHA-256s are kept in its trust.json; what its runs leave behind, __pycache__ and
+    *.pyc, does not count). When they changed behind nexus's back, an edit in its folder or in the folder a
+    linked skill comes from, `nexus skill run` and nexus-mcp refuse it and `skills link` leaves it out.
+    This shows what changed and the audit of the change (`nexus skills audit`: findings in the changed
+    files and any not accepted before), then binds the skill to its files as they are now.
+
+    Exit status:
+      0  trusted, or nothing changed;  1  not trusted: a high finding without --force, no yes, or NAME is
+      not an added skill;  2  usage error
+    """
+    plan.refuse_inside("nexus skill trust")  # no skill lowers its own gate
+    name = paths.checked_name(ctx.args["NAME"])
+    entry = manifest.current(configlib.sources(ctx.config), ctx.warn).skills().get(name)
+    added = managed.read_lock()["skills"].get(name)
+    if entry is None or entry.get("source") != "nexus-managed" or added is None:
+        raise NexusError(f"{name} is not a skill added with `nexus skills add`: only those are bound to their files")
+    found = trustlib.changes(name, entry["dir"])
+    if found is None:  # added before files were recorded one by one: every file is news
+        found = {"changed": [], "added": sorted(trustlib.walk(entry["dir"])), "removed": []}
+    findings = auditlib.audit(entry["dir"], name)
+    touched = {f"{name}/{rel}" for rel in found["changed"] + found["added"]}
+    new = auditlib.new_since(findings, added.get("audit", []))
+    shown = [f for f in findings if f.path in touched or f in new]
+    report = {"name": name, **found, "findings": [f.as_dict() for f in shown], "trusted": False}
+    if not any(found.values()):
+        ctx.warn(f"'{name}' is as it was added or last trusted: nothing to trust")
+        report["trusted"] = True
+        return report
+    if not ctx.json:
+        ctx.warn(f"{name}: {trustlib.describe(found)}")
+        for finding in shown:
+            ctx.warn(finding.format())
+    high = sum(f.severity == auditlib.HIGH for f in shown)
+    if high and not ctx.args["--force"]:
+        ctx.warn(f"{plural(high, 'high finding')} in the change: not trusted; --force trusts it all the same")
+        ctx.status = 1
+        return report
+    if not ctx.args["--yes"] and not confirm(f"Trust '{name}' as it is now? [y/N] "):
+        ctx.status = 1
+        return report
+    trustlib.record(name, entry["dir"])
+    managed.accept(name, auditlib.keys(findings))
+    report["trusted"] = True
+    return report
+
+
+def confirm(question):
+    """True when the person at the terminal says yes; NexusError when there is no terminal to ask."""
+    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+        raise NexusError("no terminal to ask: run it again with --yes")
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")

@@ -1,0 +1,38 @@
+"""`nexus profiles`: each profile of the config, and the skills an agent given it may see and run."""
+
+from nexus import config as configlib
+from nexus.catalog import listing, scope
+from nexus.cli.command import renders
+from nexus.style import Style
+
+
+def render_profiles(found, out):
+    if not found:
+        out.write("No profiles: every agent sees every skill. Add one with\n"
+                  "  nexus config set profiles.NAME.skills.allow '[\"skill\", \"capability:NAME\"]'\n")
+        return
+    style = Style(out)
+    for profile in found:
+        default = " (default)" if profile["default"] else ""
+        out.write(f"{style.color(profile['name'], 'bold')}{default}\n")
+        rules = [("allow", profile["allow"] if profile["allow"] is not None else ["every skill"]),
+                 ("deny", profile["deny"])]
+        for word, patterns in rules:
+            if patterns:
+                out.write(f"  {word}: {', '.join(patterns)}\n")
+        skills = profile["skills"]
+        out.write(f"  skills ({len(skills)}): {', '.join(skills) if skills else 'none'}\n")
+
+
+@renders(render_profiles)
+def list_profiles(ctx):
+    """A profile is a [profiles.NAME] table of the config: `skills.allow` and `skills.deny` list skill names,
+    `*` globs and `capability:NAME` (the skills that provide it). An agent given a profile (`--profile`,
+    NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its skills.
+    """
+    found = scope.profiles(ctx.config)
+    records = listing.listed(ctx.config, ctx.warn, scoped=False).records() if found else []
+    default = configlib.get(ctx.config, "skills.defaultProfile")
+    return [{"name": name, "default": name == default, "allow": profile.allow, "deny": profile.deny,
+             "skills": [r["name"] for r in records if profile.admits(r)]}
+            for name, profile in sorted(found.items())]

@@ -185,5 +185,5 @@ def link(ctx):
     folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
     if ctx.args["--unlink"]:
         return links.unlink(folder, ctx.warn)
-    ready = {r["name"]: r["dir"] for r in instructions.offered(listing.records(ctx.config, ctx.warn))}
+    ready = {r["name"]: r["dir"] for r in instructions.offered(listing.records(ctx.config, ctx.warn), ctx.config)}
     return links.sync(folder, ready, ctx.warn)

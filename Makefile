@@ -77,6 +77,12 @@ install:
 		install -m 0644 completions/nexus.fish $(DESTDIR)$(FISHCOMPDIR)/$$prog.fish || exit 1; \
 	done
 	install -m 0644 completions/_nexus $(DESTDIR)$(ZSHCOMPDIR)/_nexus
+	@case "$(BASHCOMPDIR)" in /usr/share/bash-completion/completions|/usr/local/share/bash-completion/completions) ;; \
+	*) echo "nexus: the bash completion went to $(BASHCOMPDIR), where bash-completion does not look;"; \
+	   echo "       to load it, add to ~/.bashrc:  source $(BASHCOMPDIR)/nexus" ;; esac
+	@case "$(ZSHCOMPDIR)" in /usr/share/zsh/site-functions|/usr/local/share/zsh/site-functions) ;; \
+	*) echo "nexus: the zsh completion went to $(ZSHCOMPDIR); to load it, add to ~/.zshrc before compinit:"; \
+	   echo "       fpath=($(ZSHCOMPDIR) \$$fpath)" ;; esac
 
 uninstall:
 	rm -rf $(DESTDIR)$(PKGDIR)

@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp'; flags='-h --help --version' ;;
+        'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -12,11 +12,11 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills verify') flags='--all --stale --jobs --json --timeout --help' ;;
         'nexus skills rotate') flags='--json --help' ;;
         'nexus skills check') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
-        'nexus skills audit') flags='--strict --json --help'; args='skill...'; dashdash=1 ;;
-        'nexus skills cursor-rules') flags='--write --help' ;;
+        'nexus skills audit') flags='--strict --json --help'; args='file...'; dashdash=1 ;;
+        'nexus skills cursor-rules') flags='--write --help'; args='dir' ;;
         'nexus skills agents-md') flags='--write --help' ;;
         'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
-        'nexus skills add') flags='--skill --list --copy --force --json --help'; args='none' ;;
+        'nexus skills add') flags='--skill --list --copy --force --allow-network --json --help'; args='none' ;;
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --json --help'; args='skill...' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
@@ -26,7 +26,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skill show') flags='--json --prompt-only --help'; args='skill' ;;
         'nexus skill verify') flags='--force --json --timeout --help'; args='skill' ;;
         'nexus skill run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var --help'; args='skill'; dashdash=1 ;;
-        'nexus skill stats') flags='--days --session --json --help'; args='skill' ;;
+        'nexus skill stats') flags='--days --session --profile --json --help'; args='skill' ;;
         'nexus skill enable') flags='--json --help'; args='skill' ;;
         'nexus skill disable') flags='--json --help'; args='skill' ;;
         'nexus skill env') flags='--secret --unset --json --help'; args='skill' ;;
@@ -43,48 +43,56 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus status') flags='--check --json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
         'nexus capability') subcommands='resolve'; flags='--help' ;;
-        'nexus capability resolve') flags='--explain --json --help'; args='none' ;;
+        'nexus capability resolve') flags='--explain --json --help'; args='capability' ;;
         'nexus connectors') flags='--json --help' ;;
         'nexus sessions') flags='--days --json --help' ;;
         'nexus session') subcommands='show new crystallize'; flags='--help' ;;
-        'nexus session show') flags='--json --help'; args='none' ;;
+        'nexus session show') flags='--json --help'; args='session' ;;
         'nexus session new') flags='--help' ;;
-        'nexus session crystallize') flags='--name --calls --var --dry-run --force --json --help'; args='none' ;;
+        'nexus session crystallize') flags='--name --calls --var --dry-run --force --json --help'; args='session' ;;
         'nexus report') flags='--days -o --json --help' ;;
         'nexus jobs') flags='--json --help' ;;
         'nexus job') subcommands='show logs wait kill'; flags='--help' ;;
-        'nexus job show') flags='--json --help'; args='none' ;;
-        'nexus job logs') flags='--follow --help'; args='none' ;;
-        'nexus job wait') flags='--timeout --help'; args='none' ;;
-        'nexus job kill') flags='--json --help'; args='none' ;;
+        'nexus job show') flags='--json --help'; args='job' ;;
+        'nexus job logs') flags='--follow --help'; args='job' ;;
+        'nexus job wait') flags='--timeout --help'; args='job' ;;
+        'nexus job kill') flags='--json --help'; args='job' ;;
         'nexus mcp') subcommands='config'; flags='--max-output --watch --max-calls --tools --help' ;;
         'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
-        'nexus-discover') flags='--shadowed --valid --invalid -h --help'; args='dir...'; dashdash=1 ;;
-        'nexus-manifest') subcommands='write read check'; flags='-h --help' ;;
+        'nexus help') flags='--help'; args='words skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help...' ;;
+        'nexus-discover') flags='--shadowed --valid --invalid --help'; args='dir...'; dashdash=1 ;;
+        'nexus-manifest') subcommands='write read check'; flags='--help' ;;
         'nexus-manifest write') flags='--help' ;;
         'nexus-manifest read') flags='--invalid --help' ;;
         'nexus-manifest check') flags='--help' ;;
-        'nexus-verify') flags='--timeout --jobs --all --stale --static -h --help'; args='skill...' ;;
-        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var -h --help'; args='skill'; dashdash=1 ;;
-        'nexus-stats') flags='--days --session --stdin --json -h --help'; args='skill' ;;
-        'nexus-mcp') flags='--max-output --watch --max-calls --tools -h --help' ;;
+        'nexus-verify') flags='--timeout --jobs --all --stale --static --help'; args='skill...' ;;
+        'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var --help'; args='skill'; dashdash=1 ;;
+        'nexus-stats') flags='--days --session --stdin --json --help'; args='skill' ;;
+        'nexus-mcp') flags='--max-output --watch --max-calls --tools --help' ;;
         *) return 1 ;;
     esac
 }
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill stats --days'|'nexus skill stats --session'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --calls'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --tools'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-stats --days'|'nexus-stats --session'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --tools') echo 'none' ;;
-        'nexus skills cursor-rules --write'|'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls') echo 'none' ;;
         'nexus skills agents-md --write'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
-        'nexus skills add --skill'|'nexus skill run --var'|'nexus session crystallize --name'|'nexus session crystallize --var'|'nexus-run --var') echo 'skill' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
+        'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;
+        'nexus skill stats --session'|'nexus-stats --session') echo 'session' ;;
         'nexus config set --type') echo 'words bool int string list table' ;;
+        'nexus mcp --tools'|'nexus-mcp --tools') echo 'words each loader auto' ;;
         'nexus mcp config --client') echo 'words claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue' ;;
         'nexus mcp config --scope') echo 'words project user' ;;
         *) return 1 ;;
     esac
+}
+
+_nexus_offered() {  # $1: a kind "commands CMD" or "flags CMD"; prints the words CMD takes there
+    local subcommands flags args dashdash
+    _nexus_spec "${1#* }"
+    if [[ $1 == commands* ]]; then echo "$subcommands"; else echo "$flags"; fi
 }
 
 _nexus_kind() {  # "$@": the words up to the cursor, the program first; prints the kind to offer
@@ -108,9 +116,9 @@ _nexus_kind() {  # "$@": the words up to the cursor, the program first; prints t
         shift
     done
     if [[ $1 == -* ]]; then
-        echo "words $flags"
+        echo "flags $cmd"
     elif [[ -n $subcommands ]]; then
-        echo "words $subcommands"
+        echo "commands $cmd"
     elif (( given == 0 )) || [[ $args == *... ]]; then
         echo "${args%...}"
     fi
@@ -123,9 +131,13 @@ _nexus() {
     case $kind in
         skill) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-skills 2>/dev/null)" -- "$cur") ;;
         key) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-keys 2>/dev/null)" -- "$cur") ;;
+        session) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-sessions 2>/dev/null)" -- "$cur") ;;
+        job) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-jobs 2>/dev/null)" -- "$cur") ;;
+        capability) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-capabilities 2>/dev/null)" -- "$cur") ;;
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\ *) mapfile -t COMPREPLY < <(compgen -W "${kind#words }" -- "$cur") ;;
+        commands\ *|flags\ *) mapfile -t COMPREPLY < <(compgen -W "$(_nexus_offered "$kind")" -- "$cur") ;;
     esac
 }
 

@@ -21,262 +21,309 @@ function __nexus_after_dashdash --description 'A -- was typed'
 end
 
 complete -c nexus -f
-complete -c nexus -n '__nexus_at' -a 'skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp'
-complete -c nexus -n '__nexus_at' -s h
-complete -c nexus -n '__nexus_at' -l help
-complete -c nexus -n '__nexus_at' -l version
-complete -c nexus -n '__nexus_at skills' -a 'list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'
-complete -c nexus -n '__nexus_at skills' -l help
-complete -c nexus -n '__nexus_in skills list' -l ready
-complete -c nexus -n '__nexus_in skills list' -l locked
-complete -c nexus -n '__nexus_in skills list' -l all
-complete -c nexus -n '__nexus_in skills list' -l json
-complete -c nexus -n '__nexus_in skills list' -l summary
-complete -c nexus -n '__nexus_in skills list' -l help
-complete -c nexus -n '__nexus_in skills refresh' -l json
-complete -c nexus -n '__nexus_in skills refresh' -l help
-complete -c nexus -n '__nexus_in skills path' -l json
-complete -c nexus -n '__nexus_in skills path' -l help
-complete -c nexus -n '__nexus_in skills verify' -l all
-complete -c nexus -n '__nexus_in skills verify' -l stale -x
-complete -c nexus -n '__nexus_in skills verify' -l jobs -x
-complete -c nexus -n '__nexus_in skills verify' -l json
-complete -c nexus -n '__nexus_in skills verify' -l timeout -x
-complete -c nexus -n '__nexus_in skills verify' -l help
-complete -c nexus -n '__nexus_in skills rotate' -l json
-complete -c nexus -n '__nexus_in skills rotate' -l help
-complete -c nexus -n '__nexus_in skills check' -l strict
-complete -c nexus -n '__nexus_in skills check' -l json
-complete -c nexus -n '__nexus_in skills check' -l help
+complete -c nexus -n '__nexus_at' -a 'skills' -d 'Every skill at once: list, check, verify, keep, hand to agents, add and link'
+complete -c nexus -n '__nexus_at' -a 'skill' -d 'One skill: show, run, verify, install, its usage statistics, and its config'
+complete -c nexus -n '__nexus_at' -a 'config' -d 'The config file (nexus.toml): get, set, unset, list, path, edit'
+complete -c nexus -n '__nexus_at' -a 'profiles' -d 'Each profile: what it allows and denies, and the skills an agent given it may see and run'
+complete -c nexus -n '__nexus_at' -a 'status' -d 'One line: how many skills are ready, need setup, are not installed, disabled'
+complete -c nexus -n '__nexus_at' -a 'capabilities' -d 'Every capability: the skills that provide and need it, and the provider chosen'
+complete -c nexus -n '__nexus_at' -a 'capability' -d 'A capability: which ready skill provides it'
+complete -c nexus -n '__nexus_at' -a 'connectors' -d 'The accounts skills need connected (google, github, ...): connected, or the step that unlocks'
+complete -c nexus -n '__nexus_at' -a 'sessions' -d 'Each session in the usage logs: its calls, skills, failures, first and last call'
+complete -c nexus -n '__nexus_at' -a 'session' -d 'One agent session: its calls, a fresh id, and a skill made from it'
+complete -c nexus -n '__nexus_at' -a 'report' -d 'The usage report: one self-contained HTML file of charts and tables (-o FILE to write it)'
+complete -c nexus -n '__nexus_at' -a 'jobs' -d 'Background runs (skill run --background): running and ended'
+complete -c nexus -n '__nexus_at' -a 'job' -d 'One background run: show it, read its output, wait for it, end it'
+complete -c nexus -n '__nexus_at' -a 'mcp' -d 'The ready skills over the Model Context Protocol, for the agents that speak it'
+complete -c nexus -n '__nexus_at' -a 'help' -d 'Show the help of a command, a group, or of nexus'
+complete -c nexus -n '__nexus_at' -l help -d 'Show the help'
+complete -c nexus -n '__nexus_at' -l version -d 'Print the version'
+complete -c nexus -n '__nexus_at skills' -a 'list' -d 'Skills grouped by status: ready, needs setup, not installed, disabled, invalid'
+complete -c nexus -n '__nexus_at skills' -a 'refresh' -d 'Rescan every skill source and rewrite the manifest'
+complete -c nexus -n '__nexus_at skills' -a 'path' -d 'Print every skill source folder, lowest precedence first'
+complete -c nexus -n '__nexus_at skills' -a 'verify' -d 'Re-verify every skill never verified or verified over HOURS ago (for cron)'
+complete -c nexus -n '__nexus_at skills' -a 'rotate' -d 'Prune every usage log to its limits (for cron)'
+complete -c nexus -n '__nexus_at skills' -a 'check' -d 'Lint SKILL.md files against the Agent Skills and nexus rules'
+complete -c nexus -n '__nexus_at skills' -a 'audit' -d 'Read every file of skills for what hostile skills do: hidden text, pipe-to-shell, credentials, '
+complete -c nexus -n '__nexus_at skills' -a 'cursor-rules' -d 'The Cursor rules text'
+complete -c nexus -n '__nexus_at skills' -a 'agents-md' -d 'The AGENTS.md skills section'
+complete -c nexus -n '__nexus_at skills' -a 'prompt' -d 'The block of ready skills an agent\'s system prompt includes'
+complete -c nexus -n '__nexus_at skills' -a 'add' -d 'Add skills from a folder or a git repository to the managed source'
+complete -c nexus -n '__nexus_at skills' -a 'remove' -d 'Remove added skills'
+complete -c nexus -n '__nexus_at skills' -a 'update' -d 'Fetch added skills again and report which changed'
+complete -c nexus -n '__nexus_at skills' -a 'link' -d 'Link the ready skills where an agent looks (cursor, claude-code, codex, agents)'
+complete -c nexus -n '__nexus_at skills' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills list' -l ready -d 'Only skills that are ready to use'
+complete -c nexus -n '__nexus_in skills list' -l locked -d 'Only skills that need setup or are not installed, grouped by what unlocks them (--json: each with "unlock": {"kind", "name", "step"})'
+complete -c nexus -n '__nexus_in skills list' -l all -d 'Also skills whose `os` excludes this platform'
+complete -c nexus -n '__nexus_in skills list' -l json -d 'An array of entries: name, description, source, type, status, verified, missing, '
+complete -c nexus -n '__nexus_in skills list' -l summary -d 'One line of counts per status: the same as `nexus status`'
+complete -c nexus -n '__nexus_in skills list' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills refresh' -l json -d 'Print {"skills": N, "invalid": N, "shadowed": N, "manifest": PATH}'
+complete -c nexus -n '__nexus_in skills refresh' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills path' -l json -d 'An array of {"source", "path", "exists"}'
+complete -c nexus -n '__nexus_in skills path' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills verify' -l all -d 'Every tool and script skill in the manifest'
+complete -c nexus -n '__nexus_in skills verify' -l stale -x -d 'Only skills never verified, or last verified over HOURS ago'
+complete -c nexus -n '__nexus_in skills verify' -l jobs -x -d 'How many verify commands run at once (default: one per CPU)'
+complete -c nexus -n '__nexus_in skills verify' -l json -d 'An array of outcomes, one per skill, in the order of their names'
+complete -c nexus -n '__nexus_in skills verify' -l timeout -x -d 'How long one verify command may run'
+complete -c nexus -n '__nexus_in skills verify' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills rotate' -l json -d 'Print {"skills": [{"name", "logEntries"}], "maxEntries", "maxBytes", "jobsRemoved"}'
+complete -c nexus -n '__nexus_in skills rotate' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills check' -l strict -d 'Also warn about fields that neither Agent Skills nor nexus defines'
+complete -c nexus -n '__nexus_in skills check' -l json -d 'An array of findings: {"path", "line", "severity", "code", "message"}'
+complete -c nexus -n '__nexus_in skills check' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_in skills check' -F
 complete -c nexus -n '__nexus_in skills check; and __nexus_after_dashdash' -F
-complete -c nexus -n '__nexus_in skills audit' -l strict
-complete -c nexus -n '__nexus_in skills audit' -l json
-complete -c nexus -n '__nexus_in skills audit' -l help
-complete -c nexus -n '__nexus_in skills audit' -a '(nexus --list-skills 2>/dev/null)'
+complete -c nexus -n '__nexus_in skills audit' -l strict -d 'Exit 1 on a medium finding too'
+complete -c nexus -n '__nexus_in skills audit' -l json -d 'One document: {"audited": [{"name", "dir"}], "findings": [{"path", "line", "severity", "code", "message"}]}'
+complete -c nexus -n '__nexus_in skills audit' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills audit' -F
 complete -c nexus -n '__nexus_in skills audit; and __nexus_after_dashdash' -F
-complete -c nexus -n '__nexus_in skills cursor-rules' -l write -r -a '(__fish_complete_directories)'
-complete -c nexus -n '__nexus_in skills cursor-rules' -l help
-complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F
-complete -c nexus -n '__nexus_in skills agents-md' -l help
-complete -c nexus -n '__nexus_in skills prompt' -l format -x -a 'xml markdown'
-complete -c nexus -n '__nexus_in skills prompt' -l max-chars -x
-complete -c nexus -n '__nexus_in skills prompt' -l max-skills -x
-complete -c nexus -n '__nexus_in skills prompt' -l help
-complete -c nexus -n '__nexus_in skills add' -l skill -x -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skills add' -l list
-complete -c nexus -n '__nexus_in skills add' -l copy
-complete -c nexus -n '__nexus_in skills add' -l force
-complete -c nexus -n '__nexus_in skills add' -l json
-complete -c nexus -n '__nexus_in skills add' -l help
+complete -c nexus -n '__nexus_in skills cursor-rules' -l write -d 'Write the rules to DIR/.cursor/rules/nexus-skills.mdc instead (DIR: the current folder), creating the folders, and print the file\'s path'
+complete -c nexus -n '__nexus_in skills cursor-rules' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at skills cursor-rules' -a '(__fish_complete_directories)'
+complete -c nexus -n '__nexus_in skills agents-md' -l write -r -F -d 'Update the section in FILE instead, or append it when FILE has none (creating FILE), and print FILE\'s path'
+complete -c nexus -n '__nexus_in skills agents-md' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills prompt' -l format -x -a 'xml markdown' -d 'xml: an <available_skills> block, as agents built on the Agent Skills convention expect'
+complete -c nexus -n '__nexus_in skills prompt' -l max-chars -x -d 'Keep the block within N characters'
+complete -c nexus -n '__nexus_in skills prompt' -l max-skills -x -d 'List at most N skills'
+complete -c nexus -n '__nexus_in skills prompt' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skills add' -l skill -x -d 'Only this skill (repeat for more)'
+complete -c nexus -n '__nexus_in skills add' -l list -d 'Show the skills SOURCE holds'
+complete -c nexus -n '__nexus_in skills add' -l copy -d 'Copy a folder\'s skills instead of linking them (skills from git are always copied)'
+complete -c nexus -n '__nexus_in skills add' -l force -d 'Replace a skill of the same name that was placed by hand or came from elsewhere, add one that shadows a skill you have (bundled, workspace, extra folders), and add one with a high finding of `nexus skills audit`'
+complete -c nexus -n '__nexus_in skills add' -l allow-network -d 'Let the skills added use the network when they run confined (as `nexus skill allow NAME network` does for one)'
+complete -c nexus -n '__nexus_in skills add' -l json -d 'The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused, and permissions (what each added skill will be allowed, as `nexus skill show --json` has it)'
+complete -c nexus -n '__nexus_in skills add' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skills add'
-complete -c nexus -n '__nexus_in skills remove' -l json
-complete -c nexus -n '__nexus_in skills remove' -l help
+complete -c nexus -n '__nexus_in skills remove' -l json -d 'An array of the names removed'
+complete -c nexus -n '__nexus_in skills remove' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_in skills remove' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skills update' -l force
-complete -c nexus -n '__nexus_in skills update' -l json
-complete -c nexus -n '__nexus_in skills update' -l help
+complete -c nexus -n '__nexus_in skills update' -l force -d 'Replace a copied skill that was edited in place with its source\'s files, and update one whose new version has a new high finding of `nexus skills audit`'
+complete -c nexus -n '__nexus_in skills update' -l json -d 'The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged, editedLocally, removedUpstream, refused (lists of names), failed (name and error), findings (the audit\'s findings new since the version you have), and permissions (what each changed skill will be allowed)'
+complete -c nexus -n '__nexus_in skills update' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_in skills update' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline'
-complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_directories)'
-complete -c nexus -n '__nexus_in skills link' -l unlink
-complete -c nexus -n '__nexus_in skills link' -l json
-complete -c nexus -n '__nexus_in skills link' -l help
-complete -c nexus -n '__nexus_at skill' -a 'install trust show verify run stats enable disable env key allow'
-complete -c nexus -n '__nexus_at skill' -l help
-complete -c nexus -n '__nexus_in skill install' -l id -x
-complete -c nexus -n '__nexus_in skill install' -l dry-run
-complete -c nexus -n '__nexus_in skill install' -l yes
-complete -c nexus -n '__nexus_in skill install' -l json
-complete -c nexus -n '__nexus_in skill install' -l help
+complete -c nexus -n '__nexus_in skills link' -l agent -x -a 'cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' -d 'Where the agent reads skills: cursor (.cursor/skills), claude-code (.claude/skills), codex (.codex/skills), agents (.agents/skills: the shared folder that Codex, Gemini CLI, opencode, Copilot and Goose read too), gemini (.gemini/skills), opencode (.opencode/skills), copilot (.github/skills: GitHub Copilot in VS Code, its CLI and cloud agent), kiro (.kiro/skills), roo-code (.roo/skills), windsurf (.windsurf/skills) or cline (.cline/skills)'
+complete -c nexus -n '__nexus_in skills link' -l dir -r -a '(__fish_complete_directories)' -d 'The project folder holding the agent\'s folder'
+complete -c nexus -n '__nexus_in skills link' -l unlink -d 'Remove the links nexus made there, and nothing else'
+complete -c nexus -n '__nexus_in skills link' -l json -d 'The outcome as JSON: folder, linked, unchanged, skipped, unlinked'
+complete -c nexus -n '__nexus_in skills link' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at skill' -a 'install' -d 'Run the install spec that fits this platform, then verify the skill'
+complete -c nexus -n '__nexus_at skill' -a 'trust' -d 'Accept an added skill\'s files as they are now, after showing the change and its audit'
+complete -c nexus -n '__nexus_at skill' -a 'show' -d 'A skill\'s status, requirements, usage and prompt'
+complete -c nexus -n '__nexus_at skill' -a 'verify' -d 'Run a skill\'s verify command and record the outcome'
+complete -c nexus -n '__nexus_at skill' -a 'run' -d 'The gateway: run a skill\'s tool or script, or print its prompt'
+complete -c nexus -n '__nexus_at skill' -a 'stats' -d 'Usage statistics, for every skill or one'
+complete -c nexus -n '__nexus_at skill' -a 'enable' -d 'Enable a skill in the config (skills.entries.KEY.enabled)'
+complete -c nexus -n '__nexus_at skill' -a 'disable' -d 'Disable a skill in the config: listed as disabled, never run'
+complete -c nexus -n '__nexus_at skill' -a 'env' -d 'Set or remove environment variables the skill\'s tool gets'
+complete -c nexus -n '__nexus_at skill' -a 'key' -d 'Store the skill\'s API key, read from stdin or asked for without echo'
+complete -c nexus -n '__nexus_at skill' -a 'allow' -d 'Widen what a confined skill may do: network, a folder to write or read'
+complete -c nexus -n '__nexus_at skill' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in skill install' -l id -x -d 'The install spec with this id (default: the best fit whose package manager is here)'
+complete -c nexus -n '__nexus_in skill install' -l dry-run -d 'Print the command, run nothing'
+complete -c nexus -n '__nexus_in skill install' -l yes -d 'Run without asking (needed when there is no terminal, as under cron or an agent)'
+complete -c nexus -n '__nexus_in skill install' -l json -d 'The outcome as JSON: skill, command, installed, alreadyInstalled, verification'
+complete -c nexus -n '__nexus_in skill install' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill install' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill trust' -l yes
-complete -c nexus -n '__nexus_in skill trust' -l force
-complete -c nexus -n '__nexus_in skill trust' -l json
-complete -c nexus -n '__nexus_in skill trust' -l help
+complete -c nexus -n '__nexus_in skill trust' -l yes -d 'Trust without asking (needed without a terminal, as under cron or an agent)'
+complete -c nexus -n '__nexus_in skill trust' -l force -d 'Trust it even with a high finding in the change'
+complete -c nexus -n '__nexus_in skill trust' -l json -d 'The outcome as JSON: name, changed, added, removed, findings, trusted'
+complete -c nexus -n '__nexus_in skill trust' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill trust' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill show' -l json
-complete -c nexus -n '__nexus_in skill show' -l prompt-only
-complete -c nexus -n '__nexus_in skill show' -l help
+complete -c nexus -n '__nexus_in skill show' -l json -d 'The manifest entry with status, verified, missing, state, fromConfig, permissions and prompt, as JSON'
+complete -c nexus -n '__nexus_in skill show' -l prompt-only -d 'Only the prompt ({baseDir} resolved), for agents'
+complete -c nexus -n '__nexus_in skill show' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill show' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill verify' -l force
-complete -c nexus -n '__nexus_in skill verify' -l json
-complete -c nexus -n '__nexus_in skill verify' -l timeout -x
-complete -c nexus -n '__nexus_in skill verify' -l help
+complete -c nexus -n '__nexus_in skill verify' -l force -d 'Run the verify command even when the skill is already verified'
+complete -c nexus -n '__nexus_in skill verify' -l json -d 'Print the outcome as JSON: skill, type, verify, ok, configured, configuredAt (the first success), exit, error, ms'
+complete -c nexus -n '__nexus_in skill verify' -l timeout -x -d 'How long the verify command may run'
+complete -c nexus -n '__nexus_in skill verify' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill verify' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill run' -l dry-run
-complete -c nexus -n '__nexus_in skill run' -l no-verify
-complete -c nexus -n '__nexus_in skill run' -l no-log
-complete -c nexus -n '__nexus_in skill run' -l json
-complete -c nexus -n '__nexus_in skill run' -l background
-complete -c nexus -n '__nexus_in skill run' -l no-sandbox
-complete -c nexus -n '__nexus_in skill run' -l timeout -x
-complete -c nexus -n '__nexus_in skill run' -l var -x -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill run' -l help
+complete -c nexus -n '__nexus_in skill run' -l dry-run -d 'Print the exact argv, working directory and injected env names'
+complete -c nexus -n '__nexus_in skill run' -l no-verify -d 'Skip the verification a first run would do'
+complete -c nexus -n '__nexus_in skill run' -l no-log -d 'Leave this call out of the usage log (the state counters still count it)'
+complete -c nexus -n '__nexus_in skill run' -l json -d 'Capture the tool\'s output into one JSON object: skill, type, exit, ms, stdout, stderr'
+complete -c nexus -n '__nexus_in skill run' -l background -d 'Verify, then start the tool detached and print its job id at once (see `nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends'
+complete -c nexus -n '__nexus_in skill run' -l no-sandbox -d 'Run a skill that would run confined (see skills.sandbox.mode) with all your rights: for a person at a terminal'
+complete -c nexus -n '__nexus_in skill run' -l timeout -x -d 'End the tool after SECONDS as timeout(1) does: SIGTERM to its process group, SIGKILL 5 s later'
+complete -c nexus -n '__nexus_in skill run' -l var -x -d 'A variable the skill declares (metadata.nexus.variables): filled in for ${NAME} in a prompt skill\'s text, and in the environment of a tool or script skill'
+complete -c nexus -n '__nexus_in skill run' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
-complete -c nexus -n '__nexus_in skill stats' -l days -x
-complete -c nexus -n '__nexus_in skill stats' -l session -x
-complete -c nexus -n '__nexus_in skill stats' -l json
-complete -c nexus -n '__nexus_in skill stats' -l help
+complete -c nexus -n '__nexus_in skill stats' -l days -x -d 'The window: the past N days'
+complete -c nexus -n '__nexus_in skill stats' -l session -x -a '(nexus --list-sessions 2>/dev/null)' -d 'Only the calls of one session (NEXUS_SESSION_ID'
+complete -c nexus -n '__nexus_in skill stats' -l profile -x -d 'Only the calls made under one profile (see `nexus profiles`)'
+complete -c nexus -n '__nexus_in skill stats' -l json -d 'Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them'
+complete -c nexus -n '__nexus_in skill stats' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill enable' -l json
-complete -c nexus -n '__nexus_in skill enable' -l help
+complete -c nexus -n '__nexus_in skill enable' -l json -d '{"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when it stays disabled'
+complete -c nexus -n '__nexus_in skill enable' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill enable' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill disable' -l json
-complete -c nexus -n '__nexus_in skill disable' -l help
+complete -c nexus -n '__nexus_in skill disable' -l json -d '{"skill", "key", "enabled", "changed"}'
+complete -c nexus -n '__nexus_in skill disable' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill disable' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill env' -l secret
-complete -c nexus -n '__nexus_in skill env' -l unset -x
-complete -c nexus -n '__nexus_in skill env' -l json
-complete -c nexus -n '__nexus_in skill env' -l help
+complete -c nexus -n '__nexus_in skill env' -l secret -d 'The values set are secrets: masked as *** wherever nexus writes or shows them (the usage log, errors, sessions, crystallized skills), as skills.entries.KEY.secretEnv says'
+complete -c nexus -n '__nexus_in skill env' -l unset -x -d 'Remove VAR from the skill\'s environment (may be repeated)'
+complete -c nexus -n '__nexus_in skill env' -l json -d '{"skill", "key", "set", "unset", "marked", "env", "secret"}: names, never values ("set", "unset" and "marked" only when asked to change something)'
+complete -c nexus -n '__nexus_in skill env' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill env' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill key' -l unset
-complete -c nexus -n '__nexus_in skill key' -l json
-complete -c nexus -n '__nexus_in skill key' -l help
+complete -c nexus -n '__nexus_in skill key' -l unset -d 'Remove the skill\'s key'
+complete -c nexus -n '__nexus_in skill key' -l json -d '{"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the key itself'
+complete -c nexus -n '__nexus_in skill key' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill key' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in skill allow' -l write -r -F
-complete -c nexus -n '__nexus_in skill allow' -l read -r -F
-complete -c nexus -n '__nexus_in skill allow' -l json
-complete -c nexus -n '__nexus_in skill allow' -l help
+complete -c nexus -n '__nexus_in skill allow' -l write -r -F -d 'A folder the skill may write (and read) when it runs confined'
+complete -c nexus -n '__nexus_in skill allow' -l read -r -F -d 'A folder or file of skills.sandbox.deny the skill may read when it runs confined'
+complete -c nexus -n '__nexus_in skill allow' -l json -d '{"skill", "granted", "changed", "key"}'
+complete -c nexus -n '__nexus_in skill allow' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill allow' -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_at config' -a 'get set unset list path edit'
-complete -c nexus -n '__nexus_at config' -l help
-complete -c nexus -n '__nexus_in config get' -l json
-complete -c nexus -n '__nexus_in config get' -l help
+complete -c nexus -n '__nexus_at config' -a 'get' -d 'Print the value nexus uses for a key: the file\'s, else the default'
+complete -c nexus -n '__nexus_at config' -a 'set' -d 'Set a key in the config, in place: comments and formatting stay'
+complete -c nexus -n '__nexus_at config' -a 'unset' -d 'Remove a key from the config: nexus then uses the default'
+complete -c nexus -n '__nexus_at config' -a 'list' -d 'Every key nexus knows, its value and where it comes from'
+complete -c nexus -n '__nexus_at config' -a 'path' -d 'Print the path of the config file'
+complete -c nexus -n '__nexus_at config' -a 'edit' -d 'Edit the config in $VISUAL or $EDITOR'
+complete -c nexus -n '__nexus_at config' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in config get' -l json -d '{"key", "value", "default", "origin"}: origin is "file" or "default"'
+complete -c nexus -n '__nexus_in config get' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at config get' -a '(nexus --list-keys 2>/dev/null)'
-complete -c nexus -n '__nexus_in config set' -l type -x -a 'bool int string list table'
-complete -c nexus -n '__nexus_in config set' -l force
-complete -c nexus -n '__nexus_in config set' -l json
-complete -c nexus -n '__nexus_in config set' -l help
+complete -c nexus -n '__nexus_in config set' -l type -x -a 'bool int string list table' -d 'Read VALUE as this type: bool, int, string, list or table'
+complete -c nexus -n '__nexus_in config set' -l force -d 'Set a key nexus does not know (outside `skills`, where your own keys live)'
+complete -c nexus -n '__nexus_in config set' -l json -d '{"key", "value", "changed", "file"} (a secret\'s value as "***")'
+complete -c nexus -n '__nexus_in config set' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at config set' -a '(nexus --list-keys 2>/dev/null)'
 complete -c nexus -n '__nexus_in config set; and __nexus_after_dashdash' -F
-complete -c nexus -n '__nexus_in config unset' -l json
-complete -c nexus -n '__nexus_in config unset' -l help
+complete -c nexus -n '__nexus_in config unset' -l json -d '{"key", "value": null, "changed", "file"}'
+complete -c nexus -n '__nexus_in config unset' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at config unset' -a '(nexus --list-keys 2>/dev/null)'
-complete -c nexus -n '__nexus_in config list' -l json
-complete -c nexus -n '__nexus_in config list' -l help
-complete -c nexus -n '__nexus_in config path' -l json
-complete -c nexus -n '__nexus_in config path' -l help
-complete -c nexus -n '__nexus_in config edit' -l help
-complete -c nexus -n '__nexus_in profiles' -l json
-complete -c nexus -n '__nexus_in profiles' -l help
-complete -c nexus -n '__nexus_in status' -l check
-complete -c nexus -n '__nexus_in status' -l json
-complete -c nexus -n '__nexus_in status' -l help
-complete -c nexus -n '__nexus_in capabilities' -l json
-complete -c nexus -n '__nexus_in capabilities' -l help
-complete -c nexus -n '__nexus_at capability' -a 'resolve'
-complete -c nexus -n '__nexus_at capability' -l help
-complete -c nexus -n '__nexus_in capability resolve' -l explain
-complete -c nexus -n '__nexus_in capability resolve' -l json
-complete -c nexus -n '__nexus_in capability resolve' -l help
-complete -c nexus -n '__nexus_at capability resolve'
-complete -c nexus -n '__nexus_in connectors' -l json
-complete -c nexus -n '__nexus_in connectors' -l help
-complete -c nexus -n '__nexus_in sessions' -l days -x
-complete -c nexus -n '__nexus_in sessions' -l json
-complete -c nexus -n '__nexus_in sessions' -l help
-complete -c nexus -n '__nexus_at session' -a 'show new crystallize'
-complete -c nexus -n '__nexus_at session' -l help
-complete -c nexus -n '__nexus_in session show' -l json
-complete -c nexus -n '__nexus_in session show' -l help
-complete -c nexus -n '__nexus_at session show'
-complete -c nexus -n '__nexus_in session new' -l help
-complete -c nexus -n '__nexus_in session crystallize' -l name -x -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in session crystallize' -l calls -x
-complete -c nexus -n '__nexus_in session crystallize' -l var -x -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus -n '__nexus_in session crystallize' -l dry-run
-complete -c nexus -n '__nexus_in session crystallize' -l force
-complete -c nexus -n '__nexus_in session crystallize' -l json
-complete -c nexus -n '__nexus_in session crystallize' -l help
-complete -c nexus -n '__nexus_at session crystallize'
-complete -c nexus -n '__nexus_in report' -l days -x
-complete -c nexus -n '__nexus_in report' -s o -r -F
-complete -c nexus -n '__nexus_in report' -l json
-complete -c nexus -n '__nexus_in report' -l help
-complete -c nexus -n '__nexus_in jobs' -l json
-complete -c nexus -n '__nexus_in jobs' -l help
-complete -c nexus -n '__nexus_at job' -a 'show logs wait kill'
-complete -c nexus -n '__nexus_at job' -l help
-complete -c nexus -n '__nexus_in job show' -l json
-complete -c nexus -n '__nexus_in job show' -l help
-complete -c nexus -n '__nexus_at job show'
-complete -c nexus -n '__nexus_in job logs' -l follow
-complete -c nexus -n '__nexus_in job logs' -l help
-complete -c nexus -n '__nexus_at job logs'
-complete -c nexus -n '__nexus_in job wait' -l timeout -x
-complete -c nexus -n '__nexus_in job wait' -l help
-complete -c nexus -n '__nexus_at job wait'
-complete -c nexus -n '__nexus_in job kill' -l json
-complete -c nexus -n '__nexus_in job kill' -l help
-complete -c nexus -n '__nexus_at job kill'
-complete -c nexus -n '__nexus_at mcp' -a 'config'
-complete -c nexus -n '__nexus_at mcp' -l max-output -x
-complete -c nexus -n '__nexus_at mcp' -l watch -x
-complete -c nexus -n '__nexus_at mcp' -l max-calls -x
-complete -c nexus -n '__nexus_at mcp' -l tools -x
-complete -c nexus -n '__nexus_at mcp' -l help
-complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue'
-complete -c nexus -n '__nexus_in mcp config' -l scope -x -a 'project user'
-complete -c nexus -n '__nexus_in mcp config' -l command -r -F
-complete -c nexus -n '__nexus_in mcp config' -l dir -r -a '(__fish_complete_directories)'
-complete -c nexus -n '__nexus_in mcp config' -l write
-complete -c nexus -n '__nexus_in mcp config' -l force
-complete -c nexus -n '__nexus_in mcp config' -l remove
-complete -c nexus -n '__nexus_in mcp config' -l list-clients
-complete -c nexus -n '__nexus_in mcp config' -l json
-complete -c nexus -n '__nexus_in mcp config' -l help
+complete -c nexus -n '__nexus_in config list' -l json -d 'An array: {"key", "value", "default", "origin", "type", "meaning"} for each key'
+complete -c nexus -n '__nexus_in config list' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in config path' -l json -d '{"path", "exists"}'
+complete -c nexus -n '__nexus_in config path' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in config edit' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in profiles' -l json -d 'An array of {"name", "default", "allow", "deny", "skills"}: `skills` names every skill in the profile\'s scope, whatever its status'
+complete -c nexus -n '__nexus_in profiles' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in status' -l check -d 'For cron and monitoring: print one line per skill that is degraded or has drifted, and per SKILL.md that is invalid, and exit 1 when there is one'
+complete -c nexus -n '__nexus_in status' -l json -d 'Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported", "degraded", "drifted"}, each a count'
+complete -c nexus -n '__nexus_in status' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in capabilities' -l json -d 'An array of {"name", "providers": [{"name", "status", "verified"}], "consumers", "chosen"}'
+complete -c nexus -n '__nexus_in capabilities' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at capability' -a 'resolve' -d 'The ready provider of a capability to use, for scripts'
+complete -c nexus -n '__nexus_at capability' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in capability resolve' -l explain -d 'Print the ranking of every provider, with the reasons for its place'
+complete -c nexus -n '__nexus_in capability resolve' -l json -d 'Print {"capability", "chosen", "ranking": [{"name", "status", "ready", "verified", "successRate", "why"}]}'
+complete -c nexus -n '__nexus_in capability resolve' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at capability resolve' -a '(nexus --list-capabilities 2>/dev/null)'
+complete -c nexus -n '__nexus_in connectors' -l json -d 'An array of {"name", "skills", "connected", "connectedBy"} or, when locked, {"name", "skills", "connected": false, "unlock": {"skill", "step"}}'
+complete -c nexus -n '__nexus_in connectors' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in sessions' -l days -x -d 'Only calls of the past N days (default: every call the logs hold)'
+complete -c nexus -n '__nexus_in sessions' -l json -d 'An array of {"id", "first", "last", "calls", "skills", "failures"}, newest first'
+complete -c nexus -n '__nexus_in sessions' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at session' -a 'show' -d 'One session\'s calls across every skill, in time order'
+complete -c nexus -n '__nexus_at session' -a 'new' -d 'A fresh session id, for NEXUS_SESSION_ID'
+complete -c nexus -n '__nexus_at session' -a 'crystallize' -d 'Turn a session\'s successful calls into a script skill that replays them'
+complete -c nexus -n '__nexus_at session' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in session show' -l json -d 'An array of the session\'s calls in time order: {"n", "ts", "skill", "type", "args", "exit", "ms", "error"} (args masked as logged)'
+complete -c nexus -n '__nexus_in session show' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at session show' -a '(nexus --list-sessions 2>/dev/null)'
+complete -c nexus -n '__nexus_in session new' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in session crystallize' -l name -x -d 'The new skill\'s name (a folder in the workspace)'
+complete -c nexus -n '__nexus_in session crystallize' -l calls -x -d 'Only these calls (their numbers in `nexus session show`)'
+complete -c nexus -n '__nexus_in session crystallize' -l var -x -d 'Make VALUE, wherever it occurs in the recorded arguments, a parameter of the new skill: --NAME VALUE, or in order'
+complete -c nexus -n '__nexus_in session crystallize' -l dry-run -d 'Print the SKILL.md and the script'
+complete -c nexus -n '__nexus_in session crystallize' -l force -d 'Take a name a skill already has: replace it in the workspace, or hide one of another source'
+complete -c nexus -n '__nexus_in session crystallize' -l json -d '{"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}'
+complete -c nexus -n '__nexus_in session crystallize' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at session crystallize' -a '(nexus --list-sessions 2>/dev/null)'
+complete -c nexus -n '__nexus_in report' -l days -x -d 'The window: the past N days'
+complete -c nexus -n '__nexus_in report' -s o -r -F -d 'Write the report to FILE (atomically) and print its path'
+complete -c nexus -n '__nexus_in report' -l json -d 'The figures the report shows, as JSON, instead of the report'
+complete -c nexus -n '__nexus_in report' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in jobs' -l json -d 'An array of jobs: {"id", "skill", "args", "status", "started", "ended", "exit", "ms", ...}'
+complete -c nexus -n '__nexus_in jobs' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at job' -a 'show' -d 'One background run: its status, exit, times and output files'
+complete -c nexus -n '__nexus_at job' -a 'logs' -d 'What a background run wrote'
+complete -c nexus -n '__nexus_at job' -a 'wait' -d 'Wait for a background run to end'
+complete -c nexus -n '__nexus_at job' -a 'kill' -d 'End a background run\'s whole process group'
+complete -c nexus -n '__nexus_at job' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in job show' -l json -d 'The job\'s record (job.json), as JSON'
+complete -c nexus -n '__nexus_in job show' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at job show' -a '(nexus --list-jobs 2>/dev/null)'
+complete -c nexus -n '__nexus_in job logs' -l follow -d 'Keep printing what the job writes until it ends'
+complete -c nexus -n '__nexus_in job logs' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at job logs' -a '(nexus --list-jobs 2>/dev/null)'
+complete -c nexus -n '__nexus_in job wait' -l timeout -x -d 'Stop waiting after SECONDS (the job goes on)'
+complete -c nexus -n '__nexus_in job wait' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at job wait' -a '(nexus --list-jobs 2>/dev/null)'
+complete -c nexus -n '__nexus_in job kill' -l json -d 'The job\'s record once it has ended'
+complete -c nexus -n '__nexus_in job kill' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_at job kill' -a '(nexus --list-jobs 2>/dev/null)'
+complete -c nexus -n '__nexus_at mcp' -a 'config' -d 'The entry that registers nexus with an MCP client'
+complete -c nexus -n '__nexus_at mcp' -l max-output -x -d 'The most bytes of a tool\'s stdout, and of its stderr, that a result carries'
+complete -c nexus -n '__nexus_at mcp' -l watch -x -d 'How often to look for changed skills'
+complete -c nexus -n '__nexus_at mcp' -l max-calls -x -d 'The most tool calls that run at once'
+complete -c nexus -n '__nexus_at mcp' -l tools -x -a 'each loader auto' -d 'What tools/list holds: each (a tool per skill), loader (run_skill, list_skills and read_skill, however many skills there are) or auto (loader once 40 tool and script skills are offered, else each)'
+complete -c nexus -n '__nexus_at mcp' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in mcp config' -l client -x -a 'claude-code claude-desktop cursor vscode windsurf zed codex gemini goose cline roo-code kiro copilot-cli opencode continue' -d 'claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, gemini, goose, cline, roo-code, kiro, copilot-cli, opencode or continue (--list-clients says where each keeps its servers)'
+complete -c nexus -n '__nexus_in mcp config' -l scope -x -a 'project user' -d 'project: the client\'s file in the project, which people commit'
+complete -c nexus -n '__nexus_in mcp config' -l command -r -F -d 'The command the client starts, instead of the absolute path of the nexus-mcp installed with this nexus'
+complete -c nexus -n '__nexus_in mcp config' -l dir -r -a '(__fish_complete_directories)' -d 'The project folder'
+complete -c nexus -n '__nexus_in mcp config' -l write -d 'Put the entry in the client\'s file and print the file\'s path'
+complete -c nexus -n '__nexus_in mcp config' -l force -d 'Replace a nexus entry that differs from this one (--write keeps it otherwise, and shows the difference)'
+complete -c nexus -n '__nexus_in mcp config' -l remove -d 'Take the nexus entry out of the client\'s file'
+complete -c nexus -n '__nexus_in mcp config' -l list-clients -d 'Every client, its format and where its project and user files are'
+complete -c nexus -n '__nexus_in mcp config' -l json -d 'The list of clients as JSON'
+complete -c nexus -n '__nexus_in mcp config' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in help' -l help -d 'Show this help'
+complete -c nexus -n '__nexus_in help' -a 'skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help'
 complete -c nexus-discover -f
-complete -c nexus-discover -l shadowed
-complete -c nexus-discover -l valid
-complete -c nexus-discover -l invalid
-complete -c nexus-discover -s h
-complete -c nexus-discover -l help
+complete -c nexus-discover -l shadowed -d 'Also print skills hidden by a higher source, with `shadowedBy`'
+complete -c nexus-discover -l valid -d 'Leave the broken skills out'
+complete -c nexus-discover -l invalid -d 'Print the broken skills (the default'
+complete -c nexus-discover -l help -d 'Show this help'
 complete -c nexus-discover -a '(__fish_complete_directories)'
 complete -c nexus-discover -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-manifest -f
-complete -c nexus-manifest -n '__nexus_at' -a 'write read check'
-complete -c nexus-manifest -n '__nexus_at' -s h
-complete -c nexus-manifest -n '__nexus_at' -l help
-complete -c nexus-manifest -n '__nexus_in write' -l help
-complete -c nexus-manifest -n '__nexus_in read' -l invalid
-complete -c nexus-manifest -n '__nexus_in read' -l help
-complete -c nexus-manifest -n '__nexus_in check' -l help
+complete -c nexus-manifest -n '__nexus_at' -a 'write'
+complete -c nexus-manifest -n '__nexus_at' -a 'read'
+complete -c nexus-manifest -n '__nexus_at' -a 'check'
+complete -c nexus-manifest -n '__nexus_at' -l help -d 'Show this help'
+complete -c nexus-manifest -n '__nexus_in write' -l help -d 'Show this help'
+complete -c nexus-manifest -n '__nexus_in read' -l invalid -d 'With read, also print the broken skills the manifest records'
+complete -c nexus-manifest -n '__nexus_in read' -l help -d 'Show this help'
+complete -c nexus-manifest -n '__nexus_in check' -l help -d 'Show this help'
 complete -c nexus-verify -f
-complete -c nexus-verify -l timeout -x
-complete -c nexus-verify -l jobs -x
-complete -c nexus-verify -l all
-complete -c nexus-verify -l stale -x
-complete -c nexus-verify -l static
-complete -c nexus-verify -s h
-complete -c nexus-verify -l help
+complete -c nexus-verify -l timeout -x -d 'How long one verify command may run'
+complete -c nexus-verify -l jobs -x -d 'How many verify commands run at once (default: one per CPU)'
+complete -c nexus-verify -l all -d 'Every tool and script skill that could pass (ready, or its last verification failed)'
+complete -c nexus-verify -l stale -x -d 'With --all, only skills never verified, or last verified over HOURS ago'
+complete -c nexus-verify -l static -d 'Requirement checks only, for the entries on stdin'
+complete -c nexus-verify -l help -d 'Show this help'
 complete -c nexus-verify -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -f
-complete -c nexus-run -l dry-run
-complete -c nexus-run -l no-verify
-complete -c nexus-run -l no-log
-complete -c nexus-run -l json
-complete -c nexus-run -l background
-complete -c nexus-run -l no-sandbox
-complete -c nexus-run -l timeout -x
-complete -c nexus-run -l var -x -a '(nexus --list-skills 2>/dev/null)'
-complete -c nexus-run -s h
-complete -c nexus-run -l help
+complete -c nexus-run -l dry-run -d 'Print the exact argv, working directory and injected env names'
+complete -c nexus-run -l no-verify -d 'Skip the verification a first run would do'
+complete -c nexus-run -l no-log -d 'Leave this call out of the usage log (the state counters still count it)'
+complete -c nexus-run -l json -d 'Capture the tool\'s output into one JSON object: skill, type, exit, ms, stdout, stderr'
+complete -c nexus-run -l background -d 'Verify, then start the tool detached and print its job id at once (see `nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call recorded when it ends'
+complete -c nexus-run -l no-sandbox -d 'Run a skill that would run confined (see skills.sandbox.mode) with all your rights: for a person at a terminal'
+complete -c nexus-run -l timeout -x -d 'End the tool after SECONDS as timeout(1) does: SIGTERM to its process group, SIGKILL 5 s later'
+complete -c nexus-run -l var -x -d 'A variable the skill declares (metadata.nexus.variables): filled in for ${NAME} in a prompt skill\'s text, and in the environment of a tool or script skill'
+complete -c nexus-run -l help -d 'Show this help'
 complete -c nexus-run -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-run -n '__nexus_in; and __nexus_after_dashdash' -F
 complete -c nexus-stats -f
-complete -c nexus-stats -l days -x
-complete -c nexus-stats -l session -x
-complete -c nexus-stats -l stdin
-complete -c nexus-stats -l json
-complete -c nexus-stats -s h
-complete -c nexus-stats -l help
+complete -c nexus-stats -l days -x -d 'The window: the past N days'
+complete -c nexus-stats -l session -x -a '(nexus --list-sessions 2>/dev/null)' -d 'Only the calls of one session (NEXUS_SESSION_ID'
+complete -c nexus-stats -l stdin -d 'Read usage entries (JSON Lines) from stdin instead of every $NEXUS_HOME/state/nexus/skills/NAME/usage.log'
+complete -c nexus-stats -l json -d 'One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs, lastUsed, skills, recentFailures, categories, skippedLines'
+complete -c nexus-stats -l help -d 'Show this help'
 complete -c nexus-stats -n '__nexus_at' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus-mcp -f
-complete -c nexus-mcp -l max-output -x
-complete -c nexus-mcp -l watch -x
-complete -c nexus-mcp -l max-calls -x
-complete -c nexus-mcp -l tools -x
-complete -c nexus-mcp -s h
-complete -c nexus-mcp -l help
+complete -c nexus-mcp -l max-output -x -d 'The most bytes of a tool\'s stdout, and of its stderr, that a result carries'
+complete -c nexus-mcp -l watch -x -d 'How often to look for changed skills'
+complete -c nexus-mcp -l max-calls -x -d 'The most tool calls that run at once'
+complete -c nexus-mcp -l tools -x -a 'each loader auto' -d 'What tools/list holds: each (a tool per skill), loader (run_skill, list_skills and read_skill, however many skills there are) or auto (loader once 40 tool and script skills are offered, else each)'
+complete -c nexus-mcp -l help -d 'Show this help'

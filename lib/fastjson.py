@@ -29,7 +29,7 @@ def loads(data):
     """Parse a JSON document (str or UTF-8 bytes); ValueError when it is not valid JSON."""
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     if _json is None:
-        import json
+        import json  # without the C accelerator only: the json package brings `re`
 
         return json.loads(text)
     text = text.strip(" \t\n\r")
@@ -53,7 +53,7 @@ def scanner():
     documents. It raises StopIteration where no value starts, and ValueError for a bad one (import
     json.decoder first: the scanner raises its error from there)."""
     if _json is None:
-        import json
+        import json  # without the C accelerator only: the json package brings `re`
 
         return json.JSONDecoder().scan_once
     return _scan
@@ -62,7 +62,7 @@ def scanner():
 def dumps(obj):
     """Compact JSON with non-ASCII kept as is: the form of every file and line nexus writes."""
     if _json is None:
-        import json
+        import json  # without the C accelerator only: the json package brings `re`
 
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     return "".join(_encode(obj, 0))

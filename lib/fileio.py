@@ -103,7 +103,7 @@ def write_json(path, obj, indent=None):
     if indent is None:
         text = fastjson.dumps(obj)
     else:
-        import json
+        import json  # the pure-Python encoder, and `re` with it: only for files people read
 
         text = json.dumps(obj, ensure_ascii=False, indent=indent)
     write_atomic(path, encode(text + "\n"))

@@ -61,7 +61,7 @@ def name_problem(name):
     """What is wrong with a skill name, in a few words, or None when it is valid."""
     if not isinstance(name, str) or not name:
         return "a name is 1-64 characters"
-    import unicodedata
+    import unicodedata  # a name that is not plain ASCII, or a rejected one: is_valid_name's common case never comes here
 
     if unicodedata.normalize("NFKC", name) != name:
         return f"write it as {unicodedata.normalize('NFKC', name)!r} (NFKC form)"

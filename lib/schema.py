@@ -39,7 +39,7 @@ def now_iso(t=None):
 
 def new_id(random_bytes):
     """A fresh id (a session's, a job's): when it was made, readable and sortable, then random."""
-    import secrets
+    import secrets  # only where an id is made (a session, a job): it brings random, hmac and base64
 
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(random_bytes)
 
@@ -136,6 +136,9 @@ def logged_type(entry):
 
 
 MAX_SESSION_CHARS = 128
+# The environment a gateway call hands its tool: the skill it runs (what lowers the gate is refused there:
+# gateway.plan.refuse_inside), and the profile in force (catalog.scope), which the tool's own calls keep.
+GATEWAY_MARK, PROFILE_ENV = "NEXUS_SKILL", "NEXUS_PROFILE"
 
 
 def is_session_id(value):

@@ -99,7 +99,7 @@ def terminal(text, lines=True):
 def shell_word(word):
     """One word as a POSIX shell must be given it: shlex.quote, or $'...' with its control characters as
     escapes (\\r, \\e) when it holds any, so what is shown is both exact and visible."""
-    import shlex
+    import shlex  # it brings `re`: only for a command line shown to a person
 
     if visible(word) == word:
         return shlex.quote(word)
@@ -121,7 +121,7 @@ class Progress:
     DELAY = 0.5
 
     def __init__(self, what, total=None, now=False):
-        import time
+        import time  # long work only: style is imported by every renderer, which needs no clock
 
         self.what, self.total, self.count, self.clock, self.visible = what, total, 0, time.monotonic, False
         self.started = self.clock() - (self.DELAY if now else 0)
@@ -133,7 +133,7 @@ class Progress:
             return
         moment = self.clock()
         if moment - self.started >= self.DELAY and (self.last is None or moment - self.last >= 0.1):
-            import sys
+            import sys  # as in __init__: only when progress is shown
 
             self.last, self.visible = moment, True
             total = f" of {self.total:,}" if self.total else ""
@@ -142,7 +142,7 @@ class Progress:
 
     def close(self):
         if self.visible:
-            import sys
+            import sys  # as in __init__
 
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
@@ -180,7 +180,7 @@ def cells(text):
     """How many terminal columns a text takes: a wide character (an emoji, CJK) two, a combining mark none."""
     if text.isascii():
         return len(text)
-    import unicodedata
+    import unicodedata  # a text that is not plain ASCII only
 
     return sum(0 if unicodedata.combining(c) or "\ufe00" <= c <= "\ufe0f" or c == "\u200d"
                else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)

@@ -54,7 +54,7 @@ def stamp(st):
 
 
 def file_digest(path):
-    import hashlib
+    import hashlib  # only when a file is hashed
 
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
@@ -63,7 +63,7 @@ def file_digest(path):
 def combined(digests):
     """The SHA-256 of a whole skill from its files' ({relative path: hex digest}): the lockfile's `sha256`,
     each path and its digest in the order of a walk that reads each folder's entries by name."""
-    import hashlib
+    import hashlib  # as in file_digest
 
     total = hashlib.sha256()
     for rel in sorted(digests, key=lambda r: r.split("/")):

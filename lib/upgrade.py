@@ -32,7 +32,7 @@ def _legacy_files():
 def _api_key_primary_env(config):
     """An apiKey now stands for the skill's declared primaryEnv only (it used to cover the skill's
     first required env var)."""
-    from . import config as configlib
+    from . import config as configlib  # as in run: only when a step is pending
 
     entries = configlib.get(config, "skills.entries") or {}
     keyed = sorted(name for name, entry in entries.items() if isinstance(entry, dict) and entry.get("apiKey"))
@@ -98,7 +98,7 @@ def _log_lines(path):
 def _sandbox_untrusted(config):
     """Skills added from elsewhere (the managed folder's lockfile) now run confined (gateway.sandbox), unless
     skills.sandbox.mode says otherwise."""
-    from . import config as configlib
+    from . import config as configlib  # as in run: only when a step is pending
 
     if configlib.get(config, "skills.sandbox.mode", "untrusted") == "off":
         return None
@@ -117,7 +117,7 @@ def _sandbox_untrusted(config):
 def _trust_digests(config):
     """An added skill runs only while its files are those it was added with: record them for the skills
     added before (nexus.skill.trust)."""
-    from . import trust
+    from . import trust  # this step alone, once per user
 
     return trust.upgrade_step(config)
 
@@ -153,7 +153,7 @@ def run(warn):
     fails is reported and tried again on the next command."""
     if not pending():
         return
-    from . import config as configlib, schema
+    from . import config as configlib, schema  # only when a step is pending: the check itself reads one file
 
     upgrading = os.path.exists(paths.manifest_file()) or any(map(os.path.exists, _legacy_files()))
     said = []

@@ -1,13 +1,12 @@
-"""Write man/*.1 and completions/* from the docs the commands already carry: `make man`.
+"""Write man/*.1, completions/* and the README's Commands table from the command table: `make man`.
 
-One source for everything, so nothing is written twice: pyproject.toml's console scripts, each tool
-module's __doc__, the command table (COMMANDS in tools/nexus.py) with each command's usage, the
+One source for everything, so nothing is written twice: the command table (tools/commands.py), whose
+records give each command's usage and options and whose functions' docstrings say what it does; the
 table of files in lib/paths.py and the table of config keys in lib/config/keys.py. It reads the
-installed package (make installs it first).
-tests/test_man.py fails when the committed output is stale.
+installed package (make installs it first). tests/test_man.py fails when the committed output is
+stale, and when pyproject.toml's console scripts are not the table's plumbing.
 """
 
-import importlib
 import pathlib
 import re
 import sys
@@ -77,35 +76,37 @@ def usage_lines(parsed):
     return [line.strip() for line in parsed.get("Usage", []) if line.strip()]
 
 
-def completion_usage(parsed):
-    """The usage lines with docopt's `[options]` spelled out from the Options section."""
-    terms = [term for term, _ in definitions(parsed.get("Options", [])) if "--help" not in term]
-    spelled = " ".join(f"[{term.replace(',', '')}]" for term in terms)
-    return [line.replace("[options]", spelled) for line in usage_lines(parsed)]
+def described(command):
+    """A record as parse() gives a doc: its summary, usage and options from the record, then what its
+    docstring says (paragraphs and sections)."""
+    from nexus.cli.records import dedent
+
+    prose = parse(f"{command.prog}: {command.summary}\n\n{dedent(command.function().__doc__ or '')}"
+                  .replace("PROG", command.prog))
+    options = [f"  {option.term}  {option.text}" for option in command.options]
+    return {key: prose[key] for key in ("name", "summary", "text")} | {
+        "Usage": [f"  {line}" for line in command.usage_lines()], "Options": options,
+        **{key: value for key, value in prose.items() if key not in ("name", "summary", "text")}}
 
 
 def commands():
-    """[(Command, its parsed help)] of the porcelain, in the order of the command table."""
-    from nexus.tools.nexus import COMMANDS
+    """[(Command, its described help)] of the porcelain, in the order of the command table."""
+    from nexus.tools.commands import COMMANDS
 
-    found = []
-    for command in COMMANDS:
-        parsed = parse(f"nexus {command.words}: {command.summary}\n\n{command.usage()}")
-        stray = [u for u in usage_lines(parsed) if not f"{u} ".startswith(f"nexus {command.words} ")]
-        if stray:
-            raise SystemExit(f"man/generate.py: the usage of 'nexus {command.words}' names other commands: {stray}")
-        found.append((command, parsed))
-    return found
+    return [(command, described(command)) for command in COMMANDS]
+
+
+def scripts():
+    """pyproject.toml's console scripts: {name: "module:function"}."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
 
 
 def programs(command_docs):
-    """{console script: its parsed doc}, nexus itself first: its synopsis is every command's usage."""
+    """{console script: its described doc}, nexus itself first: its synopsis is every command's usage."""
     from nexus.tools import nexus
+    from nexus.tools.commands import PLUMBING_TOOLS
 
-    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    found = {}
-    for prog, target in sorted(scripts.items(), key=lambda item: item[0] != "nexus"):
-        found[prog] = parse(importlib.import_module(target.split(":")[0]).__doc__)
+    found = {"nexus": None, **{tool.words: described(tool) for tool in PLUMBING_TOOLS}}
     top = parse(nexus.overview())
     top["Usage"] = [f"  {line}" for _, parsed in command_docs for line in usage_lines(parsed)
                     if not line.endswith("(-h | --help)")] + ["  nexus (-h | --help | --version)"]
@@ -234,26 +235,38 @@ def man_pages(found, command_docs, version):
 # -- all of it ----------------------------------------------------------------------------------
 
 
-def choices():
-    """The values of the flags that take one of a few words, from the tables that define them."""
-    from nexus.agents.instructions import PROMPT_FORMATS
-    from nexus.config.keys import TYPES
-    from nexus.mcp.clients import CLIENTS, SCOPES
-    from nexus.paths import AGENT_FOLDERS
+def readme_table():
+    """The README's Commands table: a row for each command of the table, porcelain then plumbing."""
+    from nexus.tools.commands import TABLE
 
-    return {"nexus skills prompt --format": list(PROMPT_FORMATS), "nexus skills link --agent": list(AGENT_FOLDERS),
-            "nexus config set --type": list(TYPES), "nexus mcp config --client": list(CLIENTS),
-            "nexus mcp config --scope": list(SCOPES)}
+    rows = ["| command | what it does |", "|---|---|"]
+    rows += [f"| `{command.prog}` | {command.summary.replace('|', chr(92) + '|')} |" for command in TABLE]
+    return "\n".join(rows) + "\n"
+
+
+def readme(text):
+    """README.md with its Commands table, between its two markers, made from the command table."""
+    head, start, rest = text.partition(README_START)
+    _, end, tail = rest.partition(README_END)
+    if not (start and end):
+        raise SystemExit(f"man/generate.py: README.md lacks the markers {README_START} ... {README_END}")
+    return f"{head}{start}\n{readme_table()}{end}{tail}"
+
+
+README_START, README_END = "<!-- commands: generated by man/generate.py from the command table -->", "<!-- commands end -->"
 
 
 def render():
     """{path relative to the repository: text} of every generated file."""
     from nexus import __version__
+    from nexus.tools.commands import COMMANDS, GROUPS, PLUMBING_TOOLS
 
     command_docs = commands()
     found = programs(command_docs)
-    completion = shells.model([line for parsed in found.values() for line in completion_usage(parsed)], choices())
-    return {**man_pages(found, command_docs, __version__), **shells.completions(completion, HEADER)}
+    rows = [(command.prog, command) for command in (*COMMANDS, *PLUMBING_TOOLS)]
+    completion = shells.model(rows, [c.words for c in COMMANDS], GROUPS)
+    return {**man_pages(found, command_docs, __version__), **shells.completions(completion, HEADER),
+            "README.md": readme((ROOT / "README.md").read_text())}
 
 
 def main(argv):

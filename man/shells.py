@@ -1,54 +1,61 @@
-"""Shell completions (bash, zsh, fish) from the usage lines of nexus and its tools; used by generate.py.
+"""Shell completions (bash, zsh, fish) from the command table's records; used by generate.py.
 
-The usage lines say everything completion needs: command words, flags, which flags take a value
-(HOURS, FILE, DIR, xml|markdown) and what the arguments are (NAME is a skill, PATH... files).
-Skill names come from `nexus --list-skills`, which reads the manifest only; config keys from
-`nexus --list-keys` (the keys nexus knows, and those of each skill in the manifest and in the config).
+A record's usage lines give the command words and which flags go where; the types of its options and
+arguments say what a value is (a skill, a session, a job, a capability, a config key, a file, a folder,
+one of a few words). Names come from hidden commands that read what nexus keeps, never rescanning:
+`nexus --list-skills` (the manifest), `--list-keys` (the keys nexus knows, and those of each skill),
+`--list-sessions` (the usage logs), `--list-jobs` and `--list-capabilities` (the manifest).
 """
 
 import re
 
-FLAG = re.compile(r"(--?[a-z][\w-]*)(?:[ =]\[?([A-Z][A-Z_]*|[a-z]+(?:\|[a-z]+)+)\]?)?")
-PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_]*)(\.\.\.)?")
+FLAG = re.compile(r"(--?[a-z][\w-]*)")
+PLACEHOLDER = re.compile(r"\b([A-Z][A-Z_=]*)(\.\.\.)?")
 DASHDASH = re.compile(r"(?:^|(?<=[\s\[]))--(?=[\s\]]|$)")  # `[-- ARGS...]`, `[--]`: the rest is not ours
-KINDS = {"NAME": "skill", "SKILL": "skill", "KEY": "key", "FILE": "file", "PATH": "file", "ARGS": "file", "DIR": "dir"}
 
 
-def kind_of(value):
-    if "|" in value:
-        return "words " + value.replace("|", " ")
-    return KINDS.get(value, "none")
-
-
-def model(usage, choices=None):
-    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash'}} from usage lines;
-    `choices` ({"words --flag": [value, ...]}) names the values a flag takes where the usage cannot."""
-    found = {}
-    for line in usage:
-        if "COMMAND" in line:  # `nexus COMMAND... --help`: every command gets --help below
-            continue
-        words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
-        rest = line[len(" ".join(words)):]
-        for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
-            node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
-                                                               "args": "", "dashdash": False})
-            if depth < len(words) and words[depth] not in node["commands"]:
-                node["commands"].append(words[depth])
-        for flag, value in FLAG.findall(rest):  # node is now this line's command
-            if flag not in node["flags"]:
-                node["flags"].append(flag)
-            if value:
-                node["values"][flag] = kind_of(value)
-        node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
-        positional = PLACEHOLDER.search(DASHDASH.sub("", FLAG.sub("", rest)))
-        if positional and not node["args"]:
-            node["args"] = kind_of(positional.group(1)) + (positional.group(2) or "")
-    for key, values in (choices or {}).items():
-        words, flag = key.rsplit(" ", 1)
-        found[words]["values"][flag] = "words " + " ".join(values)
+def model(rows, top, groups):
+    """{program and command words: {'commands', 'flags', 'values', 'args', 'dashdash', 'about'}} from the
+    table's rows, (prog, Command) each: the words from its usage lines, what a flag's value is and what
+    its arguments are from the types of its records, and `about`, what each command word and flag is (a
+    summary, a group's from `groups`, an option's help). `top`: the first words of nexus's commands,
+    which `nexus help` completes."""
+    summaries = {prog: command.summary for prog, command in rows} | {f"nexus {g}": about for g, about in groups.items()}
+    found = {"nexus": {"commands": [], "flags": ["--help", "--version"], "values": {}, "args": "", "dashdash": False,
+                       "about": {"--help": "Show the help.", "--version": "Print the version."}}}
+    for prog, command in rows:
+        for line in command.usage_lines(prog)[:-1]:  # the (-h | --help) line: every command gets --help below
+            words = re.match(r"[a-z][\w-]*(?: [a-z][\w-]*)*", line).group(0).split()
+            rest = line[len(" ".join(words)):]
+            for depth in range(1, len(words) + 1):  # the program, each group of commands, then the command
+                node = found.setdefault(" ".join(words[:depth]), {"commands": [], "flags": [], "values": {},
+                                                                   "args": "", "dashdash": False, "about": {}})
+                if depth < len(words) and words[depth] not in node["commands"]:
+                    node["commands"].append(words[depth])
+                    if " ".join(words[:depth + 1]) in summaries:
+                        node["about"][words[depth]] = summaries[" ".join(words[:depth + 1])]
+            for flag in FLAG.findall(DASHDASH.sub("", rest)):  # node is now this line's command
+                option = command.option(flag)
+                if option.flag not in node["flags"]:
+                    node["flags"].append(option.flag)
+                    node["about"][option.flag] = option.help
+                if option.value:
+                    node["values"][option.flag] = offered(option.type.completes, top)
+            node["dashdash"] = node["dashdash"] or DASHDASH.search(rest) is not None
+            positional = PLACEHOLDER.search(DASHDASH.sub("", re.sub(r"--?[a-z][\w-]*(?: [A-Z][A-Z_=-]*)?", "", rest)))
+            if positional and not node["args"]:
+                kind = command.arguments[positional.group(1)].completes
+                node["args"] = offered(kind, top) + (positional.group(2) or "")
     for node in found.values():
-        node["flags"] += [] if "--help" in node["flags"] else ["--help"]
+        if "--help" not in node["flags"]:
+            node["flags"].append("--help")
+            node["about"]["--help"] = "Show this help."
     return found
+
+
+def offered(kind, top):
+    """A type's `completes`, with `command` spelled out as the words nexus's commands begin with."""
+    return "words " + " ".join(dict.fromkeys(w.split()[0] for w in top)) if kind == "command" else kind
 
 
 def shell_functions(found):
@@ -83,6 +90,12 @@ _nexus_value() {{  # $1: command words and an option; prints the kind of the val
     esac
 }}
 
+_nexus_offered() {{  # $1: a kind "commands CMD" or "flags CMD"; prints the words CMD takes there
+    local subcommands flags args dashdash
+    _nexus_spec "${{1#* }}"
+    if [[ $1 == commands* ]]; then echo "$subcommands"; else echo "$flags"; fi
+}}
+
 _nexus_kind() {{  # "$@": the words up to the cursor, the program first; prints the kind to offer
     local cmd=${{1##*/}} subcommands flags args dashdash kind given=0
     _nexus_spec "$cmd" || return 1
@@ -104,9 +117,9 @@ _nexus_kind() {{  # "$@": the words up to the cursor, the program first; prints 
         shift
     done
     if [[ $1 == -* ]]; then
-        echo "words $flags"
+        echo "flags $cmd"
     elif [[ -n $subcommands ]]; then
-        echo "words $subcommands"
+        echo "commands $cmd"
     elif (( given == 0 )) || [[ $args == *... ]]; then
         echo "${{args%...}}"
     fi
@@ -123,11 +136,11 @@ _nexus() {{
     COMPREPLY=()
     kind=$(_nexus_kind "${{COMP_WORDS[@]:0:COMP_CWORD+1}}") || return
     case $kind in
-        skill) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-skills 2>/dev/null)" -- "$cur") ;;
-        key) mapfile -t COMPREPLY < <(compgen -W "$(nexus --list-keys 2>/dev/null)" -- "$cur") ;;
+{lists}
         file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         words\\ *) mapfile -t COMPREPLY < <(compgen -W "${{kind#words }}" -- "$cur") ;;
+        commands\\ *|flags\\ *) mapfile -t COMPREPLY < <(compgen -W "$(_nexus_offered "$kind")" -- "$cur") ;;
     esac
 }}
 
@@ -140,15 +153,24 @@ ZSH = """\
 # Skill names come from `nexus --list-skills`, which reads the manifest only.
 
 {functions}
+typeset -gA _nexus_about  # "command words and a word it takes" -> what that word is
+_nexus_about=(
+{about}
+)
+
 _nexus() {{
-    local kind
+    local kind w
+    local -a offered shown
     kind=$(_nexus_kind "${{(@)words[1,CURRENT]}}") || return 1
     case $kind in
-        skill) compadd -- ${{(f)"$(_call_program skills nexus --list-skills 2>/dev/null)"}} ;;
-        key) compadd -- ${{(f)"$(_call_program keys nexus --list-keys 2>/dev/null)"}} ;;
+{lists}
         file) _files ;;
         dir) _files -/ ;;
         words\\ *) compadd -- ${{=${{kind#words }}}} ;;
+        commands\\ *|flags\\ *)
+            offered=(${{=$(_nexus_offered "$kind")}})
+            for w in $offered; do shown+=("$w  -- ${{_nexus_about[${{kind#* }} $w]}}"); done
+            compadd -l -d shown -- $offered ;;
     esac
 }}
 
@@ -181,12 +203,37 @@ end
 {lines}
 """
 
-FISH_OFFER = {"skill": "-a '(nexus --list-skills 2>/dev/null)'", "key": "-a '(nexus --list-keys 2>/dev/null)'",
+LISTS = {"skill": "--list-skills", "key": "--list-keys", "session": "--list-sessions", "job": "--list-jobs",
+         "capability": "--list-capabilities"}  # the hidden command that lists the names of each kind
+FISH_OFFER = {**{kind: f"-a '(nexus {hidden} 2>/dev/null)'" for kind, hidden in LISTS.items()},
               "file": "-F", "dir": "-a '(__fish_complete_directories)'", "none": ""}
+BASH_LIST = '        {kind}) mapfile -t COMPREPLY < <(compgen -W "$(nexus {hidden} 2>/dev/null)" -- "$cur") ;;'
+ZSH_LIST = '        {kind}) compadd -- ${{(f)"$(_call_program {kind} nexus {hidden} 2>/dev/null)"}} ;;'
 
 
 def fish_offer(kind):
     return f"-a '{kind[len('words '):]}'" if kind.startswith("words ") else FISH_OFFER[kind]
+
+
+def zsh_about(found):
+    """The lines of zsh's _nexus_about: 'command words and a word' 'what the word is'."""
+    quote = lambda text: "'" + text.replace("'", "'\\''") + "'"  # noqa: E731
+    return "\n".join(f"    {quote(key + ' ' + word)} {quote(first_sentence(about))}"
+                     for key, node in found.items() for word, about in node["about"].items())
+
+
+def first_sentence(about):
+    """The first sentence of a summary or help, without its full stop: what a completion shows."""
+    return about.split(". ")[0].split("; ")[0].rstrip(".")
+
+
+def described(node, word):
+    """` -d 'what it is'` for fish: the first sentence of a word's summary or help, quoted for fish."""
+    about = node["about"].get(word)
+    if not about:
+        return ""
+    first = first_sentence(about)
+    return " -d '" + first.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def fish_lines(found):
@@ -198,14 +245,14 @@ def fish_lines(found):
         at, inside = " ".join(["__nexus_at", *words]), " ".join(["__nexus_in", *words])
         flag_condition = at if node["commands"] else (inside if words else "")
         when = f" -n '{flag_condition}'" if flag_condition else ""
-        if node["commands"]:
-            lines.append(f"complete -c {prog}{when} -a '{' '.join(node['commands'])}'")
+        for word in node["commands"]:
+            lines.append(f"complete -c {prog}{when} -a '{word}'{described(node, word)}")
         for flag in node["flags"]:
             name = f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}"
             value = node["values"].get(flag)
             if value is not None:  # -r: takes a value; -x: one that is not a file
                 name += (" -r " if value in ("file", "dir") else " -x ") + fish_offer(value)
-            lines.append(f"complete -c {prog}{when} {name}".rstrip())
+            lines.append(f"complete -c {prog}{when} {name}".rstrip() + described(node, flag))
         if node["args"]:
             kind = node["args"].removesuffix("...")
             condition = inside if node["args"].endswith("...") else at
@@ -221,6 +268,8 @@ def completions(found, header):
     programs = " ".join(key for key in found if " " not in key)
     fill = {"programs": programs, "header": header}
     functions = shell_functions(found)
-    return {"completions/nexus.bash": BASH.format(functions=functions, **fill),
-            "completions/_nexus": ZSH.format(functions=functions, **fill),
+    bash_lists, zsh_lists = ("\n".join(line.format(kind=kind, hidden=hidden) for kind, hidden in LISTS.items())
+                             for line in (BASH_LIST, ZSH_LIST))
+    return {"completions/nexus.bash": BASH.format(functions=functions, lists=bash_lists, **fill),
+            "completions/_nexus": ZSH.format(functions=functions, lists=zsh_lists, about=zsh_about(found), **fill),
             "completions/nexus.fish": FISH.format(lines=fish_lines(found), **fill)}

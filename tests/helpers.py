@@ -91,6 +91,31 @@ def write_log(nexus_home, name, lines):
     return path
 
 
+MIXED_SKILLS = [  # (loads, SKILL.md text for folder NAME): skills as the ecosystem writes them, good and bad
+    (True, "---\nname: NAME\ndescription: Plain skill NAME.\n---\nBody.\n"),
+    (True, '---\nname: NAME\ndescription: d\nmetadata: {"openclaw": {"requires": {"bins": ["a",],},},}\n---\nB\n'),
+    (True, "\ufeff---\r\nname: NAME\r\ndescription: Use it: when asked\r\n---\r\nB\r\n"),
+    (True, "---\ndescription: |\n  Nameless.\n---\n---\nrule in body\n"),
+    (True, "---\nname: NAME\ndescription: first\ndescription: second #cut\nversion: 1.10\n---\nB\n"),
+    (False, "---\nname: NAME\n---\nno description\n"),
+    (False, "---\nname: NAME\ndescription: [unclosed\n---\nB\n"),
+    (False, "no frontmatter at all\n"),
+    (False, "---\nname: NAME\ndescription: d\nmetadata:\n\tnexus: {}\n---\nB\n"),
+]
+
+
+def write_mixed_skills(root, count):
+    """`count` skill folders in `root`, of every kind of MIXED_SKILLS in turn; {name: whether it loads}."""
+    found = {}
+    for i in range(count):
+        loads, text = MIXED_SKILLS[i % len(MIXED_SKILLS)]
+        name = f"skill-{i:04d}"
+        (root / name).mkdir()
+        (root / name / "SKILL.md").write_bytes(text.replace("NAME", name).encode())
+        found[name] = loads
+    return found
+
+
 def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
     """Run argv as a person would, its stderr (and, with stdout_too, its stdout) on a pseudo-terminal,
     `columns` wide (COLUMNS, as a shell sets it): (exit code, what the terminal showed, stdout when it

@@ -12,18 +12,18 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_every_command_is_in_the_help_the_man_page_and_every_completion(script_runner):
-    from nexus.tools.nexus import COMMANDS, GROUPS
+    from nexus.tools.commands import COMMANDS, GROUPS
 
-    overview = script_runner.run(["nexus", "--help"]).stdout
+    overview = unwrapped(script_runner.run(["nexus", "--help"]).stdout)
     groups = {group: script_runner.run(["nexus", group, "--help"]) for group in GROUPS}
+    groups = {group: shown.returncode == 0 and unwrapped(shown.stdout) for group, shown in groups.items()}
     man = (ROOT / "man" / "nexus.1").read_text()
     bash, zsh, fish = ((ROOT / "completions" / name).read_text() for name in ("nexus.bash", "_nexus", "nexus.fish"))
     for command in COMMANDS:
         *group, last = command.words.split()
         assert re.search(rf"^  {re.escape(command.words)} +{re.escape(command.summary)}$", overview, re.M), command.words
         if group:
-            shown = groups[group[0]]
-            assert shown.returncode == 0 and re.search(rf"^  {last} +{re.escape(command.summary)}$", shown.stdout, re.M)
+            assert re.search(rf"^  {last} +{re.escape(command.summary)}$", groups[group[0]], re.M), command.words
         assert f'.SS "{command.words}"' in man
         parent = " ".join(["nexus", *group])
         for text in (bash, zsh):
@@ -32,15 +32,65 @@ def test_every_command_is_in_the_help_the_man_page_and_every_completion(script_r
         assert re.search(rf"complete -c nexus(?: -n '{at}')? -a '[^']*\b{last}\b", fish), (command.words, "fish")
 
 
-def test_every_command_has_a_known_output_kind_and_a_usage_of_its_own():
+def test_every_row_has_a_known_output_kind_a_function_and_options_its_usage_names():
     from nexus.cli.output import KINDS
-    from nexus.tools.nexus import COMMANDS
+    from nexus.tools.commands import HIDDEN, TABLE
 
-    assert len({c.words for c in COMMANDS}) == len(COMMANDS)
-    for command in COMMANDS:
-        assert command.output in KINDS, command.words
-        usage = [line.strip() for line in command.usage().partition("Usage:\n")[2].split("\n\n")[0].splitlines()]
-        assert usage and all(line.startswith(f"nexus {command.words}") for line in usage), command.words
+    assert len({c.words for c in TABLE + HIDDEN}) == len(TABLE + HIDDEN)
+    for command in TABLE + HIDDEN:
+        assert command.output in KINDS and callable(command.function()), command.words
+        named = set(re.findall(r"(?<![\w-])--?[a-z][\w-]*", " ".join(command.usage)))
+        flags = {f for option in command.options for f in (option.flag, option.short) if f}
+        assert named <= flags, (command.words, named - flags)  # each flag of the usage is a record
+        assert flags - {"-h", "--help"} <= named or not command.usage[0], (command.words, flags - named)
+        placeholders = set(re.findall(r"(?<![\w-])([A-Z][A-Z_=]*)(?![\w-])",
+                                      re.sub(r"--?[a-z][\w-]* [A-Z][\w=-]*", "", " ".join(command.usage))))
+        assert placeholders == set(command.arguments), (command.words, placeholders, set(command.arguments))
+
+
+def test_the_console_scripts_are_the_plumbing_rows_and_nexus():
+    import tomllib
+
+    from nexus.tools.commands import PLUMBING_TOOLS
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"nexus": "nexus.tools.nexus:main",
+                       **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}:main"
+                          for tool in PLUMBING_TOOLS}}
+
+
+def test_every_help_fits_80_columns_and_nexus_help_breaks_no_word(script_runner):
+    from nexus.tools.commands import COMMANDS, GROUPS, PLUMBING_TOOLS
+
+    runs = [["nexus", "--help"], ["nexus"], *(["nexus", group, "--help"] for group in GROUPS),
+            *(["nexus", *command.words.split(), "--help"] for command in COMMANDS),
+            *([tool.words, "--help"] for tool in PLUMBING_TOOLS)]
+    for argv in runs:
+        shown = script_runner.run(argv)
+        text = shown.stdout or shown.stderr
+        wide = [line for line in text.splitlines() if len(line) > 80]
+        assert text and not wide, (argv, wide)
+    overview = script_runner.run(["nexus", "--help"]).stdout
+    summaries = {word for command in COMMANDS for word in command.summary.split()}
+    for line in overview.partition("Commands:\n")[2].partition("\n\n")[0].splitlines():
+        assert set(line.split()[1 if not line.startswith("    ") else 0:]) <= summaries | {
+            w for c in COMMANDS for w in c.words.split()}, line  # whole words only
+
+
+def test_each_option_value_is_read_by_its_type_with_one_message(script_runner):
+    bad = [(["nexus", "skill", "stats", "--days", "0"], "skill stats: --days needs a whole number from 1 to 36,500, not '0'"),
+           (["nexus", "skills", "verify", "--all", "--jobs", "x"],
+            "skills verify: --jobs needs a whole number from 1 to 256, not 'x'"),
+           (["nexus", "skill", "run", "x", "--timeout", "-1"],
+            "skill run: --timeout needs a number above 0 up to 100,000,000, not '-1'"),
+           (["nexus", "skills", "prompt", "--format", "html"], "skills prompt: --format needs xml or markdown, not 'html'"),
+           (["nexus-mcp", "--max-output", "lots"], "--max-output needs a whole number from 1 to"),
+           (["nexus", "mcp", "--watch", "-1"], "mcp: --watch needs a number from 0 up to 100,000,000, not '-1'")]
+    for argv, message in bad:
+        result = script_runner.run(argv)
+        lines = result.stderr.splitlines()
+        assert result.returncode == 2 and lines[0].startswith(f"{argv[0]}: {message}"), (argv, result.stderr)
+        assert lines[1].startswith("usage: " + (f"nexus {message.split(':')[0]}" if argv[0] == "nexus" else argv[0]))
 
 
 def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_path):
@@ -60,6 +110,11 @@ def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_pat
         assert where in man, where
 
 
+def unwrapped(text):
+    """A help text with each wrapped definition on one line again."""
+    return re.sub(r"\n {6,}", " ", text)
+
+
 def _imports(path):
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
@@ -70,10 +125,9 @@ def _imports(path):
 
 
 def test_no_tool_imports_another_and_the_library_imports_no_tool():
-    for path in (ROOT / "tools" / "plumbing").glob("*.py"):
-        assert not [m for m in _imports(path) if m.startswith("nexus.tools")], path
-    for path in (ROOT / "tools" / "porcelain").glob("*.py"):
-        assert not [m for m in _imports(path) if m.startswith(("nexus.tools", "."))], path
+    """A tool may import the command table, never another tool."""
+    for path in [*(ROOT / "tools" / "plumbing").glob("*.py"), *(ROOT / "tools" / "porcelain").glob("*.py")]:
+        assert not [m for m in _imports(path) if m.startswith(("nexus.tools", ".")) and m != "nexus.tools.commands"], path
     for path in (ROOT / "lib").rglob("*.py"):
         assert not [m for m in _imports(path) if "tools" in m.split(".")], path
 
@@ -86,22 +140,20 @@ def test_no_tool_imports_another_and_the_library_imports_no_tool():
 def test_the_gateways_own_parser_agrees_with_docopt(argv):
     from docopt import docopt
 
-    from nexus.gateway import run
+    from nexus.tools.commands import find
 
-    doc = run.usage("nexus-run")
-    expected = docopt(doc, argv=argv, default_help=False)
-    assert run.parse(argv, doc) == dict(expected)
+    command = find("nexus-run")
+    expected = docopt(command.doc(), argv=argv, default_help=False)
+    assert command.parser(command, argv) == dict(expected)
 
 
 def usages():
-    """(usage text, words before the arguments) of every command and tool."""
-    from nexus.tools.nexus import COMMANDS
+    """(record, its usage text, words before the arguments) of every command and tool."""
+    from nexus.cli.records import PORCELAIN
+    from nexus.tools.commands import TABLE
 
-    found = [(command.usage(), command.words.split()) for command in COMMANDS]
-    for name in ("discover", "manifest", "run", "stats", "verify"):
-        module = __import__(f"nexus.tools.plumbing.{name}", fromlist=["main"])
-        found.append((module.main.__doc__, []))
-    return found
+    return [(command, command.doc(), command.words.split() if command.category == PORCELAIN else [])
+            for command in TABLE]
 
 
 def argvs(doc, words):
@@ -130,9 +182,9 @@ def test_quick_parse_agrees_with_docopt_on_every_form_it_answers():
     from nexus.cli.command import quick_parse
 
     answered = 0
-    for doc, words in usages():
+    for command, doc, words in usages():
         for argv in argvs(doc, words):
-            quick = quick_parse(doc, argv)
+            quick = quick_parse(command, argv)
             if quick is None:
                 continue
             answered += 1
@@ -144,8 +196,8 @@ def test_quick_parse_agrees_with_docopt_on_every_form_it_answers():
     assert answered > 100
     for argv in (["skills", "list"], ["skills", "list", "--json"], ["status"], ["status", "--json"],
                  ["skills", "list", "--ready", "--json"], ["skills", "verify", "--all"], ["skill", "show", "gog"]):
-        doc = next(doc for doc, words in usages() if argv[:len(words)] == words)
-        assert quick_parse(doc, argv) is not None, argv
+        command = next(command for command, doc, words in usages() if words and argv[:len(words)] == words)
+        assert quick_parse(command, argv) is not None, argv
 
 
 def test_listing_and_status_import_no_docopt(tmp_path):
@@ -171,3 +223,94 @@ def test_the_gateway_imports_nothing_heavy(tmp_path):
     subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, check=True)  # the first run scans
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def may_import():
+    """{package: the packages and modules it may import} from ARCHITECTURE.md's "may import" table."""
+    allowed = {}
+    for line in (ROOT / "ARCHITECTURE.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`\w+`", cells[0]):
+            rule = cells[2].split(";")[0]  # what follows `;` names outside libraries
+            allowed[cells[0].strip("`")] = {"foundation"} | {name.strip("` ") for name in rule.split(",")}
+    return allowed
+
+
+def nexus_imports(path):
+    """(line, module) of every import of a nexus module in a file of lib/, relative ones resolved."""
+    package = ["nexus", *path.relative_to(ROOT / "lib").parent.parts]
+    if path.name == "__init__.py":
+        package.append("__init__")  # a package's relative imports start from the package itself
+        package.pop()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names = [f"{module}.{alias.name}" for alias in node.names]  # a module, or a name in one
+            yield from ((node.lineno, name) for name in names if name.startswith("nexus"))
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names if alias.name.startswith("nexus"))
+
+
+def test_the_library_keeps_the_import_rules_of_architecture_md():
+    allowed = may_import()
+    assert {"skill", "state", "catalog", "gateway", "usage", "distribute", "agents", "cli", "mcp"} <= set(allowed)
+    foundation = {p.stem for p in (ROOT / "lib").glob("*.py")} - set(allowed) | {"config"}
+    broken = []
+    for path in sorted((ROOT / "lib").rglob("*.py")):
+        if "skills" in path.relative_to(ROOT / "lib").parts:
+            continue  # the bundled skills' scripts are not nexus
+        parts = path.relative_to(ROOT / "lib").parts
+        own = parts[0] if len(parts) > 1 else path.stem if path.stem in allowed else "foundation"
+        own = "foundation" if own in foundation and own not in allowed else own
+        for line, module in nexus_imports(path):
+            target = module.split(".")[1:]
+            if target[0] in foundation or not (ROOT / "lib" / target[0]).is_dir():
+                continue  # everything may import the foundation (and nexus.__version__)
+            if own == "foundation" or not (target[0] == own or target[0] in allowed[own]
+                                           or ".".join(target[:2]) in allowed[own]):
+                broken.append(f"{path.relative_to(ROOT)}:{line}: {module}")
+    assert broken == [], "imports ARCHITECTURE.md's table does not allow:\n" + "\n".join(broken)
+
+
+def test_no_two_modules_of_the_library_import_each_other():
+    """Not even inside a function: a piece that two modules need lives where both can import it
+    (catalog.manifest's Record is known to discovery by what it does; config.statements serves config
+    and config.edit)."""
+    modules = {}
+    for path in (ROOT / "lib").rglob("*.py"):
+        if "skills" not in path.relative_to(ROOT / "lib").parts:
+            name = ".".join(["nexus", *path.relative_to(ROOT / "lib").with_suffix("").parts]).removesuffix(".__init__")
+            modules[name] = path
+    imports = {}
+    for name, path in modules.items():
+        found = set()
+        for _, module in nexus_imports(path):
+            while module not in modules and "." in module:
+                module = module.rpartition(".")[0]  # a name in a module: the module
+            found.add(module)
+        imports[name] = found - {name}
+    loops = sorted({tuple(sorted((a, b))) for a in imports for b in imports[a] if a in imports.get(b, ())})
+    assert loops == []
+
+
+def test_an_import_inside_a_function_says_why():
+    """Imports go at the top of a module; one inside a function (to keep a heavy module off a fast path,
+    or to break a cycle) has a comment that says why, on its line, on its block of imports, or on the
+    line that leads to it."""
+    unexplained = []
+    for path in sorted([*(ROOT / "lib").rglob("*.py"), *(ROOT / "tools").rglob("*.py")]):
+        if "skills" in path.relative_to(ROOT).parts:
+            continue
+        lines = path.read_text().splitlines()
+        for function in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    n = node.lineno - 1
+                    while n > 0 and (not lines[n - 1].strip() or lines[n - 1].lstrip().startswith(("import ", "from "))):
+                        n -= 1  # up through its block of imports
+                    if not any("#" in line for line in lines[n - 1:node.lineno]):
+                        unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert unexplained == [], "imports inside a function without a comment that says why:\n" + "\n".join(unexplained)

@@ -26,3 +26,25 @@ def test_version(script_runner):
     from nexus import __version__
 
     assert script_runner.run(["nexus", "--version"]).stdout == f"nexus {__version__}\n"
+
+
+@pytest.mark.parametrize("argv, first", [
+    (["nexus", "skills", "list", "--redy"], "nexus: skills list: unknown option --redy (did you mean --ready?)"),
+    (["nexus", "skill", "run", "x", "--timout", "3"], "nexus: unknown option '--timout' (did you mean --timeout?)"),
+    (["nexus", "--verison"], "nexus: unknown option --verison (did you mean --version?)"),
+    (["nexus-verify", "--alll"], "nexus-verify: unknown option --alll (did you mean --all?)"),
+    (["nexus", "skills", "verify"], "nexus: skills verify: missing --all"),
+])
+def test_a_mistyped_option_gets_the_one_meant_and_a_missing_one_is_named(script_runner, argv, first):
+    result = script_runner.run(argv)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[0].startswith(first), result.stderr
+
+
+def test_nexus_help_is_git_help(script_runner):
+    assert script_runner.run(["nexus", "help"]).stdout == script_runner.run(["nexus", "--help"]).stdout
+    for words in (["skill", "run"], ["skills"], ["mcp"], ["mcp", "config"]):
+        helped = script_runner.run(["nexus", "help", *words])
+        assert helped.returncode == 0 and helped.stdout == script_runner.run(["nexus", *words, "--help"]).stdout
+    typo = script_runner.run(["nexus", "help", "skil", "run"])
+    assert typo.returncode == 2 and "'skil run' is not a nexus command: did you mean 'skill run'?" in typo.stderr

@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -124,3 +125,36 @@ def test_fish_offers_what_bash_does(shell_env):
     assert complete("nexus skill run ") == sorted(["alpha", "beta-tool"] + bundled_names())
     assert complete("nexus skill run alpha --ti") == ["--timeout"]
     assert sorted(complete("nexus skills prompt --format ")) == ["markdown", "xml"]
+
+
+def test_zsh_and_fish_say_what_each_command_and_option_is():
+    from nexus.tools.commands import COMMANDS, GROUPS
+
+    zsh, fish = ((COMPLETIONS / name).read_text() for name in ("_nexus", "nexus.fish"))
+    for command in COMMANDS:
+        *group, last = command.words.split()
+        about = GROUPS.get(command.words, command.summary)  # `mcp` is a group first
+        first = about.split(". ")[0].split("; ")[0].rstrip(".").replace("'", "'\\''")
+        assert f"    '{' '.join(['nexus', *group, last])}' '{first}'\n" in zsh, command.words
+        assert re.search(rf"-a '{re.escape(last)}' -d '{re.escape(first.replace(chr(39) + chr(92) + chr(39) + chr(39), chr(92) + chr(39)))}'",
+                         fish), command.words
+    assert "    'nexus skill run --timeout' 'End the tool after SECONDS as timeout(1) does: SIGTERM to its" in zsh
+    assert "-l timeout -x -d 'End the tool after SECONDS as timeout(1) does: SIGTERM to its" in fish
+
+
+def test_completion_offers_sessions_jobs_and_capabilities_and_no_skill_for_var(shell_env, nexus_home, workspace,
+                                                                                script_runner):
+    from helpers import write_log
+
+    write_log(nexus_home, "alpha", [{"ts": "2026-11-30T10:00:00.000Z", "skill": "alpha", "type": "tool", "ms": 1,
+                                     "exit": 0, "session": "s-weekly"}])
+    assert bash_complete(shell_env, "nexus", "session", "show", "s-") == ["s-weekly"]
+    assert bash_complete(shell_env, "nexus", "skill", "stats", "--session", "") == ["s-weekly"]
+    assert bash_complete(shell_env, "nexus", "session", "crystallize", "s-weekly", "--var", "") == []
+    jobs = nexus_home / "state" / "nexus" / "jobs" / "20261130-100000-0a0b0c0d"
+    jobs.mkdir(parents=True)
+    (jobs / "job.json").write_text('{"id": "20261130-100000-0a0b0c0d", "skill": "alpha", "status": "finished"}')
+    assert bash_complete(shell_env, "nexus", "job", "show", "") == ["20261130-100000-0a0b0c0d"]
+    write_skill(workspace, "mailer", meta={"implements": ["email_sender"], "requires": {"capabilities": ["calendar"]}})
+    assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+    assert bash_complete(shell_env, "nexus", "capability", "resolve", "") == ["calendar", "email_sender"]

@@ -326,7 +326,8 @@ def test_link_into_each_agent_s_documented_folder(script_runner, workspace, tmp_
 
 def test_link_unknown_agent(script_runner, tmp_path):
     result = script_runner.run(["nexus", "skills", "link", "--agent", "vim", "--dir", str(tmp_path)])
-    assert result.returncode == 2 and "unknown agent 'vim'" in result.stderr
+    assert result.returncode == 2 and "--agent needs cursor, claude-code, codex, agents, gemini, " in result.stderr
+    assert "windsurf or cline, not 'vim'" in result.stderr
 
 
 @pytest.mark.parametrize("content", ['[]', '{}', '"links"', '{"folders": []}', '{"folders": {"/p": ["alpha"]}}',

@@ -51,7 +51,7 @@ def test_prompt_markdown(script_runner, skills):
 def test_prompt_rejects_unknown_format(script_runner, skills):
     result = script_runner.run(["nexus", "skills", "prompt", "--format", "html"])
     assert result.returncode == 2
-    assert result.stderr.startswith("nexus: --format is xml or markdown")
+    assert result.stderr.startswith("nexus: skills prompt: --format needs xml or markdown, not 'html'")
     assert result.stdout == ""
 
 

@@ -99,6 +99,9 @@ def test_make_install_and_uninstall_with_destdir(tmp_path):
             f"PYTHON={sys.executable}", "PIPFLAGS=--no-deps --no-build-isolation"]  # offline: the venv has both
     result = subprocess.run([*make, "install"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    # a PREFIX where bash-completion and zsh do not look: where the completions went, and how to load them
+    assert "add to ~/.bashrc:  source /opt/nexus/share/bash-completion/completions/nexus\n" in result.stdout
+    assert "fpath=(/opt/nexus/share/zsh/site-functions $fpath)\n" in result.stdout
     root = stage / "opt" / "nexus"
     expected = {"share/zsh/site-functions/_nexus": "completions/_nexus"}
     for prog in SCRIPTS:
@@ -127,6 +130,7 @@ def test_make_install_and_uninstall_with_destdir(tmp_path):
 
 def test_readme_man_page_and_help_give_the_same_exit_statuses(script_runner):
     helped = script_runner.run(["nexus", "--help"]).stdout.partition("Exit status:\n")[2].partition("\n\n")[0]
+    helped = re.sub(r"\n {4,}", " ", helped)  # a status's meaning wrapped to fit 80 columns, joined again
     statuses = [re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in helped.splitlines()]
     assert [code for code, _ in statuses] == ["0", "1", "2", "N"]
     readme = (ROOT / "README.md").read_text()

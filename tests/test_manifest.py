@@ -5,6 +5,7 @@ import json
 import os
 import time
 
+import pytest
 from helpers import by_name, jsonl, write_config, write_raw, write_skill
 
 
@@ -216,3 +217,33 @@ def test_a_large_manifest_is_read_where_needed(script_runner, workspace, nexus_h
         assert large.find_line(f"skill-{n:02d}") == line.rstrip(b",").partition(b":")[2]
     assert large.find_line("skill-40") is None and large.find_line("aaa") is None and large.find_line("zzz") is None
     assert large.head["version"] == 2 and large.names()[:2] == ["disk-report", "filesystem"]
+
+
+def test_the_lines_of_the_manifest_are_written_and_read_by_named_functions():
+    """The byte splicing behind the manifest and a listing: what is written is read back as it was."""
+    import json
+
+    from nexus.catalog import manifest
+
+    entry = {"name": "alpha", "description": 'a "quoted", {braced} text: with colons', "n": 1}
+    text = json.dumps(entry, separators=(",", ":")).encode()
+    line = manifest.skill_line("alpha", text)
+    assert line == b'"alpha":' + text and json.loads(b"{" + line + b"}") == {"alpha": entry}
+    for written in (line, line + b","):
+        assert manifest.split_line(written) == ("alpha", text) and manifest.entry_text(written) == text
+    spliced = manifest.with_members(text, b'"status":"ready","missing":{}')
+    assert json.loads(spliced) == {**entry, "status": "ready", "missing": {}}
+    head = {"version": 3, "sources": [["x", 1]]}
+    assert manifest.read_head(manifest.head_line(head)) == head
+    assert manifest.read_head(b'{"version":3}') is None and manifest.read_head(b"[1],") is None
+
+
+def test_a_status_cache_row_has_named_fields_and_round_trips_through_its_list():
+    from nexus.catalog.listing import Row
+
+    values = [1, ["gh"], ["TOKEN"], ["gh"], [], None, "ready", "{}", None, "ready", '{"verified":true}']
+    row = Row(*values)
+    assert (row.key, row.bins, row.status, row.added) == (1, ["gh"], "ready", '{"verified":true}')
+    assert row.as_list() == values
+    with pytest.raises(ValueError):
+        Row(*values[:-1])  # a row of another shape: the cache is read as missing

@@ -414,3 +414,14 @@ def test_skills_add_says_what_each_skill_will_be_allowed(tmp_path, bindir):
     assert "  probe: runs confined: network yes; writes {tmp}, {state}, {cwd}" in added.stdout
     assert "  quiet: runs confined: network no; writes {tmp}, {state}, {cwd} (to grant more: nexus skill allow quiet" \
         in added.stdout
+
+
+@needs_sandbox
+def test_skills_add_allow_network_grants_it_to_the_skills_it_adds(tmp_path, bindir, listeners, nexus_home):
+    source = tmp_path / "source"
+    probe_skill(source, bindir)
+    added = subprocess.run(["nexus", "skills", "add", str(source), "--allow-network"], capture_output=True, text=True)
+    assert added.returncode == 0, added.stderr
+    assert "  probe: runs confined: network yes;" in added.stdout
+    assert run("probe", "--", "tcp", str(listeners["tcp"])).returncode == 0
+    assert "[skills.entries.probe.sandbox]\nnetwork = true" in (nexus_home / "nexus.toml").read_text()

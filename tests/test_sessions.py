@@ -57,6 +57,9 @@ def test_sessions_from_interleaved_logs_of_several_skills(script_runner, workspa
     assert stats["totalInvocations"] == 2 and stats["session"] == "s2"
     plumbing = json.loads(script_runner.run(["nexus-stats", "--days", "36500", "--session", "s1", "--json"]).stdout)
     assert plumbing["totalInvocations"] == 4 and plumbing["successRate"] == 0.75
+    nosuch = script_runner.run(["nexus", "skill", "stats", "--days", "36500", "--session", "nosuch"])
+    assert nosuch.returncode == 1 and nosuch.stdout == ""
+    assert "no call of session 'nosuch' in the usage logs of the past 36500 days" in nosuch.stderr
 
 
 def test_session_new_gives_fresh_ids(script_runner):

@@ -463,7 +463,7 @@ def test_bad_days_is_a_usage_error(script_runner, days):
     for argv in (["nexus-stats", "--days", days], ["nexus", "skill", "stats", f"--days={days}", "--json"]):
         result = script_runner.run(argv)
         assert result.returncode == 2
-        assert "--days must be a whole number from 1 to 36500" in result.stderr
+        assert f"--days needs a whole number from 1 to 36,500, not '{days}'" in result.stderr
         assert "Traceback" not in result.stderr and result.stdout == ""
 
 

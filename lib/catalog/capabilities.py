@@ -212,7 +212,7 @@ def unlock(record, connected):
     """What unlocks a locked skill first, as {"kind", "name", "step"}: a connector not yet connected
     (`connected` maps connector -> bool), else the first binary, env var, config path, capability or
     skill it lacks, else a verification that failed."""
-    from ..skill.installspec import hints
+    from ..skill.installspec import hints  # a locked skill only: installspec brings shlex and `re`
 
     missing = record.get("missing") or {}
     locked = [c for c in record.get("connectors") or [] if not connected.get(c)]

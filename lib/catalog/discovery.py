@@ -30,9 +30,8 @@ MANY_FOLDERS = 200
 
 def scan(source_list, known=None):
     """Read every skill folder of the sources; with `known` ({dir: a previous manifest's Record, or
-    the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was."""
-    from .manifest import Record  # only a refresh passes Records
-
+    the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was. (A
+    Record is the manifest's, which imports this module: it is known here by what it does.)"""
     result = Scan()
     known = dict(known or {})
     read, progress = 0, None  # a scan that reads many folders (a cold refresh) says so on a terminal
@@ -49,7 +48,7 @@ def scan(source_list, known=None):
         result.readable_sources += 1
         for skill_dir in skill_dirs:
             before = known.pop(skill_dir, None)  # popped: a folder listed in two sources is read again
-            if isinstance(before, Record) and before.unchanged():
+            if before is not None and not isinstance(before, int) and before.unchanged():  # a Record
                 before.source = source
                 if before.invalid:
                     result.invalid.append(before)

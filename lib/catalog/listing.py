@@ -28,8 +28,6 @@ from . import manifest as manifestlib, scope, status
 STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
                "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
 RACY_NS = 2 * 10**9  # a state.json this recent may change again within the tick of its mtime: never trusted
-# A row of the cache, one per skill: what it was computed from, then what was computed.
-FIELDS = KEY, BINS, ENV, FOUND, PRESENT, STAMP, BASE, MISSING, REASON, STATUS, ADDED = range(11)
 NO_STATE = 0  # the stamp of a prompt skill, whose state never matters
 EVALUATED = manifestlib.EVALUATED  # the keys evaluate() adds; ADDED holds the JSON text of those after disabledReason
 
@@ -46,6 +44,25 @@ def entry(config, name, warn):
     if profile and not profile.admits(found):
         raise NexusError(profile.refusal(found["name"]))
     return found
+
+
+class Row:
+    """A skill's row of the status cache: what its status was computed from (`key`: the CRC of its
+    manifest line; the binaries and env vars it names, and those of them `found` and `present`; the
+    `stamp` of its state.json, NO_STATE for a prompt skill, None when it must be read again), then what
+    was computed (`base`: the status without state; the JSON text of what is `missing`; the disabled
+    `reason`; the `status`, and `added`, the JSON text of what the state adds). The cache file holds
+    each as a list of these fields in this order."""
+
+    FIELDS = ("key", "bins", "env", "found", "present", "stamp", "base", "missing", "reason", "status", "added")
+    __slots__ = FIELDS
+
+    def __init__(self, *values):
+        for field, value in zip(self.FIELDS, values, strict=True):
+            setattr(self, field, value)
+
+    def as_list(self):
+        return [getattr(self, field) for field in self.FIELDS]
 
 
 class Listing:
@@ -71,9 +88,9 @@ class Listing:
             return self.settled
         found = []
         for name, row in zip(self.manifest.names(), self.rows):
-            brief = {"name": name, "status": row[STATUS]}
-            if '"degraded":true' in row[ADDED] or '"drifted":true' in row[ADDED]:
-                brief.update(fastjson.loads(row[ADDED]))
+            brief = {"name": name, "status": row.status}
+            if '"degraded":true' in row.added or '"drifted":true' in row.added:
+                brief.update(fastjson.loads(row.added))
             found.append(brief)
         return found + [{"status": "invalid", **fastjson.loads(line.rstrip(b","))} for line in self.manifest.lines()[1]]
 
@@ -88,16 +105,16 @@ class Listing:
         # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
         clash = self.manifest.head.get("evaluatedKeys", True)
         for line, row in zip(skill_lines, self.rows):
-            text = line.rstrip(b",").partition(b":")[2]
-            extra = f'"status":"{row[STATUS]}","missing":{row[MISSING]},'
-            if row[REASON]:
-                extra += '"disabledReason":' + fastjson.dumps(row[REASON]) + ","
-            extra += row[ADDED][1:-1]
+            text = manifestlib.entry_text(line)
+            extra = f'"status":"{row.status}","missing":{row.missing},'
+            if row.reason:
+                extra += '"disabledReason":' + fastjson.dumps(row.reason) + ","
+            extra += row.added[1:-1]
             if clash and any(key in text for key in EVALUATED):
                 merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
-                yield fastjson.dumps(merged).encode(), row[STATUS]
+                yield fastjson.dumps(merged).encode(), row.status
             else:
-                yield text[:-1] + b"," + extra.encode() + b"}", row[STATUS]
+                yield manifestlib.with_members(text, extra.encode()), row.status
         for line in invalid_lines:
             yield line.rstrip(b","), "invalid"
 
@@ -134,16 +151,16 @@ def _rows(manifest, config, warn, states):
     for line in manifest.lines()[0]:
         name, key = line[1:line.index(b'"', 1)].decode(), zlib.crc32(line)
         row, skill = cached.get(name), None
-        if row is None or row[KEY] != key or _present(checker, row[BINS], row[ENV]) != [row[FOUND], row[PRESENT]]:
+        if row is None or row.key != key or _present(checker, row.bins, row.env) != [row.found, row.present]:
             skill = _entry(line)
             row, changed = _computed(checker, skill, key), True
-        if row[STAMP] != NO_STATE and (states or row[BASE] == "ready"):  # its state matters here
+        if row.stamp != NO_STATE and (states or row.base == "ready"):  # its state matters here
             path = f"{root}/{paths.checked_name(name)}/state.json"  # paths.state_file, its root found once
-            if row[STAMP] is None or row[STAMP] != _stamp(path):
+            if row.stamp is None or row.stamp != _stamp(path):
                 skill = skill or _entry(line)
-                row[STAMP] = _stamp(path, now)
+                row.stamp = _stamp(path, now)
                 state = skill_state.of(skill, warn)  # read after its stamp: a change meanwhile is seen next time
-                row[STATUS], row[ADDED] = _with_state(checker, skill, row[BASE], state)
+                row.status, row.added = _with_state(checker, skill, row.base, state)
                 changed = True
         rows.append(row)
         names.append(name)
@@ -154,7 +171,7 @@ def _rows(manifest, config, warn, states):
 
 def _entry(line):
     """The entry of a skill's line in the manifest."""
-    return fastjson.loads(line.rstrip(b",").partition(b":")[2])
+    return fastjson.loads(manifestlib.entry_text(line))
 
 
 def _present(checker, bins, env):
@@ -168,8 +185,8 @@ def _computed(checker, skill, key):
     bins, env = sorted({*binaries(skill), *required(skill, "anyBins")}), env_names(skill)
     prompt = skill.get("type") == "prompt"
     base, missing, reason = checker.without_state(skill)
-    return [key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
-            fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {})]
+    return Row(key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
+               fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {}))
 
 
 def _with_state(checker, skill, base, state):
@@ -192,28 +209,29 @@ def _stamp(path, now=None):
     return [info.st_ino, info.st_size, info.st_mtime_ns]
 
 
-TEXTS = (MISSING, ADDED)  # JSON texts that many rows share: the cache writes each different one once
+TEXTS = tuple(Row.FIELDS.index(field) for field in ("missing", "added"))  # JSON texts that many rows share:
+# the cache file holds each different one once, in "texts", and a row its index there
 
 
 def _read_cache():
-    """The cache, when it has the shape this nexus writes; None otherwise (it is only slower)."""
+    """The cache, its rows as Rows, when it has the shape this nexus writes; None otherwise (it is only
+    slower)."""
     try:
         cache = fileio.read_json(paths.status_cache())
         texts, skills = cache["texts"], cache["skills"]
-        for row in skills.values():
-            if len(row) != len(FIELDS):
-                return None
+        for name, row in skills.items():
             for field in TEXTS:
                 row[field] = texts[row[field]]
+            skills[name] = Row(*row)
         return cache
-    except (BadInput, TypeError, KeyError, IndexError, AttributeError):
+    except (BadInput, TypeError, KeyError, IndexError, AttributeError, ValueError):  # ValueError: a row's length
         return None
 
 
 def _write_cache(inputs, skills):
     texts, rows = {}, {}
     for name, row in skills.items():
-        row = rows[name] = list(row)
+        row = rows[name] = row.as_list()
         for field in TEXTS:
             row[field] = texts.setdefault(row[field], len(texts))
     try:

@@ -88,23 +88,64 @@ def build(records, source_list, stamps=None, folders=None):
         else:
             skills[record.name] = record
     if folders is None:
-        from . import discovery
+        from . import discovery  # it reads SKILL.md files: the gateway's way (one line of a fresh manifest) never does
 
         folders = discovery.folders_without_skill(source_list, dirs)
     records = [skills[name] for name in sorted(skills)] + invalid
-    # A name goes in unescaped: every record's name passed paths.is_valid_name (no quote, no backslash).
-    skill_lines = b",\n".join(f'"{r.name}":'.encode() + r.text for r in records[:len(skills)])
+    skill_lines = b",\n".join(skill_line(r.name, r.text) for r in records[:len(skills)])
     head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
             "sources": paths.source_stamps(source_list) if stamps is None else stamps,
             "evaluatedKeys": any(key in skill_lines for key in EVALUATED),
             "requirements": any(key in skill_lines for key in DEPENDS)}
     if b'"aliases":' in skill_lines:  # the few skills with other names: looked up in the head, never searched
         head["aliases"] = alias_table((r.entry() for r in records[:len(skills)] if b'"aliases":' in r.text), skills)[0]
-    lines = [fastjson.dumps(head)[:-1].encode() + b",", b'"skills":{', skill_lines, b"},",
+    lines = [head_line(head), b'"skills":{', skill_lines, b"},",
              b'"invalid":[', b",\n".join(r.text for r in invalid), b"],",
              b'"folders":' + fastjson.dumps(folders).encode() + b",",
              b'"stamps":' + fastjson.dumps([r.stamp for r in records]).encode() + b"}"]
     return Manifest(b"\n".join(line for line in lines if line) + b"\n")
+
+
+# -- the lines of the manifest, as bytes: each record is written and read as the JSON text it is ------------
+
+
+def head_line(head):
+    """The first line: the head's members, the document's `{` before them, a `,` after."""
+    return fastjson.dumps(head)[:-1].encode() + b","
+
+
+def read_head(line):
+    """The head of the manifest from its first line (without its line break), or None."""
+    if not line.endswith(b","):
+        return None
+    try:
+        head = fastjson.loads(line[:-1] + b"}")
+    except ValueError:
+        return None
+    return head if isinstance(head, dict) else None
+
+
+def skill_line(name, text):
+    """A skill's line, `"NAME":{entry}`, without the comma that ends all lines but the last. The name
+    goes in unescaped: every record's name passed paths.is_valid_name (no quote, no backslash)."""
+    return b'"' + name.encode() + b'":' + text
+
+
+def split_line(line):
+    """(name, the entry's JSON text) of a skill's line as written, its ending comma or not."""
+    name, _, text = line.rstrip(b",").partition(b":")
+    return name[1:-1].decode(), text
+
+
+def entry_text(line):
+    """The entry's JSON text of a skill's line."""
+    return split_line(line)[1]
+
+
+def with_members(text, members):
+    """The JSON text of an object (not empty, as every entry) with `members` (b'"key":value,...') after
+    its own: what a listing adds to an entry, spliced in without parsing it."""
+    return text[:-1] + b"," + members + b"}"
 
 
 def generated_at():
@@ -166,11 +207,7 @@ class Manifest:
 
     def _head(self):
         end = self.data.find(b"\n")
-        try:
-            head = fastjson.loads(self.data[:end - 1] + b"}") if end > 0 and self.data[end - 1:end] == b"," else None
-        except ValueError:
-            head = None
-        return head if isinstance(head, dict) else {}
+        return (read_head(bytes(self.data[:end])) if end > 0 else None) or {}
 
     def current(self, source_list):
         """True when it was written by this nexus, in this layout, from these sources as they are now."""
@@ -221,8 +258,8 @@ class Manifest:
             skill_lines, invalid_lines = self.lines()[:2]
             stamps, found = self.stamps(), []
             for line, stamp in zip(skill_lines, stamps):
-                name, _, text = line.rstrip(b",").partition(b":")
-                found.append(Record(name[1:-1].decode(), None, False, text, stamp))
+                name, text = split_line(line)
+                found.append(Record(name, None, False, text, stamp))
             for line, stamp in zip(invalid_lines, stamps[len(skill_lines):]):
                 text = line.rstrip(b",")
                 found.append(Record(fastjson.loads(text).get("name"), None, True, text, stamp))
@@ -291,7 +328,7 @@ def refresh(source_list, previous=None, must_write=True):
     other sources is no help, and everything is read. Without `must_write`, a manifest that cannot be
     written (a read-only or full disk) is still returned, and scan.diagnostics says why it was not written."""
     stamps = paths.source_stamps(source_list)  # taken first, so a change during the scan makes it stale
-    from . import discovery
+    from . import discovery  # as in build: only a refresh reads SKILL.md files
 
     known = _known(previous, source_list) if previous is not None else None
     scan = discovery.scan(source_list, known)
@@ -395,7 +432,7 @@ def find(manifest, name):
         if broken["name"] == name:
             where = f"{broken['filePath']}:{broken['line']}" if broken.get("line") else broken["filePath"]
             raise NexusError(f"Skill '{name}' is invalid: {where}: {broken['error']}")
-    import difflib
+    import difflib  # a suggestion for a name not found: never on the way of a name that is
 
     close = difflib.get_close_matches(name, manifest.names(), n=3, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""

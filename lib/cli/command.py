@@ -1,65 +1,27 @@
-"""What every command shares: the command table's row, argument parsing, and the one layer that calls a
-command, renders what it returns and maps errors to exit codes.
+"""What every command shares: argument parsing from its record (nexus.cli.records), the Context, and the
+one layer that calls a command, renders what it returns and maps errors to exit codes.
 
 A command is a function taking a Context and returning data; its output kind says how the data is
-written (see nexus.cli.output). Its docstring is its usage (docopt), so help, man pages and
-completions are generated from the same text.
+written (see nexus.cli.output). Its record in the command table (tools/commands.py) says its usage and
+options; its docstring says what it does, for --help and the man page.
 """
 
 import os
 import sys
 
-from .. import config as configlib
+from .. import config as configlib, upgrade
 from ..errors import NexusError, UsageError
-from . import output
-from .output import DOCUMENT, PROCESS, STREAM, TEXT  # noqa: F401 - the output kinds, for the command table
+from . import output, records
+from .records import PORCELAIN
 
 
-class Command:
-    """A row of the command table: the words that name a command, the function that runs it
-    ("module:function" under nexus.tools.porcelain, or a whole module path), its output kind and a
-    one-line summary."""
-
-    __slots__ = ("words", "target", "output", "summary")
-
-    def __init__(self, words, target, output, summary):
-        self.words, self.target, self.output, self.summary = words, target, output, summary
-
-    def function(self):
-        module, name = self.target.split(":")
-        module = module if module.startswith("nexus.") else f"nexus.tools.porcelain.{module}"
-        return getattr(__import__(module, fromlist=[name]), name)
-
-    def usage(self):
-        return usage_of(self.function())
-
-    def main(self, argv):
-        return call(self.function(), argv, self.output, "nexus", title=f"nexus {self.words}: {self.summary}",
-                    words=self.words.split())
-
-
-def usage_of(function):
-    """A function's docstring as a usage text: its indentation removed."""
-    lines = (function.__doc__ or "").expandtabs().split("\n")
-    indent = min((len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()), default=0)
-    return "\n".join([lines[0].strip()] + [line[indent:] for line in lines[1:]]).strip("\n") + "\n"
-
-
-def renders(render):
-    """`@renders(render)`: render(data, out) writes a DOCUMENT command's data as human text."""
+def renders(render, modes=None):
+    """`@renders(render, {"--flag": other, ...})`: render(data, out) writes a DOCUMENT command's data as
+    human text; when an option of `modes` was given, the first such one's renderer does instead, so that
+    no renderer guesses the mode from the shape of the data."""
 
     def mark(function):
-        function.render = render
-        return function
-
-    return mark
-
-
-def parses(parser):
-    """`@parses(parser)`: parser(argv, usage) -> args replaces docopt for a command on a hot path."""
-
-    def mark(function):
-        function.parser = parser
+        function.render, function.modes = render, dict(modes or {})
         return function
 
     return mark
@@ -86,77 +48,115 @@ class Context:
     def warn(self, message):
         output.say(self.prog, message)
 
+    def note(self, message):
+        """A line on stderr as it is: what the command is doing ("Verifying skill 'x'...")."""
+        print(message, file=sys.stderr)
 
-def parse(doc, argv, words=()):
-    """docopt-ng on `doc` (argv begins with the command's `words`); UsageError saying what does not fit,
-    then the usage, or Help. The common forms, a usage line's words with some of its flags, are answered
-    without importing docopt."""
+
+def parse(command, argv, prog=None):
+    """The arguments of argv (what follows the command's words) as docopt-ng reads the record's usage
+    text, each option's value converted by its type; UsageError saying what does not fit, then the
+    usage; or Help. The common forms, a usage line's words with some of its flags, and a command with a
+    parser of its own (the gateway) are answered without importing docopt."""
+    words = command.words.split() if command.category == PORCELAIN else []
+    if command.parser:
+        return convert(command, command.parser(command, argv), prog)
     options = argv[:argv.index("--")] if "--" in argv else argv
     if "-h" in options or "--help" in options:
         raise Help()
-    args = quick_parse(doc, argv)
-    if args is not None:
-        return args
-    import contextlib
+    args = quick_parse(command, [*words, *argv])
+    if args is None:
+        import contextlib  # docopt and what it needs: only for the forms quick_parse leaves to it
 
-    from docopt import DocoptExit, docopt
+        from docopt import DocoptExit, docopt
 
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
+                args = dict(docopt(command.doc(prog), argv=[*words, *argv], default_help=False))
+        except DocoptExit:
+            raise usage_error(command, misfit(command, argv), prog) from None
+    return convert(command, args, prog)
+
+
+def usage_error(command, problem, prog=None):
+    """A UsageError: the problem (after the command's words, for a porcelain one), then the usage."""
+    where = f"{command.words}: " if command.category == PORCELAIN else ""
+    return UsageError(f"{where}{problem}\n{command.synopsis(prog)}")
+
+
+def convert(command, args, prog=None):
+    """args with each option's and argument's value read by its type (a repeated one's, each); a bad
+    one is a UsageError in the one style, then the usage."""
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # docopt prints its "NB: Corrected" notes on stdout
-            return docopt(doc, argv=argv, default_help=False)
-    except DocoptExit:
-        command = " ".join(words)
-        raise UsageError((f"{command}: " if command else "") + misfit(doc, argv[len(words):]) + "\n"
-                         + synopsis(doc)) from None
+        for name, kind in [(o.flag, o.type) for o in command.options if o.value] + list(command.arguments.items()):
+            value = args.get(name)
+            if isinstance(value, list):
+                args[name] = [kind.convert(v, name) for v in value]
+            elif value is not None:
+                args[name] = kind.convert(value, name)
+    except UsageError as e:
+        raise usage_error(command, e, prog) from None
+    return args
 
 
-def synopsis(doc):
-    """The usage lines of a doc, as `usage: ...` lines, without the --help one."""
-    lines = [line.strip() for line in doc.partition("Usage:\n")[2].split("\n\n")[0].splitlines() if line.strip()]
-    return "\n".join(("usage: " if i == 0 else "       ") + line
-                     for i, line in enumerate(line for line in lines if not line.endswith("(-h | --help)")))
-
-
-def misfit(doc, argv):
-    """What is wrong with argv, in the user's words: an unknown option, an option without its value, a
-    missing argument, or one too many."""
-    import re
-
-    usage, _, rest = doc.partition("Usage:\n")[2].partition("\n\n")
-    known = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", usage + rest))
-    takes_value = set(re.findall(r"^\s*(?:-\w,? )?(--[\w-]+)[ =][A-Z]", rest, re.M))
+def misfit(command, argv):
+    """What is wrong with argv, in the user's words: an unknown option (and the one meant), an option
+    without its value, a missing argument or option, or one too many."""
+    known = [f for o in command.options for f in (o.flag, o.short) if f]
+    takes_value = {f for o in command.options if o.value for f in (o.flag, o.short) if f}
     words = argv[:argv.index("--")] if "--" in argv else argv
     for i, word in enumerate(words):
         flag = word.partition("=")[0]
         if word.startswith("-") and word != "-" and flag not in known:
-            return f"unknown option {flag}"
+            return f"unknown option {flag}{meant(flag, known)}"
         if flag in takes_value and "=" not in word and (i + 1 == len(words) or words[i + 1].startswith("--")):
             return f"{flag} needs a value"
     given = [w for i, w in enumerate(words) if not w.startswith("-") and not (i and words[i - 1] in takes_value)]
-    first = [line for line in usage.splitlines() if line.strip()][0]
-    required = [w for w in re.findall(r"\b[A-Z][A-Z_]*\b", re.sub(r"\[[^\]]*\]", "", first))]
-    if len(given) < len(required):
-        return f"missing {required[len(given)]}"
+    required = [t for t in _required(command.usage[0]) if t not in command.words.split()]
+    arguments = [t.removesuffix("...") for t in required if _is_argument(t.removesuffix("..."))]
+    if len(given) < len(arguments):
+        return f"missing {arguments[len(given)]}"
+    flags = [t for t in required if t.startswith("-") and t not in words]
+    if flags and not given:
+        return f"missing {flags[0]}"
     return f"unexpected {given[-1]!r}" if given else "these options do not go together"
 
 
-def quick_parse(doc, argv):
+def meant(typed, known):
+    """' (did you mean --timeout?)' for a flag close to one that exists, else ''."""
+    import difflib  # an error's hint: never on the way of a command that parses
+
+    close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _required(line):
+    """The tokens of a usage line outside [...] and (...|...): what every argv of the line has."""
+    depth, found = 0, []
+    for token in _tokens(f"prog {line}"):
+        depth += {"[": 1, "(": 1, "]": -1, ")": -1}.get(token, 0)
+        if depth == 0 and token not in MARKS:
+            found.append(token)
+    return found
+
+
+def quick_parse(command, argv):
     """docopt's answer when argv is one usage line's words and required arguments with some of its
-    flags (no option values, no optional arguments), read from the usage text alone; None for anything
+    flags (no option values, no optional arguments), read from the record alone; None for anything
     else, which docopt reads. tests/test_architecture.py holds it to docopt's answer for every such
-    argv of every command, so that the usage text stays the one source."""
-    options = _options(doc)
-    if options is None or any(a.startswith("-") and (not a.startswith("--") or "=" in a) for a in argv):
+    argv of every command."""
+    options = _options(command)
+    if any(a.startswith("-") and (not a.startswith("--") or "=" in a) for a in argv):
         return None
     args = {key: default for key, default, _ in options.values()}
-    lines = [_tokens(line) for line in doc.partition("Usage:")[2].split("\n\n")[0].strip().splitlines()]
+    lines = [_tokens(line) for line in command.usage_lines()]
     for tokens in lines:
         for i, token in enumerate(tokens):
             repeated = tokens[i + 1:i + 2] == ["..."]
             if token in ("[options]", "--") or (token == "]" or token.startswith("-")) and repeated:
                 return None  # docopt's shortcuts, and repeated options
             if token.startswith("-") and token not in options:
-                return None  # an option the Options section does not describe
+                return None  # an option the record does not have
             if i and tokens[i - 1] in options and options[tokens[i - 1]][2]:
                 continue  # an option's value
             if _is_argument(token):
@@ -173,31 +173,15 @@ def quick_parse(doc, argv):
 MARKS = ("[", "]", "(", ")", "|", "...")
 
 
-def _options(doc):
-    """{flag: (key, default, takes a value)} of the Options section (-h and --help both have the key
-    --help); None when a line is beyond this reading."""
-    found, lines = {}, doc.partition("Options:")[2].split("\n\n")[0].splitlines()
-    for n, line in enumerate(lines):
-        names, _, description = line.strip().partition("  ")
-        if not names.startswith("-"):
-            continue
-        for more in lines[n + 1:]:  # the description goes on until the next option
-            if more.strip().startswith("-"):
-                break
-            description += "\n" + more
-        words = names.replace(",", " ").replace("=", " ").split()
-        flags = [w for w in words if w.startswith("-")]
-        longs = [f for f in flags if f.startswith("--")]
-        if len(longs) != 1 or len(words) - len(flags) > 1:
-            return None
-        value = len(words) > len(flags)
-        default = None
-        for text in description.splitlines():
-            if "[default: " in text and "]" in text.partition("[default: ")[2]:
-                default = text.partition("[default: ")[2].rpartition("]")[0]
-                break
-        for flag in flags:
-            found[flag] = (longs[0], default if value else False, value)
+def _options(command):
+    """{flag: (key, default, takes a value)} of the record's options (-h and --help both have the key
+    --help), with the default as docopt gives it."""
+    found = {}
+    for option in command.options:
+        default = (str(option.default) if option.default is not None else None) if option.value else False
+        for flag in (option.flag, option.short):
+            if flag:
+                found[flag] = (option.flag, default, bool(option.value))
     return found
 
 
@@ -252,22 +236,61 @@ def _fit(tokens, argv, options):
     return found
 
 
+def options_first(command, argv):
+    """The gateway's parse, as docopt reads its usage (NAME, then its options, then the tool's arguments
+    after `--` or from the first word that is not an option), read from the record by hand: docopt costs
+    more to import than the whole gateway may spend. tests/test_architecture.py holds both to the same
+    answer."""
+    options = {f: o for o in command.options for f in (o.flag, o.short) if f}
+    args = {o.flag: ([] if o.repeat else None if o.value else False) for o in command.options}
+    name = next(iter(command.arguments))
+    args.update({name: None, "ARGS": [], "--": False})
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        flag, equals, value = word.partition("=")
+        option = options.get(flag) if word.startswith("--") else None
+        if word == "--":
+            args["--"], args["ARGS"] = True, argv[i + 1:]
+            break
+        if word in ("-h", "--help"):
+            raise Help()
+        if option is not None and option.value:
+            if not equals:
+                i += 1
+                if i == len(argv):
+                    raise UsageError(f"{option.flag} needs a value\n{command.synopsis()}")
+                value = argv[i]
+            if option.repeat:
+                args[option.flag].append(value)
+            else:
+                args[option.flag] = value
+        elif option is not None and not equals:
+            args[option.flag] = True
+        elif word.startswith("-") and word != "-":
+            raise UsageError(f"unknown option {flag!r}{meant(flag, list(options))}"
+                             f" (pass the tool's options after '--')\n{command.synopsis()}")
+        elif args[name] is None:
+            args[name] = word
+        else:
+            args["ARGS"] = argv[i:]
+            break
+        i += 1
+    if args[name] is None:
+        raise UsageError(f"which skill? a {name} is required\n{command.synopsis()}")
+    return args
+
+
 class Help(Exception):
     """--help was asked for: the layer prints the command's usage and exits 0."""
 
 
-MAX_NUMBER = 100_000_000  # seconds or hours: three years and more, and far from a float's limits
+NUMBERS = (records.number(), records.number(zero=True))
 
 
 def number(value, option, zero=False):
-    """A positive (or, with zero, non-negative) finite number from the command line; UsageError otherwise."""
-    try:
-        result = float(value)
-    except (TypeError, ValueError):
-        result = float("nan")
-    if not (0 <= result <= MAX_NUMBER and (zero or result > 0)):
-        raise UsageError(f"{option} needs a number {'from 0' if zero else 'above 0'} up to {MAX_NUMBER:,}, not {value!r}")
-    return result
+    """A positive (or, with zero, non-negative) finite number, given as `option`; UsageError otherwise."""
+    return NUMBERS[zero].convert(value, option)
 
 
 def streams_ready(prog):
@@ -289,28 +312,32 @@ def quiet_stdout():
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def call(function, argv, kind, prog, title=None, doc=None, words=()):
-    """Parse `argv` (what follows the command's `words`), call function(ctx), write what it returns as
-    `kind` says, and map errors to exit codes."""
+def call(command, argv, prog=None):
+    """Run a row of the command table on argv (what follows its words): parse, prepare what it needs,
+    call its function with the Context, write what it returns as its output kind says, and map errors
+    to exit codes. `prog` names the program in messages: `nexus` for a porcelain command, else the
+    tool's own name."""
+    prog = prog or command.prog
     if not streams_ready(prog):
         return 2
     ctx = None
     try:
-        doc = usage_of(function) if doc is None else doc
-        parser = getattr(function, "parser", None)
-        args = parser(argv, doc) if parser else parse(doc, [*words, *argv], words)
+        args = parse(command, argv)
         ctx = Context(prog, args)
-        watched = kind == output.DOCUMENT and not ctx.json and sys.stdout.isatty() and sys.stderr.isatty()
+        watched = command.output == output.DOCUMENT and not ctx.json and sys.stdout.isatty() and sys.stderr.isatty()
         if watched or "nexus.style" in sys.modules:
             from .. import style  # a person is watching: long work may say how far it got
 
             style.Progress.allowed = watched
         upgraded()
-        output.emit(kind, function(ctx), function, ctx)
+        for need in command.needs:
+            need(ctx)
+        function = command.function()
+        output.emit(command.output, function(ctx), function, ctx)
         sys.stdout.flush()
         return ctx.status
     except Help:
-        sys.stdout.write((f"{title}\n\n" if title else "") + doc.strip("\n") + "\n")
+        sys.stdout.write(command.help())
         return 0
     except NexusError as e:
         if os.environ.get("NEXUS_DEBUG") == "1":
@@ -332,20 +359,8 @@ def call(function, argv, kind, prog, title=None, doc=None, words=()):
 def upgraded():
     """Do and say once what an upgrade changes (nexus.upgrade), before the first command after it. A
     home nexus cannot write to leaves it to a later command, quietly: it never stops this one."""
-    from .. import upgrade
-
     try:
         upgrade.run(lambda text: print(text, file=sys.stderr))
     except OSError:
         if os.environ.get("NEXUS_DEBUG") == "1":
             raise
-
-
-def tool(prog, kind, doc, body):
-    """A console script's main(argv=None) -> int: body(ctx) called through the layer, `doc` its usage."""
-
-    def main(argv=None):
-        return call(body, sys.argv[1:] if argv is None else list(argv), kind, prog, doc=doc)
-
-    main.__doc__ = doc
-    return main

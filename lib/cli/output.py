@@ -48,7 +48,9 @@ def emit(output, result, function, ctx):
     elif ctx.json:
         out.write(dumps(result if isinstance(result, (dict, list)) else list(result)) + "\n")
     else:
-        function.render(result, Shown(out))
+        modes = getattr(function, "modes", {})
+        render = next((modes[flag] for flag in modes if ctx.args.get(flag)), function.render)
+        render(result, Shown(out))
 
 
 class Shown:
@@ -59,7 +61,7 @@ class Shown:
         self.stream = stream
 
     def write(self, text):
-        from ..style import terminal
+        from ..style import terminal  # style only when human text is written: the gateway's way never is
 
         return self.stream.write(terminal(text))
 
@@ -69,7 +71,7 @@ class Shown:
 
 def say(prog, message):
     """A warning or an error on stderr, under the command's name: its hostile text shown, never obeyed."""
-    from ..style import terminal
+    from ..style import terminal  # style only when something is said: a gateway call that goes well never is
 
     print(f"{prog}: {terminal(message)}", file=sys.stderr)
 
@@ -93,7 +95,7 @@ def piped_stdin(what="JSON Lines"):
 
 def read_jsonl(stream, label="stdin"):
     """Dicts from a JSON Lines stream; BadInput naming the line of the first bad one."""
-    import jsonlines
+    import jsonlines  # it brings attrs (90 ms): only the plumbing that reads JSON Lines pays for it
 
     reader = jsonlines.Reader(stream)
     try:

@@ -100,6 +100,8 @@ KEYS = (
     Key("skills.allowBundled", NAMES, "Only these bundled skills are enabled; unset, every bundled skill is."),
     Key("skills.binPath", FOLDERS, "Folders searched for tools before PATH, and put before PATH for them.", []),
     Key("skills.load.extraDirs", FOLDERS, "Extra skill folders: the source of lowest precedence.", []),
+    Key("skills.offerDegradedReplays", BOOL, "true keeps offering agents a crystallized skill that is degraded; by "
+        "default it is set aside, and the skills it replays are named instead.", False),
     Key("skills.log.maxEntries", COUNT, "A usage log keeps at most this many entries (oldest pruned first).", 5000),
     Key("skills.log.maxBytes", COUNT, "A usage log keeps at most this many bytes (oldest entries pruned first).",
         2 * 1024 * 1024),
@@ -212,7 +214,7 @@ def unknown(parts):
 
 def suggestion(parts, others=()):
     """The known key (placeholders filled in from `parts`) or one of `others` closest to `parts`, or None."""
-    import difflib
+    import difflib  # a hint for a key not found only
 
     candidates = list(others)
     for key in KEYS:
@@ -227,7 +229,7 @@ def shown(value):
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        import json
+        import json  # an error message only: json brings `re`
 
         return json.dumps(value if len(value) <= 40 else value[:40] + "...", ensure_ascii=False)
     if isinstance(value, (list, dict)):
@@ -314,7 +316,7 @@ def value_of(text, kind=None):
     as text; `kind` (a name in TYPES) insists on that type: ValueError when the text is not one."""
     if kind == "string":
         return text
-    import tomllib
+    import tomllib  # `nexus config set` only: loading the config reads its JSON cache
 
     try:
         parsed = tomllib.loads(f"v = {text}")
@@ -326,3 +328,40 @@ def value_of(text, kind=None):
     if found and type(parsed["v"]) is TYPES[kind]:  # `is`: True is not an int here
         return parsed["v"]
     raise ValueError(f"not {kind}")
+
+
+def problems(config, skills, bundled):
+    """What `nexus skills check` warns of in a config nexus can use: [(key parts, message)] for a name in
+    skills.allowBundled that is no bundled skill, a skills.entries table that names no skill, and an
+    apiKey no tool would get. `skills`: {a skill's key (skillKey, else name): whether it names a
+    primaryEnv}, of the skills in the catalogue; `bundled`: the names of the bundled skills."""
+    found = []
+    for name in lookup(config, ("skills", "allowBundled"))[1] or []:
+        if name not in bundled:
+            found.append((("skills", "allowBundled"), f"'{name}' is not a bundled skill"))
+    for key, table in (lookup(config, ("skills", "entries"))[1] or {}).items():
+        if key not in skills:
+            found.append((("skills", "entries", key), "no skill has this name or skillKey"))
+        elif "apiKey" in table and not skills[key]:
+            found.append((("skills", "entries", key, "apiKey"),
+                          "the skill names no env var for a key (primaryEnv): no tool gets it"))
+    return found
+
+
+def writable(parts, force, required):
+    """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for a
+    key nexus does not know, unless `force` or a skill's requires.config names it (`required()`: the
+    config paths the skills name, asked for only then)."""
+    key = find(parts)
+    if key is not None or is_table(parts):
+        return key
+    if is_ours(parts):
+        raise BadInput(unknown(parts))
+    if force:
+        return None
+    wanted = required()
+    if ".".join(parts) not in wanted:
+        close = suggestion(parts, wanted)
+        hint = f" (did you mean {close}?)" if close else ""
+        raise BadInput(f"{'.'.join(parts)} is not a key nexus knows{hint}; --force sets it anyway")
+    return None

@@ -244,7 +244,7 @@ def _refusal(candidate, seen, lock, source, force):
 
 def skills_elsewhere():
     """{name: (source, skill folder)} of the skills the user has in every source but the managed folder."""
-    from ..catalog import discovery
+    from ..catalog import discovery  # only to say what an added skill shadows: discovery reads SKILL.md files
 
     scan = discovery.scan([s for s in configlib.sources(configlib.load()) if s[0] != "nexus-managed"])
     return {e["name"]: (e["source"], e["dir"]) for e in reversed(scan.records()) if e.get("name") and e.get("dir")}

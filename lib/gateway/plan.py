@@ -3,7 +3,7 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib, paths
+from .. import config as configlib, paths, schema, trust
 from ..catalog import status
 from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
@@ -24,7 +24,17 @@ def environment(entry, config):
     return env
 
 
-MARK = "NEXUS_SKILL"
+MARK = schema.GATEWAY_MARK
+
+
+def policy_refusal(entry, profile):
+    """The Refused for a skill that nothing may start, not even its verify command, or None: one outside
+    the `profile` in force (scope), or an added skill whose files changed behind nexus's back (trust)."""
+    if profile and not profile.admits(entry):
+        return Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
+                                f"To see what it may use: nexus profiles")
+    untrusted = trust.refusal(entry)
+    return Refused("trust", untrusted) if untrusted else None
 
 
 def inside():
@@ -63,13 +73,16 @@ def secrets(entry, env, config):
 
 def variables(entry, given, environ=None):
     """{name: value} of the skill's variables (skills spec 9.4): given with --var NAME=VALUE, else the
-    environment's, else its default. UsageError for a --var the skill does not declare; Refused
-    (`variables`) naming each required one that is still missing."""
+    environment's (a tool or script skill only: a prompt's text goes to the agent, and the environment
+    holds secrets a skill must not pull into it), else its default. UsageError for a --var the skill
+    does not declare; Refused (`variables`) naming each required one that is still missing."""
     environ = os.environ if environ is None else environ
+    if entry.get("type") not in ("tool", "script"):
+        environ = {}
     declared = {v["name"]: v for v in entry.get("variables") or []}
     unknown = [name for name in given if name not in declared]
     if unknown:
-        from ..errors import UsageError
+        from ..errors import UsageError  # a variable that is not declared only
 
         names = ", ".join(declared) or "none"
         raise UsageError(f"Skill '{entry['name']}' has no variable {unknown[0]} (it declares: {names})")
@@ -157,7 +170,7 @@ def next_step(record):
             return f"nexus config set {paths_[0]} true"
         return f"nexus skill show {name}"  # several things to set, or its verification failed
     if status == "not-installed":
-        from ..skill import installspec
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
 
         hints = installspec.hints(record)
         return hints[0] if hints else None
@@ -172,7 +185,7 @@ def enable_command(entry, config):
     name, allow = entry["name"], configlib.get(config, "skills.allowBundled")
     left_out = entry.get("source") == "nexus-bundled" and isinstance(allow, list) and name not in allow
     if left_out and configlib.skill_entry(config, entry).get("enabled") is not False:
-        import shlex
+        import shlex  # a bundled skill left out only; shlex brings `re`, config.edit tomllib and tomli-w
 
         from ..config.edit import inline
 
@@ -189,7 +202,7 @@ def not_ready_reason(record):
         needs = missing["env"] + [f"config {p}" for p in missing["config"]]
         return "needs: " + ", ".join(needs) if needs else "verification failed"
     if status == "not-installed":
-        from ..skill import installspec
+        from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
 
         hints = installspec.hints(record)
         return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
@@ -202,7 +215,7 @@ def not_ready_reason(record):
 
 def setup_steps(entry, missing):
     """Numbered steps that take a skill from where it is to verified."""
-    from ..skill import installspec
+    from ..skill import installspec  # setup advice only: never on the way of a run that goes ahead
 
     name, steps = entry["name"], []
     if missing["bins"] or missing["anyBins"]:

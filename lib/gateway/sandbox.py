@@ -102,6 +102,32 @@ def permissions(entry, config):
     return {"network": found["network"] is True, "write": _strings(found["write"]), "read": _strings(found["read"])}
 
 
+def grant(entry, network=False, write=(), read=()):
+    """Widen what the skill may do when confined, in the config (skills.entries.KEY.sandbox, whose lists start
+    from the skill's declaration): `nexus skill allow` and `skills add --allow-network`. True when it changed."""
+    from ..config import edit  # a grant only: config.edit brings tomllib and tomli-w
+
+    table, own_declared = ("skills", "entries", configlib.skill_key(entry), "sandbox"), declared(entry)
+    wanted = {key: value for key, value in (("network", network), ("write", list(write)), ("read", list(read)))
+              if value}
+
+    def changes(doc):
+        own = keys.lookup(doc, table)[1]
+        own = own if isinstance(own, dict) else {}
+        found = []
+        for key, value in wanted.items():
+            if key == "network":
+                found += [] if own.get("network", own_declared.get("network")) is True else [((*table, key), True)]
+                continue
+            current = _strings(own.get(key, own_declared.get(key, [])))
+            merged = list(dict.fromkeys(current + value))
+            found += [] if merged == current and key in own else [((*table, key), merged)]
+        return found
+
+    before, after = edit.change(changes)
+    return before != after
+
+
 def _strings(value):
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
@@ -228,7 +254,7 @@ class Call:
 
     def _ruleset(self):
         """The Landlock ruleset, built here once; the child only restricts itself with it."""
-        import ctypes
+        import ctypes  # Landlock only: ctypes is not needed to decide whether to confine
 
         fs = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | MAKE | (REFER if self.abi >= 2 else 0) | (
             TRUNCATE if self.abi >= 3 else 0)
@@ -265,7 +291,7 @@ class Call:
         """In the child, before exec: its own network (none), then no new privileges, then the ruleset."""
         libc = process.libc()
         if self.netns:
-            import ctypes
+            import ctypes  # a network namespace only
 
             uid, gid = os.geteuid(), os.getegid()
             if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
@@ -275,7 +301,7 @@ class Call:
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0:
-            import ctypes
+            import ctypes  # the error's text only
 
             raise OSError(ctypes.get_errno(), "Landlock: " + os.strerror(ctypes.get_errno()), "sandbox")
 

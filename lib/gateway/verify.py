@@ -13,8 +13,8 @@ import os
 import time
 
 from .. import schema
-from ..catalog import status
-from ..errors import NexusError, UsageError
+from ..catalog import scope, status
+from ..errors import NexusError
 from ..state import health, skill_state
 from . import plan, process
 
@@ -33,6 +33,9 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
+    refused = plan.policy_refusal(entry, scope.chosen(config))
+    if refused:  # its verify command is not run, and nothing is recorded against the skill
+        return {**outcome, "ok": False, "error": str(refused), "refused": refused.code, "configured": False}
     missing = status.Checker(config).missing(entry)
     output = b""
     if missing["bins"] or missing["anyBins"]:  # a prompt skill's too: it is not installed, as listings say
@@ -73,7 +76,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
 
 def _start_confined(entry, config, env, start, warn):
     """The verify command confined as the skill's calls are; a refusal is its failure, with the reason."""
-    from . import sandbox
+    from . import sandbox  # a confined skill's verify command only
 
     try:
         if not sandbox.check(entry, config, warn):
@@ -118,7 +121,7 @@ def select(records, stale_hours=None):
     lately verified, with `stale_hours`); the others (not installed, lacking an env var or config,
     disabled, not for this platform, invalid) are skipped, each with the reason, since running their
     verify command could only fail."""
-    from ..catalog.capabilities import why_not_ready
+    from ..catalog.capabilities import why_not_ready  # verify --all alone: not on the way of one verification
 
     entries, skipped = [], []
     for record in records:
@@ -134,16 +137,7 @@ def select(records, stale_hours=None):
     return entries, skipped
 
 
-MAX_JOBS = 256
-
-
-def parse_jobs(text):
-    """The --jobs value: a whole number from 1 to MAX_JOBS; None (not given) is one per CPU."""
-    if text is None:
-        return os.cpu_count() or 1
-    if not text.isdigit() or not 0 < int(text) <= MAX_JOBS:
-        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {text!r}")
-    return int(text)
+CPUS = os.cpu_count() or 1  # how many verify commands run at once unless told
 
 
 def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):

@@ -141,7 +141,7 @@ def tilde(path):
 def running_command():
     """The absolute path of the nexus-mcp installed with the nexus that runs: next to the running
     script, else next to this Python, else the first on PATH; "nexus-mcp" when there is none."""
-    import shutil
+    import shutil  # only to make an entry: the server itself never needs it
 
     for folder in (os.path.dirname(sys.argv[0]), os.path.dirname(sys.executable)):
         path = os.path.join(os.path.abspath(folder or "."), "nexus-mcp")
@@ -243,7 +243,7 @@ def current(chosen, document):
 
 def difference(old, new):
     """The lines that differ between two entries, as a unified diff of their JSON."""
-    import json
+    import json  # indented output only (fastjson writes compact JSON); only when entries differ
 
     def lines(entry):
         return json.dumps(entry, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
@@ -300,7 +300,7 @@ def _intended(chosen, document, wanted):
     """The document with nexus's entry set to `wanted`, or taken out (None)."""
     if chosen.whole:
         return wanted
-    import copy
+    import copy  # only for a file that holds more than nexus's entry
 
     intended = copy.deepcopy(document)
     servers = intended.get(chosen.key)

@@ -52,7 +52,7 @@ class Toml:
 
     @staticmethod
     def load(text):
-        import tomllib
+        import tomllib  # each format's library only when a client's file is in that format
 
         try:
             return tomllib.loads(text)
@@ -61,13 +61,13 @@ class Toml:
 
     @staticmethod
     def dump(data):
-        import tomli_w
+        import tomli_w  # as in load
 
         return tomli_w.dumps(data)
 
     @classmethod
     def put(cls, text, key, name, value):
-        from ..config import edit
+        from ..config import edit  # it brings tomllib and tomli-w: only for a TOML file
 
         if not text.strip():
             return cls.dump({key: {name: value}})
@@ -78,7 +78,7 @@ class Toml:
 
     @classmethod
     def drop(cls, text, key, name):
-        from ..config import edit
+        from ..config import edit  # it brings tomllib and tomli-w: only for a TOML file
 
         new = cls._edited(text, [((key, name), edit.UNSET)])
         at = next((i for i, (a, b) in enumerate(zip(text, new)) if a != b), len(new))
@@ -88,7 +88,7 @@ class Toml:
 
     @staticmethod
     def _edited(text, edits):
-        from ..config import edit
+        from ..config import edit  # it brings tomllib and tomli-w: only for a TOML file
         from ..errors import NexusError
 
         try:
@@ -105,7 +105,7 @@ class Yaml:
 
     @staticmethod
     def load(text):
-        import yaml
+        import yaml  # 20-45 ms: only for a client whose file is YAML
 
         try:
             data = yaml.safe_load(text)
@@ -115,7 +115,7 @@ class Yaml:
 
     @staticmethod
     def dump(data, indent=""):
-        import yaml
+        import yaml  # 20-45 ms: only for a client whose file is YAML
 
         text = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
         return "".join(indent + line if line.strip() else line for line in text.splitlines(keepends=True))
@@ -123,7 +123,7 @@ class Yaml:
     @staticmethod
     def _pairs(text, key):
         """The lines of `text`, the root's pair for `key` (None when it has none)."""
-        import yaml
+        import yaml  # 20-45 ms: only for a client whose file is YAML
 
         root = yaml.compose(text)
         if root is not None and not isinstance(root, yaml.MappingNode):
@@ -145,7 +145,7 @@ class Yaml:
 
     @classmethod
     def put(cls, text, key, name, value):
-        import yaml
+        import yaml  # 20-45 ms: only for a client whose file is YAML
 
         lines, pair = cls._pairs(text, key)
         if lines and not lines[-1].endswith("\n"):
@@ -175,7 +175,7 @@ class Yaml:
 
     @classmethod
     def drop(cls, text, key, name):
-        import yaml
+        import yaml  # 20-45 ms: only for a client whose file is YAML
 
         lines, pair = cls._pairs(text, key)
         if pair is None or not isinstance(pair[1], yaml.MappingNode):

@@ -352,7 +352,7 @@ def inside(entry, path):
 
 
 def resource(entry, path):
-    import mimetypes
+    import mimetypes  # resources only: a server that lists none never pays for them
     import pathlib
 
     relative = os.path.relpath(path, entry["dir"])

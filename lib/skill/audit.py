@@ -631,7 +631,7 @@ class Audit:
 
 def product_meta(skill_dir):
     """(metadata.nexus, or openclaw's or clawdbot's, of a skill's SKILL.md; the line of `metadata`)."""
-    from . import skillmd
+    from . import skillmd  # skillmd brings YAML: only for a skill whose metadata is read
 
     path = skillmd.file_in(skill_dir)
     if not os.path.isfile(path):
@@ -675,7 +675,7 @@ def new_since(findings, accepted):
 
 def rules_text(indent=2, columns=100):
     """The rules as `code  severity: explanation` lines, wrapped to `columns`, for --help and the man page."""
-    import textwrap
+    import textwrap  # textwrap brings re: --help and the man page only
 
     width = max(map(len, RULES))
     return "\n".join(textwrap.fill(f"{r.severity}: {r.explanation}.", columns, subsequent_indent=" " * (indent + width + 2),

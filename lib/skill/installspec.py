@@ -86,7 +86,7 @@ def download_name(spec):
 def describe(spec):
     """The exact command a spec runs, as the user should see it before saying yes: its argument vector
     (a shell spec's is /bin/sh -c SCRIPT), each word quoted as a shell needs it, control characters visible."""
-    from ..style import shell_line, shell_word
+    from ..style import shell_line, shell_word  # shown before an install: the gateway's refusals need no style
 
     if spec.get("kind") == "download":
         target = os.path.join(paths.bin_dir(), download_name(spec) or "?")

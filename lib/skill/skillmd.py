@@ -79,7 +79,7 @@ def read(path, folder_name=None):
     data = _read_bytes(skill)
     if data is None:
         return skill
-    import hashlib
+    import hashlib  # only for a SKILL.md that is read: the gateway's way reads the manifest instead
 
     skill.sha256 = hashlib.sha256(data).hexdigest()
     try:
@@ -187,7 +187,7 @@ def _loader_class(text):
     Python one taught to read a tab between tokens as the C one does (_tab_loader): libyaml accepts
     `key:<tab>value`, which PyYAML's own scanner refuses, and a verdict must not depend on which is
     installed."""
-    import yaml
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
 
     if "\t" in text:
         return _tab_loader()
@@ -196,7 +196,7 @@ def _loader_class(text):
 
 @functools.cache
 def _tab_loader():
-    import yaml
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
 
     class TabLoader(yaml.SafeLoader):
         """SafeLoader, with a tab within a line read as a space is, as libyaml reads it: between tokens
@@ -248,7 +248,7 @@ def _parse_frontmatter(skill, text):
             skill.lines[key], skill.frontmatter[key] = line, value
         skill.parsed = True
         return
-    import yaml
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
 
     for repairs in range(MAX_REPAIRS + 1):  # each repair quotes one more line
         try:
@@ -330,7 +330,7 @@ def _has_alias(text):
     """True when the YAML uses an alias: expanding nested aliases can cost exponential time and memory."""
     if "*" not in text:
         return False
-    import yaml
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
 
     try:
         return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_loader_class(text)))
@@ -360,7 +360,7 @@ def _quote_value(text, index):
 
 
 def _read_mapping(skill, text):
-    import yaml
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
 
     if _has_alias(text):
         skill.error("YAML aliases (*name) are not allowed in frontmatter", None, "yaml")
@@ -444,7 +444,7 @@ def _parse_metadata_text(text):
         return fastjson.loads(text)
     except ValueError:
         pass
-    import yaml
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
 
     if _has_alias(text):
         return None

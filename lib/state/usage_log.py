@@ -75,7 +75,7 @@ def prune(name, max_entries, max_bytes):
 
     The newest line is always kept; an older line too big for the limit on its own is skipped (it
     could never be kept), so that it cannot take the lines before it with it."""
-    import collections
+    import collections  # only when a log is rotated, not on each append
 
     path = paths.usage_log(name)
     try:

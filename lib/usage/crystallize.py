@@ -187,7 +187,8 @@ def _skill_md(name, session, picked, named, env, called, steps):
     description = f"Replays {len(picked)} calls of session {session}: {names}"
     if len(description) > 1024:
         description = description[:1021] + "..."
-    meta = {"type": "script", "runner": "sh", "script": SCRIPT, "requires": {"skills": called}}
+    meta = {"type": "script", "runner": "sh", "script": SCRIPT, "requires": {"skills": called},
+            "crystallized": {"session": session}}  # a replay: set aside from agents while it is degraded
     if env:
         meta["requires"]["env"] = env
         if len(env) == 1:
@@ -227,7 +228,7 @@ def write(name, files, force=False):
     """Place the new skill in the workspace in one rename, its modes fixed whatever the umask; its folder.
     Never over a skill without `force`; a SKILL.md nexus could not read is never placed, and nothing is
     left behind when it fails."""
-    from ..skill import skillmd
+    from ..skill import skillmd  # writing a skill only: it reads the SKILL.md back (YAML), which a plan need not
 
     target = folder(name)
     if os.path.lexists(target) and not force:

@@ -11,12 +11,10 @@ import sys
 
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
-from ..errors import UsageError
 from ..style import plural
 from ..skill.entry import skill_class
 from ..state import usage_log
 
-MAX_DAYS = 36500
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
 ONE_MS = datetime.timedelta(milliseconds=1)
@@ -35,17 +33,6 @@ FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
 TYPES = frozenset(schema.LOG_TYPES)
 POLICY = schema.POLICY_REFUSALS
-
-
-def parse_days(text):
-    """The --days value as an int; UsageError unless it is a whole number from 1 to MAX_DAYS."""
-    try:
-        days = int(text)
-    except (TypeError, ValueError):
-        days = 0
-    if not 0 < days <= MAX_DAYS:
-        raise UsageError(f"--days must be a whole number from 1 to {MAX_DAYS}, not {text!r}")
-    return days
 
 
 def recent_days(days):
@@ -176,9 +163,9 @@ def message_of(entry):
 class Aggregator:
     """Figures of the entries within `days` of now: of every skill, or in detail of skill `name`."""
 
-    def __init__(self, days, name=None, now=None, session=None, series=False):
+    def __init__(self, days, name=None, now=None, session=None, series=False, profile=None):
         self.now = now or datetime.datetime.now(datetime.timezone.utc)
-        self.days, self.name, self.session = days, name, session
+        self.days, self.name, self.session, self.profile = days, name, session, profile
         # With `series` (for the usage report): calls and failures per local day and skill, and sessions.
         self.series = series
         self.per_day = collections.Counter()  # (local date, skill) -> calls
@@ -187,7 +174,7 @@ class Aggregator:
         self._dates = {}  # a minute of UTC time -> its local date (local_date)
         self.sessions = None
         if series:
-            from .sessions import Summary
+            from .sessions import Summary  # only for the usage report's series: sessions is not on the way of stats
 
             self.sessions = Summary()
         self.since = self.now - datetime.timedelta(days=days)
@@ -239,7 +226,8 @@ class Aggregator:
         if ts > self.future:
             self.skipped[FUTURE] += 1
             return
-        if ts < self.since or (self.name and name != self.name) or (self.session and get("session") != self.session):
+        if ts < self.since or (self.name and name != self.name) or (self.session and get("session") != self.session) \
+                or (self.profile and get("profile") != self.profile):
             return
         figures = self.skills.get(name)
         if figures is None:
@@ -336,11 +324,12 @@ class Aggregator:
 
     def like(self):
         """A new aggregator of the same window and filters."""
-        return Aggregator(self.days, self.name, self.now, self.session, self.series)
+        return Aggregator(self.days, self.name, self.now, self.session, self.series, self.profile)
 
     def report(self, manifest_skills):
         """Every figure as plain data: the document `nexus skill stats --json` prints."""
-        report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {})}
+        report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {}),
+                  **({"profile": self.profile} if self.profile else {})}
         if self.models:  # skills spec 9.5: which model does best with what
             report["models"] = sorted(({"name": model, **figures.as_json(),
                                         **{key: self.tokens[model, key] for key in ("promptTokens", "completionTokens")}}
@@ -391,9 +380,9 @@ def feed(aggregator, label, lines, warn):
         warn(f"{label}: skipped {plural(count, 'line')}: {reason}")
 
 
-def collect(config, days, name=None, stream=None, warn=None, session=None, aggregator=None):
+def collect(config, days, name=None, stream=None, warn=None, session=None, aggregator=None, profile=None):
     """The report of the per-skill usage logs, or of `stream` (JSON Lines), with the skills' metadata;
-    of one session's calls alone, with `session`. An `aggregator` of the caller's own keeps what it
+    of one session's calls alone, with `session`, of one profile's with `profile`. An `aggregator` of the caller's own keeps what it
     gathers beside the report (the usage report's series)."""
     warn = warn or (lambda line: None)
     manifest = listing.current_manifest(config, warn)
@@ -402,7 +391,7 @@ def collect(config, days, name=None, stream=None, warn=None, session=None, aggre
         path = paths.usage_log(name)  # validates the name (even '') before it becomes a path
         if stream is None and name not in skills and not os.path.exists(path):
             manifestlib.find(manifest, name)  # raises "not found", with suggestions
-    aggregator = aggregator or Aggregator(days, name, session=session)
+    aggregator = aggregator or Aggregator(days, name, session=session, profile=profile)
     if stream is not None:
         feed(aggregator, "stdin", stream, warn)
         return aggregator.report(skills)
@@ -421,7 +410,7 @@ def feed_logs(aggregator, logs, warn):
     total = sum(size for size, _ in sizes)
     workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
     threading = sys.modules.get("threading")
-    from ..style import Progress
+    from ..style import Progress  # style only for logs worth a progress line
 
     progress = Progress("reading usage logs", total=len(logs))
     if workers <= 1 or (threading is not None and threading.active_count() > 1):  # fork only a lone thread
@@ -467,7 +456,7 @@ def _fork_share(aggregator, share):
         raise
     if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
         try:
-            import pickle
+            import pickle  # only in a forked child, to send its figures back
 
             os.close(read)
             warnings = []
@@ -482,7 +471,7 @@ def _fork_share(aggregator, share):
 
 
 def _merge_child(aggregator, pid, pipe, share, warn):
-    import pickle
+    import pickle  # only when children were forked: logs of over SHARE_BYTES
 
     try:
         with os.fdopen(pipe, "rb") as found:

@@ -1,33 +1,6 @@
 """nexus-discover: find skills and print one JSON object per skill (JSON Lines).
 
-Scans the skill sources in precedence order (extra dirs < bundled < managed < workspace); a
-higher source hides a skill of the same name from a lower one. Each line is a manifest entry:
-name, description, source, filePath, dir, sha256, the nexus metadata (emoji, os, requires,
-install, ...), and the resolved type, tool, verify, runner and script. A broken SKILL.md is
-reported on stderr as `path:line: reason` and printed after the skills as
-{"name", "status": "invalid", "filePath", "line", "error"}, so that `nexus-manifest write` records it
-as `nexus skills refresh` does.
-
-Usage:
-  nexus-discover [--shadowed] [--valid] [--invalid] [--] [DIR...]
-  nexus-discover (-h | --help)
-
-Options:
-  --shadowed  Also print skills hidden by a higher source, with `shadowedBy`.
-  --valid     Leave the broken skills out.
-  --invalid   Print the broken skills (the default; kept for scripts written before it was).
-  -h --help   Show this help.
-
-With DIR arguments only those folders are scanned, the last one winning a name.
-
-Exit status:
-  0  the sources were scanned (broken skills are reported)
-  2  no source folder could be read at all, or a usage error
-
-Examples:
-  nexus-discover | nexus-manifest write         # the same manifest as `nexus skills refresh`
-  nexus-discover --shadowed | jq -r 'select(.shadowedBy) | "\\(.name) \\(.filePath)"'
-  nexus-discover --valid ~/src/team-skills
+Its usage and options are its record in the command table (tools/commands.py).
 """
 
 import os
@@ -35,12 +8,31 @@ import sys
 
 from nexus import config as configlib, paths
 from nexus.catalog import discovery
-from nexus.cli.command import STREAM, tool
 from nexus.errors import BadInput
 from nexus.style import terminal
+from nexus.tools.commands import script
 
 
 def discover(ctx):
+    """Scans the skill sources in precedence order (extra dirs < bundled < managed < workspace); a
+    higher source hides a skill of the same name from a lower one. Each line is a manifest entry:
+    name, description, source, filePath, dir, sha256, the nexus metadata (emoji, os, requires,
+    install, ...), and the resolved type, tool, verify, runner and script. A broken SKILL.md is
+    reported on stderr as `path:line: reason` and printed after the skills as
+    {"name", "status": "invalid", "filePath", "line", "error"}, so that `nexus-manifest write` records it
+    as `nexus skills refresh` does.
+
+    With DIR arguments only those folders are scanned, the last one winning a name.
+
+    Exit status:
+      0  the sources were scanned (broken skills are reported)
+      2  no source folder could be read at all, or a usage error
+
+    Examples:
+      nexus-discover | nexus-manifest write   # as `nexus skills refresh` does
+      nexus-discover --shadowed | jq -r 'select(.shadowedBy) | .filePath'
+      nexus-discover --valid ~/src/team-skills
+    """
     args = ctx.args
     if args["DIR"]:
         source_list = paths.folder_sources(args["DIR"])
@@ -58,4 +50,4 @@ def discover(ctx):
             *([] if args["--valid"] else scan.invalid)]
 
 
-main = tool("nexus-discover", STREAM, __doc__, discover)
+main = script("nexus-discover")

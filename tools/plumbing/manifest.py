@@ -1,44 +1,13 @@
 """nexus-manifest: write, read or check the skills manifest (manifest.json).
 
-The manifest caches what nexus-discover found so that listing and running skills never rescan
-while nothing changed. It lives at $NEXUS_HOME/state/nexus/skills/manifest.json.
-
-Usage:
-  nexus-manifest write
-  nexus-manifest read [--invalid]
-  nexus-manifest check
-  nexus-manifest (-h | --help)
-
-Commands:
-  write  Read entries (JSON Lines, as nexus-discover prints them) on stdin and replace the
-         manifest atomically. Entries with "status": "invalid" are kept as broken skills, those
-         with "shadowedBy" left out; the folders of each source without a SKILL.md are watched.
-         The same skills give the same manifest as `nexus skills refresh`.
-  read   Print the manifest's entries as JSON Lines.
-  check  Exit 0 when the manifest is fresh, 1 when it is stale: missing, written by another
-         nexus version, or a source or skill folder changed since it was written.
-
-Options:
-  --invalid  With read, also print the broken skills the manifest records.
-  -h --help  Show this help.
-
-Exit status:
-  0  success (check: fresh)
-  1  check: stale; read: there is no manifest yet
-  2  unreadable input (a line that is not a JSON object, an entry without a valid name; read: a manifest
-     that is not JSON, or was written by a newer nexus), usage error
-
-Examples:
-  nexus-discover | nexus-manifest write
-  nexus-manifest read | jq -r 'select(.type == "tool") | .name'
-  nexus-manifest check || nexus skills refresh
+Its usage and options are its record in the command table (tools/commands.py).
 """
 
 from nexus import config as configlib, fileio, paths, schema
 from nexus.catalog import manifest as manifestlib
-from nexus.cli.command import STREAM, tool
 from nexus.cli.output import piped_stdin, read_jsonl
 from nexus.errors import BadInput, NexusError
+from nexus.tools.commands import script
 
 
 def write(ctx):
@@ -75,8 +44,31 @@ def check(ctx):
 
 
 def manifest(ctx):
+    """The manifest caches what nexus-discover found so that listing and running skills never rescan
+    while nothing changed. It lives at $NEXUS_HOME/state/nexus/skills/manifest.json.
+
+    Commands:
+      write  Read entries (JSON Lines, as nexus-discover prints them) on stdin and replace the
+             manifest atomically. Entries with "status": "invalid" are kept as broken skills, those
+             with "shadowedBy" left out; the folders of each source without a SKILL.md are watched.
+             The same skills give the same manifest as `nexus skills refresh`.
+      read   Print the manifest's entries as JSON Lines.
+      check  Exit 0 when the manifest is fresh, 1 when it is stale: missing, written by another
+             nexus version, or a source or skill folder changed since it was written.
+
+    Exit status:
+      0  success (check: fresh)
+      1  check: stale; read: there is no manifest yet
+      2  unreadable input (a line that is not a JSON object, an entry without a valid name; read: a manifest
+         that is not JSON, or was written by a newer nexus), usage error
+
+    Examples:
+      nexus-discover | nexus-manifest write
+      nexus-manifest read | jq -r 'select(.type == "tool") | .name'
+      nexus-manifest check || nexus skills refresh
+    """
     action = write if ctx.args["write"] else read if ctx.args["read"] else check
     return action(ctx)
 
 
-main = tool("nexus-manifest", STREAM, __doc__, manifest)
+main = script("nexus-manifest")

@@ -1,9 +1,105 @@
-"""nexus-mcp: serve the ready skills to an agent over MCP, every call through the gateway.
+"""nexus-mcp and `nexus mcp`: the MCP server's command side. Its options read, then the server, whose MCP
+SDK is an optional extra: without it, a one-line hint on how to install it (exit 2).
 """
 
-from nexus.cli.command import PROCESS, tool
-from nexus.mcp import command as mcp
+from nexus.catalog import scope
+from nexus.errors import UsageError
+from nexus.tools.commands import script
 
-__doc__ += f"\n{mcp.DESCRIPTION}\n`nexus mcp` is the same command.\n\n{mcp.usage('nexus-mcp')}"
+INSTALL_HINT = ("the MCP server needs the MCP SDK, an optional extra: pip install 'nexus-skills[mcp]' "
+                "(from a nexus checkout: make install, or make run for its .venv)")
 
-main = tool("nexus-mcp", PROCESS, __doc__, mcp.command)
+
+def serve(ctx):
+    """An MCP server over stdio (JSON-RPC on stdin and stdout) that an agent's client starts: it shows the
+    agent only the skills that are ready right now, and runs every call through the gateway, exactly as
+    `nexus skill run` does: verified on first use, run without a shell, logged with secrets masked, counted.
+    It speaks the protocol's revisions from 2024-11-05 on, the 2026-07-28 one (no handshake) included.
+
+    What an agent is offered: the ready skills, less those with `disable-model-invocation: true` (no
+    tool, prompt or resource, not in list_skills, and a call by name is refused), decided in one place
+    with `nexus skills prompt`, `agents-md`, `cursor-rules` and `skills link`.
+
+    Tools (--tools each): each offered tool or script skill is a tool named after it, taking `args` (a
+    list of strings), `stdin` (text) and `timeout` (seconds), all tools sharing one bare input schema.
+    A tool skill runs in the folder the client started the server in, a script skill in its own. The
+    result holds the program's stdout, its stderr and a note on its exit status as text (each sent
+    once), and {exit, ms, truncated, timedOut} as structured content; isError is set when the exit
+    status is not 0. Each of stdout and stderr is cut at --max-output bytes (the rest is read and
+    dropped; truncated says so). Calling a tool nexus does not know is a protocol error (invalid params); one that
+    cannot run now (its first verification fails, a key was removed) or arguments of the wrong type are
+    a tool error with the reason and the setup step, which the model reads and can act on.
+
+    Tools (--tools loader): tools/list stays small however large the catalogue: `run_skill` (name, args,
+    stdin, timeout) runs any offered skill by name, and the server's instructions (at most 8 KB) name the
+    offered skills, the most used first, then point to list_skills. --tools auto (the default) is the
+    loader once 40 tool and script skills are offered, else each; it is settled as the server starts.
+
+    In both modes, `list_skills` (query, cursor: 50 a page) names every skill with its status and, for
+    one that is not ready, why and the steps that set it up; `read_skill` gives one skill's instructions.
+
+    Skills extension (io.modelcontextprotocol/skills): skills/list (paged) and skills/get give each
+    published skill as an entry: its URI skill://NAME/SKILL.md, its frontmatter as a standard YAML parser
+    reads it, and every file of it with its sha256 digest and size; resources/read serves exactly those
+    files by their skill:// URIs. Published: the offered prompt skills; tool and script skills only with
+    mcp.publishRunnable = true in the config, since a host that runs a skill's files itself bypasses the
+    gate, the log and the sandbox. A skill over the extension's limits (512 files, 16 MiB), holding a
+    secret-looking file (.env, keys), a link out of its folder or a frontmatter standard YAML reads
+    otherwise, is not published, and list_skills says why (notPublished). Digests are kept per file by
+    its size, mtime, ctime and inode, so a listing hashes only what changed.
+
+    Prompts and resources: each ready skill's instructions ({baseDir} resolved) are a prompt named after
+    it; its files are resources with file:// URIs, the paths its instructions name (SKILL.md first, at
+    most 100 a skill; hidden files, node_modules and __pycache__ left out; none larger than --max-output).
+    Every read of instructions or a file is logged as a prompt call, a file with its path as args.
+    resources/templates/list answers an empty list.
+
+    Sessions: every call is logged with NEXUS_SESSION_ID when it is set, else with an id of this
+    connection: `mcp-` and an id as `nexus session new` makes them (when it began, then 8 hex digits),
+    which the server prints on stderr as it starts; `nexus sessions` lists them. Each call also logs the
+    client program's name and version, as its initialize (or a 2026-07-28 request) says them, as `client`.
+
+    Live catalogue: every --watch seconds the server takes a fresh look at the skills, and tells the
+    client of each list that would now show other than what it was last shown (a skill installed,
+    added, edited, removed, enabled or disabled): notifications/tools/list_changed, prompts/list_changed
+    and resources/list_changed; to a client of the 2026-07-28 revision, which has no handshake, the same
+    changes go through subscriptions/listen, and server/discover says so. No restart is needed. The
+    lists themselves are answered from a look at most --watch seconds old, as evaluating 1,000 skills
+    takes longer than answering.
+
+    Cancellation: a cancelled call's process group is killed (SIGKILL), or its verify command's when it
+    is cancelled during its first use's verification; the call is logged as cancelled (exit 137, error
+    "cancelled") and the skill stays as verified as it was. Calls run side by side, each logged once, at
+    most --max-calls at a time, in threads of their own: however many run, the server goes on reading
+    (pings, cancels, the end of stdin) and answering. A line that is not JSON is answered with a parse
+    error (-32700), a request whose params are not an object with invalid params (-32602). When the client closes stdin, the calls in flight are cancelled so and the server exits 0;
+    on SIGTERM, SIGHUP or SIGINT it does the same, then ends by that signal.
+
+    Environment:
+      NEXUS_SESSION_ID  Recorded with each call instead of the connection's own id.
+      NEXUS_PROFILE     The profile served (`--profile NAME` first of all sets it): the agent sees, reads
+                        and runs only its skills. One server per profile; see `nexus profiles`.
+      NEXUS_HOME, NEXUS_CONFIG, MANAGED_SKILLS_DIR  As for every nexus command.
+
+    Exit status:
+      0      the client closed stdin
+      2      usage error, or the MCP SDK (the extra nexus-skills[mcp]) is not installed
+      128+N  ended by signal N (SIGTERM, SIGHUP, SIGINT), once the calls in flight were ended and logged
+
+    Examples:
+      nexus mcp config --client claude-code --write   # register it in this project
+      claude mcp add nexus -- nexus-mcp               # or for you alone
+      NEXUS_SESSION_ID=review-42 nexus-mcp            # calls logged as review-42
+      nexus-mcp --profile mail                        # the mail agent's skills only
+    """
+    try:
+        from nexus.mcp import server  # the SDK is an optional extra: only a server that starts needs it
+    except ImportError as e:
+        if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        raise UsageError(INSTALL_HINT) from None
+    return server.serve(ctx.args["--max-output"], ctx.args["--watch"], ctx.args["--max-calls"], ctx.args["--tools"],
+                        ctx.warn)
+
+
+main = script("nexus-mcp", scope.take_option)

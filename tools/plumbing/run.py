@@ -1,9 +1,161 @@
-"""nexus-run: the gateway. Run a skill's tool or script, or print its prompt; log every call.
+"""nexus-run and `nexus skill run`: the gateway's command side. What it reads on the command line and what
+it prints; the flow itself (gate, verify, spawn, record) is nexus.gateway.run.
+
+This is the hot path: an agent calls it hundreds of times a session, so it imports no docopt, YAML,
+subprocess or `re` (its record's parser reads argv by hand), and reads the cached manifest and config.
 """
 
-from nexus.cli.command import PROCESS, tool
-from nexus.gateway import run as gateway
+import os
+import sys
 
-__doc__ += f"\n{gateway.DESCRIPTION}`nexus skill run` is the same command.\n\n{gateway.usage('nexus-run')}"
+from nexus import config as configlib, fastjson, schema
+from nexus.catalog import manifest, scope, status
+from nexus.cli.command import quiet_stdout
+from nexus.errors import Refused, UsageError
+from nexus.gateway import plan, run as gateway
+from nexus.tools.commands import script
 
-main = tool("nexus-run", PROCESS, __doc__, gateway.command)
+
+def run(ctx):
+    """Tool skills run `TOOL ARGS` in the caller's folder; script skills run `RUNNER SCRIPT ARGS` in the
+    skill's folder; prompt skills print their instructions. stdin and stdout are the tool's own;
+    stderr streams through too, and its tail is kept for the log. A skill is verified on its first
+    run, after a failed run, and after its SKILL.md changed. Every call is appended to the skill's
+    usage log and counted in its state. `nexus skill run` and `nexus-run` are the same command.
+
+    A skill added from elsewhere runs confined (skills.sandbox.mode): it reads all but the secrets of
+    skills.sandbox.deny and nexus's own files, writes only {tmp}, {state} and (a tool) {cwd}, and has no
+    network, unless its metadata.nexus.sandbox or `nexus skill allow` grants more. On Linux, Landlock and a
+    network namespace enforce it; where they cannot, the call is refused (exit 1) unless
+    skills.sandbox.fallback is "warn". The README's Security section says what is cut and what is not.
+
+    Options go right after NAME; the tool's arguments follow `--` (or start at the first word that is
+    not an option).
+
+    Environment:
+      NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+      NEXUS_PROFILE     The profile in force (`--profile NAME` first of all sets it): a skill outside it
+                        is refused. The tool gets it too, so what it runs through nexus stays in it.
+      NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
+                        Recorded with each call when an agent sets them (model,
+                        modelVersion, promptTokens, completionTokens); `nexus skill
+                        stats` groups calls by model.
+      NEXUS_PARENT_CALL
+                        Set for the tool: this call's id (the `call` of its log
+                        line), recorded as parentCall by the calls the tool makes in
+                        turn (a crystallized replay's).
+      NEXUS_CALLER_CWD  Set for the tool: the folder nexus was called from (a script runs in its skill's
+                        folder). The tool also gets the skill's configured env and apiKey, and
+                        skills.binPath before PATH.
+      NEXUS_SKILL       Set for the tool: the skill's name. Where it is set, what would lower the sandbox
+                        (--no-sandbox, nexus skill allow, config set of sandbox keys) is refused.
+
+    Exit status:
+      N    the tool's own exit status; 128+N when it was killed by signal N; 124 after --timeout
+      1    the gateway refused: not found, disabled, not installed, not configured, verification failed
+      2    usage error, a malformed config, or stdout closed
+
+    Examples:
+      PROG disk-report -- . --top 3
+      PROG filesystem                       # prints the prompt
+      PROG disk-report --timeout 60 -- ~/Downloads --top 5
+      PROG disk-report --json -- ~/Downloads | jq -r .stdout
+    """
+    args, config = ctx.args, ctx.config
+    entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
+    given = given_variables(args["--var"])
+    if entry["type"] == "prompt":
+        try:
+            checker = gateway.gate(entry, config)
+            values = plan.variables(entry, given)
+        except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
+            raise e if args["--dry-run"] else gateway.refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
+        if args["--background"]:
+            raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
+        if args["ARGS"]:
+            ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
+        if args["--dry-run"]:
+            return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
+        if entry.get("unknownType"):  # skills spec 10: the prompt, with a warning, logged as unknown
+            ctx.warn(f"'{entry['name']}' has type '{entry['unknownType']}', which nexus cannot run: "
+                     f"here are its instructions (logged as type unknown)")
+        lacking = [item for items in checker.missing(entry).values() for item in items]
+        if lacking:  # the instructions still come: they may say how to get what is missing
+            ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
+        text, ms = gateway.prompt(entry, config, args["--no-log"], ctx.warn, values)
+        if args["--json"]:
+            text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": ms,
+                                   "stdout": text, "stderr": ""}) + "\n"
+        write_or_quit(text)
+        return 0
+    if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
+        why = plan.inside() or (None if os.isatty(0) and os.isatty(2) else "stdin and stderr are not a terminal")
+        if why:
+            raise gateway.refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: "
+                                                                   f"refused ({why})"), ctx.warn, args["ARGS"],
+                                 args["--no-log"])
+    if entry.get("crystallized"):
+        gateway.said_degraded(entry, ctx.warn)
+    call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"],
+                        no_sandbox=args["--no-sandbox"], variables=given, note=ctx.note)
+    if args["--dry-run"]:
+        call.prepare(verify=False, record_refusal=False)
+        argv = [call.masked(a) for a in call.argv]
+        injected = {*status.injected_env(entry, config), *(v["name"] for v in entry.get("variables") or [])}
+        env_names = sorted(injected) + ["NEXUS_CALLER_CWD", plan.MARK]
+        return dry_run(entry, argv, call.cwd, env_names, args)
+    call.prepare(verify=not args["--no-verify"])
+    timeout = args["--timeout"]
+    if args["--background"]:
+        from nexus.gateway import jobs  # only for a background run: it brings the supervisor's fork
+
+        job = jobs.start(call, timeout)
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "job": job}) + "\n" if args["--json"] else job + "\n")
+        return 0
+    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
+    done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
+    if args["--json"] and done.started:
+        # Bytes that are not UTF-8 come out as \\udcXX escapes, which decode back to the same bytes.
+        output = {key: call.masked(getattr(done, key).decode("utf-8", "surrogateescape"))  # as MCP results are
+                  for key in ("stdout", "stderr")}
+        write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
+                                      "ms": done.ms, **output}) + "\n")
+    return done.exit
+
+
+def given_variables(words):
+    """{NAME: VALUE} of the --var words; UsageError for one that is not NAME=VALUE."""
+    given = {}
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not schema.is_env_name(name):
+            raise UsageError(f"--var takes NAME=VALUE, NAME a variable's name: not {word!r}")
+        given[name] = value
+    return given
+
+
+def write_or_quit(text):
+    """Write to stdout; a reader that has gone away is no failure of the tool, whose call is recorded."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_stdout()
+
+
+def dry_run(entry, argv, cwd, env_names, args):
+    """What would run, and where, with which env names: printed, nothing run."""
+    from nexus.style import shell_line, shell_word  # only for --dry-run: style is not on the gateway's way
+
+    planned = {"skill": entry["name"], "type": entry["type"], "argv": argv, "cwd": cwd or os.getcwd(),
+               "env": env_names, "timeout": args["--timeout"]}
+    if args["--json"]:
+        print(fastjson.dumps(planned))
+    else:
+        print(shell_line(argv))  # the exact argv, as a shell would need it, nothing in it obeyed by the terminal
+        print(f"cwd: {shell_word(planned['cwd'])}")
+        print("env: " + (shell_line(env_names) or "(none injected)"))
+    return 0
+
+
+main = script("nexus-run", scope.take_option)

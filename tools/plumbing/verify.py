@@ -1,59 +1,43 @@
 """nexus-verify: check that skills work, and record the outcome in their state.
 
-For each NAME, checks the skill's requirements (binaries, env vars, config paths), then runs its
-verify command with /bin/sh -c, the skill's injected environment and a timeout, and records
-configured, configuredAt, lastVerified, lastError and fingerprints (the SKILL.md's SHA-256 and a
-hash of the verify output). Prints one JSON object per skill: skill, type, verify, ok,
-configured, exit, error, ms. A prompt skill is always configured; a skill with no verify command
-passes once its requirements are met. Nothing else in nexus runs verify commands, except the
-first `nexus skill run` of a skill.
-
-With --static, reads manifest entries (JSON Lines, as nexus-discover prints them) on stdin and
-prints each with its status, verified and missing: the requirement checks alone, nothing runs.
-
-Usage:
-  nexus-verify [--timeout SECONDS] [--jobs N] NAME...
-  nexus-verify --all [--stale HOURS] [--timeout SECONDS] [--jobs N]
-  nexus-verify --static
-  nexus-verify (-h | --help)
-
-Options:
-  --all              Every tool and script skill that could pass (ready, or its last verification
-                     failed); the others are printed with "skipped": true and the reason.
-  --stale HOURS      With --all, only skills never verified, or last verified over HOURS ago.
-  --timeout SECONDS  How long one verify command may run [default: 30].
-  --jobs N           How many verify commands run at once (default: one per CPU); the
-                     outcomes are printed in the order of the skills all the same.
-  --static           Requirement checks only, for the entries on stdin.
-  -h --help          Show this help.
-
-Exit status:
-  0  every verification that ran passed (--static: every entry was read)
-  1  a skill failed verification, or a NAME was not found (each NAME gets its own object)
-  2  usage error or unreadable input
-
-Examples:
-  nexus-verify disk-report filesystem
-  nexus-verify --all --stale 24          # for cron
-  nexus-discover | nexus-verify --static | jq -r 'select(.status != "ready") | .name'
+Its usage and options are its record in the command table (tools/commands.py).
 """
 
 from nexus.catalog import listing, manifest as manifestlib, status
-from nexus.cli.command import STREAM, number, tool
 from nexus.cli.output import piped_stdin, read_jsonl
 from nexus.errors import BadInput, NexusError
 from nexus.gateway import verify
 from nexus.paths import is_valid_name
 from nexus.state import skill_state
+from nexus.tools.commands import script
 
 
 def verify_skills(ctx):
+    """For each NAME, checks the skill's requirements (binaries, env vars, config paths), then runs its
+    verify command with /bin/sh -c, the skill's injected environment and a timeout, and records
+    configured, configuredAt, lastVerified, lastError and fingerprints (the SKILL.md's SHA-256 and a
+    hash of the verify output). Prints one JSON object per skill: skill, type, verify, ok,
+    configured, exit, error, ms. A prompt skill is always configured; a skill with no verify command
+    passes once its requirements are met. Nothing else in nexus runs verify commands, except the
+    first `nexus skill run` of a skill.
+
+    With --static, reads manifest entries (JSON Lines, as nexus-discover prints them) on stdin and
+    prints each with its status, verified and missing: the requirement checks alone, nothing runs.
+
+    Exit status:
+      0  every verification that ran passed (--static: every entry was read)
+      1  a skill failed verification, or a NAME was not found (each NAME gets its own object)
+      2  usage error or unreadable input
+
+    Examples:
+      nexus-verify disk-report filesystem
+      nexus-verify --all --stale 24          # for cron
+      nexus-discover | nexus-verify --static | jq 'select(.status != "ready").name'
+    """
     args = ctx.args
     if args["--static"]:
         return static(ctx)
-    timeout = number(args["--timeout"], "--timeout")
-    stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
-    jobs = verify.parse_jobs(args["--jobs"])
+    timeout, stale, jobs = args["--timeout"], args["--stale"], args["--jobs"] or verify.CPUS
     if args["--all"]:
         entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
         return outcomes(ctx, [*skipped, *verify.verify_all(entries, ctx.config, timeout, jobs)])
@@ -98,4 +82,4 @@ def static(ctx):
         yield {**entry, **checker.evaluate(entry, skill_state.of(entry))}
 
 
-main = tool("nexus-verify", STREAM, __doc__, verify_skills)
+main = script("nexus-verify")

@@ -5,29 +5,20 @@ import os
 from nexus import fileio, paths
 from nexus.agents import instructions
 from nexus.catalog import listing, manifest as manifestlib
-from nexus.cli.command import number, parses
 from nexus.errors import BadInput, UsageError
 from nexus.usage import stats
 
 
 def cursor_rules(ctx):
-    """Usage:
-      nexus skills cursor-rules [--write [DIR]]
-      nexus skills cursor-rules (-h | --help)
-
-    Options:
-      --write    Write the rules to DIR/.cursor/rules/nexus-skills.mdc instead (DIR: the current
-                 folder), creating the folders, and print the file's path. The file belongs to nexus:
-                 run the command again whenever skills change.
-      -h --help  Show this help.
-
+    """
     Examples:
       nexus skills cursor-rules --write ~/src/app
     """
     args = ctx.args
     if args["DIR"] and not args["--write"]:
         raise UsageError(f"'{args['DIR']}': a folder goes after --write")
-    text = instructions.cursor_text(instructions.offered(listing.records(ctx.config, ctx.warn)))
+    ready = listing.records(ctx.config, ctx.warn)
+    text = instructions.cursor_text(instructions.offered(ready, ctx.config), instructions.aside_note(ready, ctx.config))
     if not args["--write"]:
         return text
     top = args["DIR"] or "."
@@ -43,22 +34,14 @@ def cursor_rules(ctx):
 
 
 def agents_md(ctx):
-    """Usage:
-      nexus skills agents-md [--write FILE]
-      nexus skills agents-md (-h | --help)
-
-    Options:
-      --write FILE  Update the section in FILE instead, or append it when FILE has none (creating
-                    FILE), and print FILE's path. Everything outside the section is kept as it is.
-      -h --help     Show this help.
-
-    The section runs from the line <!-- nexus:skills:start --> to the line <!-- nexus:skills:end -->.
+    """The section runs from the line <!-- nexus:skills:start --> to the line <!-- nexus:skills:end -->.
     Only that part is ever rewritten; running --write again while skills are unchanged changes nothing.
 
     Examples:
       nexus skills agents-md --write AGENTS.md
     """
-    section = instructions.agents_section(instructions.offered(listing.records(ctx.config, ctx.warn)))
+    ready = listing.records(ctx.config, ctx.warn)
+    section = instructions.agents_section(instructions.offered(ready, ctx.config), instructions.aside_note(ready, ctx.config))
     target = ctx.args["--write"]
     if not target:
         return section + "\n"
@@ -67,18 +50,7 @@ def agents_md(ctx):
 
 
 def prompt(ctx):
-    """Usage:
-      nexus skills prompt [--format FORMAT] [--max-chars N] [--max-skills N]
-      nexus skills prompt (-h | --help)
-
-    Options:
-      --format FORMAT  xml: an <available_skills> block, as agents built on the Agent Skills
-                       convention expect; markdown: a list [default: xml].
-      --max-chars N    Keep the block within N characters.
-      --max-skills N   List at most N skills.
-      -h --help        Show this help.
-
-    Each skill comes with its name, description and the location of its SKILL.md, which the agent
+    """Each skill comes with its name, description and the location of its SKILL.md, which the agent
     reads when the skill fits the task; skills with `priority: high` come first, then by name. A skill
     with `disable-model-invocation: true` is left out (it stays runnable by name).
 
@@ -91,11 +63,12 @@ def prompt(ctx):
       nexus skills prompt --format markdown --max-chars 4000
     """
     args = ctx.args
-    block = instructions.PROMPT_FORMATS.get(args["--format"])
-    if block is None:
-        raise UsageError(f"--format is xml or markdown, not '{args['--format']}'")
-    limits = [int(number(args[o], o)) if args[o] is not None else None for o in ("--max-chars", "--max-skills")]
-    skills = instructions.offered(listing.records(ctx.config, ctx.warn))
+    block = instructions.PROMPT_FORMATS[args["--format"]]
+    limits = [args["--max-chars"], args["--max-skills"]]
+    ready = listing.records(ctx.config, ctx.warn)
+    skills, aside = instructions.offered(ready, ctx.config), instructions.aside_note(ready, ctx.config)
+    if aside:  # what is set aside is said in every block, beside what a budget cut
+        block = (lambda render: lambda shown, note=None: render(shown, " ".join(filter(None, (aside, note)))))(block)
     if limits == [None, None]:
         return block(skills)
     calls = stats.call_counts([s["name"] for s in skills])
@@ -107,12 +80,8 @@ def prompt(ctx):
     return text
 
 
-@parses(lambda argv, doc: {})  # read on every TAB: no docopt
 def skill_names(ctx):
-    """Usage:
-      nexus --list-skills
-
-    Every skill name in the cached manifest, one per line, for shell completion: never rescans,
+    """Every skill name in the cached manifest, one per line, for shell completion: never rescans,
     never parses YAML.
     """
     cached = manifestlib.load()

@@ -50,23 +50,13 @@ def skill_dirs(ctx, targets):
 
 @renders(render_findings)
 def audit(ctx):
-    """Usage:
-      nexus skills audit [--strict] [--json] [--] [SKILL...]
-      nexus skills audit (-h | --help)
-
-    Reads every file of each skill, runs nothing, and prints each finding as
+    """Reads every file of each skill, runs nothing, and prints each finding as
     `path:line: severity: code: message`. Each SKILL is a skill folder, its SKILL.md, a folder of skill
     folders, or the name of a skill nexus knows; without SKILL, every skill of every source. Python is
     parsed (ast), shell, JavaScript and Markdown are matched line by line; Markdown that only talks about
     a thing (in double quotes, or after "never" or "do not") is not taken as saying it. `nexus skills
     add` and `update` refuse a skill with a high finding unless --force; `nexus skills check` reports the
     high ones too.
-
-    Options:
-      --strict   Exit 1 on a medium finding too.
-      --json     One document: {"audited": [{"name", "dir"}], "findings": [{"path", "line", "severity",
-                 "code", "message"}]}.
-      -h --help  Show this help.
 
     Rules:
     RULES
@@ -78,7 +68,7 @@ def audit(ctx):
 
     Examples:
       nexus skills audit ~/Downloads/some-skill
-      nexus skills audit --json | jq -r '.findings[] | select(.severity == "high") | .path' | sort -u
+      nexus skills audit --json | jq '.findings[] | select(.severity == "high")'
     """
     targets = skill_dirs(ctx, ctx.args["SKILL"])
     findings = []
@@ -102,22 +92,12 @@ def render_trust(report, out):
 
 @renders(render_trust)
 def trust(ctx):
-    """Usage:
-      nexus skill trust NAME [--yes] [--force] [--json]
-      nexus skill trust (-h | --help)
-
-    A skill added with `nexus skills add` runs only while its files are those it was added, updated or
+    """A skill added with `nexus skills add` runs only while its files are those it was added, updated or
     trusted with (their SHA-256s are kept in its trust.json; what its runs leave behind, __pycache__ and
     *.pyc, does not count). When they changed behind nexus's back, an edit in its folder or in the folder a
     linked skill comes from, `nexus skill run` and nexus-mcp refuse it and `skills link` leaves it out.
     This shows what changed and the audit of the change (`nexus skills audit`: findings in the changed
     files and any not accepted before), then binds the skill to its files as they are now.
-
-    Options:
-      --yes      Trust without asking (needed without a terminal, as under cron or an agent).
-      --force    Trust it even with a high finding in the change.
-      --json     The outcome as JSON: name, changed, added, removed, findings, trusted.
-      -h --help  Show this help.
 
     Exit status:
       0  trusted, or nothing changed;  1  not trusted: a high finding without --force, no yes, or NAME is

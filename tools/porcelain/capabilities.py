@@ -37,15 +37,7 @@ def render_capabilities(found, out):
 
 @renders(render_capabilities)
 def list_capabilities(ctx):
-    """Usage:
-      nexus capabilities [--json]
-      nexus capabilities (-h | --help)
-
-    Options:
-      --json     An array of {"name", "providers": [{"name", "status", "verified"}], "consumers", "chosen"}.
-      -h --help  Show this help.
-
-    A skill provides capabilities with `implements: [email_sender]` in its metadata.nexus, and needs
+    """A skill provides capabilities with `implements: [email_sender]` in its metadata.nexus, and needs
     them with `requires.capabilities`. `chosen` is the provider `nexus capability resolve` picks.
     """
     records = listing.records(ctx.config, ctx.warn)
@@ -56,28 +48,20 @@ def list_capabilities(ctx):
     return found
 
 
+def render_ranking(resolved, out):
+    """--explain: every provider in its place, with the reasons."""
+    for rank, provider in enumerate(resolved["ranking"], 1):
+        out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
+
+
 def render_resolved(resolved, out):
-    if resolved.get("explain"):
-        for rank, provider in enumerate(resolved["ranking"], 1):
-            out.write(f"{rank}. {provider['name']}: {', '.join(provider['why'])}\n")
-        return
     if resolved["chosen"]:
         out.write(resolved["chosen"] + "\n")
 
 
-@renders(render_resolved)
+@renders(render_resolved, {"--explain": render_ranking})
 def resolve(ctx):
-    """Usage:
-      nexus capability resolve CAPABILITY [--explain] [--json]
-      nexus capability resolve (-h | --help)
-
-    Options:
-      --explain  Print the ranking of every provider, with the reasons for its place.
-      --json     Print {"capability", "chosen", "ranking": [{"name", "status", "ready", "verified",
-                 "successRate", "why"}]}.
-      -h --help  Show this help.
-
-    Prints the name of the ready provider to use, for scripts:
+    """Prints the name of the ready provider to use, for scripts:
       nexus skill run "$(nexus capability resolve email_sender)" -- ...
     The choice: the preference list capabilities.CAPABILITY.prefer in the config, then a verified
     provider before an unverified one, then the best success rate over the past 30 days, then the name.
@@ -115,16 +99,7 @@ def render_connectors(found, out):
 
 @renders(render_connectors)
 def list_connectors(ctx):
-    """Usage:
-      nexus connectors [--json]
-      nexus connectors (-h | --help)
-
-    Options:
-      --json     An array of {"name", "skills", "connected", "connectedBy"} or, when locked,
-                 {"name", "skills", "connected": false, "unlock": {"skill", "step"}}.
-      -h --help  Show this help.
-
-    A connector is an account a person connects (google, apple, 1password, github): a skill names
+    """A connector is an account a person connects (google, apple, 1password, github): a skill names
     it with `connectors: [google]`, or it follows from the tool the skill runs. It is connected once a
     skill that needs it is ready and has passed verification. nexus stores no credentials: each tool
     keeps its own sign-in, and nexus records only what verification proved.
@@ -138,3 +113,13 @@ def unlock_steps(record):
     if record["status"] == "ready" and not record.get("verified"):
         return [f"nexus skill verify {record['name']}"]
     return [step.split(". ", 1)[1] for step in plan.setup_steps(record, record.get("missing") or {})]
+
+
+def capability_names(ctx):
+    """Every capability a skill in the cached manifest implements or requires, for shell completion:
+    never rescans, never parses YAML."""
+    from nexus.catalog import manifest  # the manifest alone: the statuses of skills are not needed
+
+    entries = manifest.cached_skills().values()
+    names = {c for entry in entries for c in [*(entry.get("implements") or []), *capabilities.requirements(entry)[0]]}
+    return "".join(name + "\n" for name in sorted(names))

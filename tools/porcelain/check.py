@@ -6,7 +6,8 @@ import os
 from nexus import config as configlib, paths
 from nexus.catalog import capabilities, discovery, listing, manifest as manifestlib
 from nexus.cli.command import renders
-from nexus.config import edit
+from nexus.config import keys
+from nexus.config.statements import line_of
 from nexus.distribute import managed, sources
 from nexus.errors import BadInput
 from nexus.skill import audit, entry as entrylib, lint, skillmd
@@ -104,21 +105,11 @@ def _config(ctx, findings):
     with open(path, encoding="utf-8") as f:
         text = f.read()
 
-    def warn(parts, message):
-        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", edit.line_of(text, parts),
-                                              "config"))
-
-    bundled = set(os.listdir(paths.bundled_skills()))
-    for name in configlib.get(config, "skills.allowBundled") or []:
-        if name not in bundled:
-            warn(("skills", "allowBundled"), f"'{name}' is not a bundled skill")
     manifest = listing.current_manifest(config, lambda message: None)  # the skills' own problems are findings
-    skills = {configlib.skill_key(entry): entry for entry in manifest.skills().values()}
-    for key, table in configlib.get(config, "skills.entries", {}).items():
-        if key not in skills:
-            warn(("skills", "entries", key), "no skill has this name or skillKey")
-        elif "apiKey" in table and not entrylib.primary_env(skills[key]):
-            warn(("skills", "entries", key, "apiKey"), "the skill names no env var for a key (primaryEnv): no tool gets it")
+    skills = {configlib.skill_key(entry): bool(entrylib.primary_env(entry)) for entry in manifest.skills().values()}
+    for parts, message in keys.problems(config, skills, set(os.listdir(paths.bundled_skills()))):
+        findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", line_of(text, parts),
+                                              "config"))
     return config
 
 
@@ -131,22 +122,13 @@ def render_findings(findings, out):
 
 @renders(render_findings)
 def check(ctx):
-    """Usage:
-      nexus skills check [--strict] [--json] [--] [PATH...]
-      nexus skills check (-h | --help)
-
-    Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
+    """Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
     skill source (see `nexus skills path`) and the config file. Each finding is printed as
     `path:line: severity: message`.
 
     Loading is lenient and checking is strict: a missing name, a name that differs from its folder, a
     duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are
     errors here, because the Agent Skills specification and other loaders reject them.
-
-    Options:
-      --strict   Also warn about fields that neither Agent Skills nor nexus defines.
-      --json     An array of findings: {"path", "line", "severity", "code", "message"}.
-      -h --help  Show this help.
 
     Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
     name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
@@ -165,7 +147,7 @@ def check(ctx):
     Examples:
       nexus skills check ~/src/team-skills/hello
       nexus skills check --strict ~/src/team-skills
-      nexus skills check --json | jq -r '.[] | select(.severity == "error") | .path' | sort -u
+      nexus skills check --json | jq -r '.[] | select(.severity == "error").path'
     """
     args = ctx.args
     missing = [p for p in args["PATH"] if not os.path.lexists(p)]

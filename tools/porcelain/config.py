@@ -10,8 +10,8 @@ import shlex
 import sys
 
 from nexus import config as configlib, fileio, paths
-from nexus.catalog import listing, manifest as manifestlib, status as statuslib
-from nexus.cli.command import parses, renders
+from nexus.catalog import manifest as manifestlib, status as statuslib
+from nexus.cli.command import renders
 from nexus.config import edit, keys
 from nexus.errors import BadInput, NexusError
 from nexus.schema import SECRET, is_env_name
@@ -31,15 +31,7 @@ def render_value(report, out):
 
 @renders(render_value)
 def get_key(ctx):
-    """Usage:
-      nexus config get KEY [--json]
-      nexus config get (-h | --help)
-
-    Options:
-      --json     {"key", "value", "default", "origin"}: origin is "file" or "default".
-      -h --help  Show this help.
-
-    Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
+    """Prints the value nexus uses: the config file's, else the default. Text is printed as it is, any
     other value as TOML on one line (`["a", "b"]`, `true`), which `nexus config set` reads back.
     A secret is printed too: you asked for it.
 
@@ -60,26 +52,10 @@ def get_key(ctx):
     return {"key": _dotted(parts), "value": value, "default": key.default if key else None, "origin": origin}
 
 
-def _writable(ctx, parts):
-    """The Key of a key `nexus config set` may write (None for one that is not nexus's); BadInput for
-    a key nexus does not know, unless --force or a skill's requires.config names it, and for an apiKey."""
-    _guard(parts)
-    key = keys.find(parts)
-    if key is not None or keys.is_table(parts):
-        return key
-    if keys.is_ours(parts):
-        raise BadInput(keys.unknown(parts))
-    wanted = _required_config()
-    if not ctx.args["--force"] and _dotted(parts) not in wanted:
-        close = keys.suggestion(parts, wanted)
-        hint = f" (did you mean {close}?)" if close else ""
-        raise BadInput(f"{_dotted(parts)} is not a key nexus knows{hint}; --force sets it anyway")
-    return None
-
-
 def _guard(parts):
-    """No skill lowers its own gate: a sandbox key is never changed from inside a gateway call."""
-    if "sandbox" in parts:
+    """No skill lowers its own gate: a sandbox key, a profile or the default profile is never changed from
+    inside a gateway call."""
+    if "sandbox" in parts or parts[0] == "profiles" or parts[:2] == ("skills", "defaultProfile"):
         plan.refuse_inside(f"changing {_dotted(parts)}")
 
 
@@ -99,17 +75,7 @@ def render_change(report, out):
 
 @renders(render_change)
 def set_key(ctx):
-    """Usage:
-      nexus config set KEY [--] VALUE [--type TYPE] [--force] [--json]
-      nexus config set (-h | --help)
-
-    Options:
-      --type TYPE  Read VALUE as this type: bool, int, string, list or table; an error when it is not one.
-      --force      Set a key nexus does not know (outside `skills`, where your own keys live).
-      --json       {"key", "value", "changed", "file"} (a secret's value as "***").
-      -h --help    Show this help.
-
-    VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
+    """VALUE is read as a TOML value when it parses as one (`true`, `5000`, `["a", "b"]`) and as text
     otherwise; a key that holds text always takes VALUE as text. Put `--` before a VALUE that starts
     with '-'. The config is edited in place: only the key's own lines change. A value of the wrong
     type, or a key nexus does not know, is refused (with the closest key it knows) and the file is
@@ -123,14 +89,13 @@ def set_key(ctx):
       nexus config set skills.log.maxEntries 2000
       nexus config set skills.allowBundled '["tmux", "github"]'
       nexus config set skills.entries.github.env.GH_HOST github.example.com
-      nexus config set browser.enabled true --force   # not nexus's: one a skill's requires.config names
+      nexus config set browser.enabled true --force   # a key requires.config names
     """
     args = ctx.args
     parts = keys.split(args["KEY"])
-    key = _writable(ctx, parts)
+    _guard(parts)
+    key = keys.writable(parts, args["--force"], _required_config)
     kind = args["--type"] or (key.type.name if key else ("table" if keys.is_table(parts) else None))
-    if kind not in (None, *keys.TYPES):
-        raise BadInput(f"--type is one of {', '.join(keys.TYPES)}, not '{kind}'")
     try:
         value = keys.value_of(args["VALUE"], kind)
     except ValueError:
@@ -148,15 +113,7 @@ def set_key(ctx):
 
 @renders(render_change)
 def unset_key(ctx):
-    """Usage:
-      nexus config unset KEY [--json]
-      nexus config unset (-h | --help)
-
-    Options:
-      --json     {"key", "value": null, "changed", "file"}.
-      -h --help  Show this help.
-
-    Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
+    """Removes the key's lines from the config (a table: every key in it); nexus then uses the default.
     Comments and every other line stay. A key that is not set is left so, with exit status 0.
     """
     parts = keys.split(ctx.args["KEY"])
@@ -166,7 +123,7 @@ def unset_key(ctx):
 
 
 def render_list(rows, out):
-    from nexus.style import Style, fitted
+    from nexus.style import Style, fitted  # human text only: --json never pays for style
 
     shown = [r["value"] if isinstance(r["value"], str) else "(not set)" if r["origin"] is None else edit.inline(r["value"])
              for r in rows]
@@ -176,15 +133,7 @@ def render_list(rows, out):
 
 @renders(render_list)
 def list_keys(ctx):
-    """Usage:
-      nexus config list [--json]
-      nexus config list (-h | --help)
-
-    Options:
-      --json     An array: {"key", "value", "default", "origin", "type", "meaning"} for each key.
-      -h --help  Show this help.
-
-    Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
+    """Every key nexus knows, with the value nexus uses and where it comes from (`file` or `default`), as
     `git config --show-origin` does; then the keys of each skill the file has an entry for, and the
     file's keys outside `skills`. A secret's value is shown as ***. `man nexus` (CONFIG) says what
     each key means.
@@ -205,16 +154,7 @@ def render_path(report, out):
 
 @renders(render_path)
 def show_path(ctx):
-    """Usage:
-      nexus config path [--json]
-      nexus config path (-h | --help)
-
-    Options:
-      --json     {"path", "exists"}.
-      -h --help  Show this help.
-
-    The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist.
-    """
+    """The config file nexus reads: $NEXUS_CONFIG, else $NEXUS_HOME/nexus.toml. It need not exist."""
     found = paths.config_file()
     return {"path": found, "exists": os.path.exists(found)}
 
@@ -227,17 +167,7 @@ def render_allow(report, out):
 
 @renders(render_allow)
 def allow_skill(ctx):
-    """Usage:
-      nexus skill allow NAME [network] [--write PATH]... [--read PATH]... [--json]
-      nexus skill allow (-h | --help)
-
-    Options:
-      --write PATH  A folder the skill may write (and read) when it runs confined.
-      --read PATH   A folder or file of skills.sandbox.deny the skill may read when it runs confined.
-      --json        {"skill", "granted", "changed", "key"}.
-      -h --help     Show this help.
-
-    Widens what a confined skill may do (see SANDBOX in nexus(1)): `network` sets
+    """Widens what a confined skill may do (see SANDBOX in nexus(1)): `network` sets
     skills.entries.KEY.sandbox.network = true; --write and --read add to its write and read lists
     (which start from what the skill declares). A PATH is absolute, or starts with ~, {cwd}, {tmp} or
     {state}; another is taken from the current folder. Refused from inside a gateway call: no skill
@@ -255,38 +185,15 @@ def allow_skill(ctx):
     plan.refuse_inside("nexus skill allow")
     if not (args["network"] or args["--write"] or args["--read"]):
         raise BadInput("what to allow? network, --write PATH or --read PATH")
-    entry, table = _skill(ctx)
-    from nexus.gateway import sandbox
+    entry = ctx.entry
+    from nexus.gateway import sandbox  # `skill allow` alone needs what a skill declares
 
-    declared = sandbox.declared(entry)
-    granted, wanted = [], {}
-    if args["network"]:
-        granted.append("network")
-        wanted["network"] = True
-    for option, key in (("--write", "write"), ("--read", "read")):
-        added = [_place(p) for p in args[option]]
-        granted += [f"{option} {p}" for p in added]
-        if added:
-            wanted[key] = added
-
-    def changes(doc):
-        own = keys.lookup(doc, (*table, "sandbox"))[1]
-        own = own if isinstance(own, dict) else {}
-        found = []
-        for key, value in wanted.items():
-            if key == "network":
-                current = own.get("network", declared.get("network"))
-                found += [] if current is True else [((*table, "sandbox", "network"), True)]
-                continue
-            current = own.get(key, declared.get(key, []))
-            current = current if isinstance(current, list) else []
-            merged = list(dict.fromkeys(current + value))
-            found += [] if merged == current and key in own else [((*table, "sandbox", key), merged)]
-        return found
-
-    before, after = edit.change(changes)
-    return {"skill": entry["name"], "granted": granted, "changed": before != after,
-            "key": _dotted((*table, "sandbox"))}
+    wanted = {"network": bool(args["network"]), "write": [_place(p) for p in args["--write"]],
+              "read": [_place(p) for p in args["--read"]]}
+    granted = (["network"] if wanted["network"] else []) + [f"--{key} {p}" for key in ("write", "read")
+                                                            for p in wanted[key]]
+    return {"skill": entry["name"], "granted": granted, "changed": sandbox.grant(entry, **wanted),
+            "key": _dotted(("skills", "entries", configlib.skill_key(entry), "sandbox"))}
 
 
 def _place(path):
@@ -302,14 +209,7 @@ def render_edit(report, out):
 
 @renders(render_edit)
 def edit_file(ctx):
-    """Usage:
-      nexus config edit
-      nexus config edit (-h | --help)
-
-    Options:
-      -h --help  Show this help.
-
-    Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
+    """Opens a copy of the config in $VISUAL, else $EDITOR, else vi (split into words, run without a
     shell), and checks what you saved as loading does. A valid config replaces the file atomically
     (mode 0600); an invalid one is never saved: on a terminal you are asked to edit it again, as
     visudo and crontab -e do. When the file changed meanwhile (another `nexus config set`), your
@@ -318,9 +218,10 @@ def edit_file(ctx):
     Exit status:
       0  saved, or nothing changed;  1  the editor failed, or the file changed meanwhile;  2  invalid
     """
-    import shutil
+    import shutil  # `config edit` alone needs a scratch folder
     import tempfile
 
+    plan.refuse_inside("nexus config edit")  # the editor may change any key: the sandbox's, a profile's
     target = edit.target()
     try:
         with open(target, "rb") as f:
@@ -370,7 +271,7 @@ def _differs(path, original):
 
 
 def _run_editor(path):
-    from nexus.gateway import process
+    from nexus.gateway import process  # `config edit` alone runs a program
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
@@ -395,7 +296,7 @@ def _ask(question):
 
 def _skill(ctx):
     """(entry, the path of its [skills.entries.KEY] table)."""
-    entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)
+    entry = ctx.entry
     return entry, ("skills", "entries", configlib.skill_key(entry))
 
 
@@ -429,15 +330,7 @@ def _switch(ctx, enabled):
 
 @renders(render_switch)
 def enable_skill(ctx):
-    """Usage:
-      nexus skill enable NAME [--json]
-      nexus skill enable (-h | --help)
-
-    Options:
-      --json     {"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when it stays disabled.
-      -h --help  Show this help.
-
-    Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
+    """Sets skills.entries.KEY.enabled = true (KEY: the skill's skillKey, else its name) when it is false.
     A bundled skill that skills.allowBundled leaves out stays disabled: nexus says so and prints the
     command that adds it there.
 
@@ -449,15 +342,7 @@ def enable_skill(ctx):
 
 @renders(render_switch)
 def disable_skill(ctx):
-    """Usage:
-      nexus skill disable NAME [--json]
-      nexus skill disable (-h | --help)
-
-    Options:
-      --json     {"skill", "key", "enabled", "changed"}.
-      -h --help  Show this help.
-
-    Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
+    """Sets skills.entries.KEY.enabled = false (KEY: the skill's skillKey, else its name): the skill is
     listed as disabled, left out of prompts and agent folders, and `nexus skill run` refuses it.
     """
     return _switch(ctx, False)
@@ -477,19 +362,7 @@ def render_env(report, out):
 
 @renders(render_env)
 def set_env(ctx):
-    """Usage:
-      nexus skill env NAME [VAR=VALUE...] [--secret] [--unset VAR]... [--json]
-      nexus skill env (-h | --help)
-
-    Options:
-      --secret     The values set are secrets: masked as *** wherever nexus writes or shows them (the
-                   usage log, errors, sessions, crystallized skills), as skills.entries.KEY.secretEnv says.
-      --unset VAR  Remove VAR from the skill's environment (may be repeated).
-      --json       {"skill", "key", "set", "unset", "marked", "env", "secret"}: names, never values ("set",
-                   "unset" and "marked" only when asked to change something).
-      -h --help    Show this help.
-
-    Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
+    """Sets (or removes) environment variables that `nexus skill run` gives the skill's tool, in
     skills.entries.KEY.env, all in one change. Without VAR=VALUE or --unset, prints the names set.
     Only names are ever printed: a value may be a secret. A value is masked without --secret when
     the skill declares its variable, or when its name has KEY, TOKEN, SECRET, PASS, CREDENTIAL or
@@ -545,16 +418,7 @@ def render_key(report, out):
 
 @renders(render_key)
 def store_key(ctx):
-    """Usage:
-      nexus skill key NAME [--unset] [--json]
-      nexus skill key (-h | --help)
-
-    Options:
-      --unset    Remove the skill's key.
-      --json     {"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the key itself.
-      -h --help  Show this help.
-
-    Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
+    """Stores the skill's API key in skills.entries.KEY.apiKey; `nexus skill run` gives it to the skill's
     tool as its primaryEnv. The key is read from stdin (one line), or asked for without echo on a
     terminal: never from the command line, so that it stays out of shell history and ps. The config
     file is kept 0600.
@@ -583,7 +447,7 @@ def _read_key(name, primary):
     if sys.stdin is None or sys.stdin.closed:
         raise BadInput("no stdin to read the key from: pipe it in, or run this on a terminal")
     if sys.stdin.isatty():
-        import getpass
+        import getpass  # a key asked for on a terminal only
 
         text = getpass.getpass(f"Key for {name}{f' ({primary})' if primary else ''}: ")
     else:
@@ -597,12 +461,8 @@ def _read_key(name, primary):
     return text
 
 
-@parses(lambda argv, doc: {})  # read on every TAB: no docopt
 def key_names(ctx):
-    """Usage:
-      nexus --list-keys
-
-    Every config key for shell completion: the keys nexus knows, those of each skill in the cached
+    """Every config key for shell completion: the keys nexus knows, those of each skill in the cached
     manifest, and the keys the config file sets.
     """
     skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()})

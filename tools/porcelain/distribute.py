@@ -9,11 +9,13 @@ from nexus.skill import audit
 from nexus.style import table
 
 
+def render_listed(report, out):
+    """--list: the skills a source holds."""
+    rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
+    out.write("\n".join(table(rows, indent="")) + "\n")
+
+
 def render_add(report, out):
-    if "skills" in report:  # --list
-        rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
-        out.write("\n".join(table(rows, indent="")) + "\n")
-        return
     for added in report["added"]:
         shadows = f": {added['shadows']}" if added.get("shadows") else ""
         out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
@@ -23,42 +25,36 @@ def render_add(report, out):
 
 
 def render_permissions(report, out):
-    from nexus.gateway import sandbox
+    from nexus.gateway import sandbox  # human text of a skill placed only
 
     out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
 
 
-def permissions(ctx, names):
-    """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
-    are none): what `skills add` and `update` show at the door."""
+def _allow_network(ctx, names):
+    from nexus import config as configlib  # --allow-network only
     from nexus.gateway import sandbox
 
-    found = {}
     for name in names:
-        entry = listing.entry(ctx.config, name, ctx.warn)
+        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), network=True)
+    return configlib.load()  # the config as it is now, for what the permissions say
+
+
+def permissions(ctx, names, config=None):
+    """{"permissions": {name: what it will be allowed}} of the tool and script skills just placed ({} when there
+    are none): what `skills add` and `update` show at the door."""
+    from nexus.gateway import sandbox  # only when skills were placed
+
+    config, found = config or ctx.config, {}
+    for name in names:
+        entry = listing.entry(config, name, ctx.warn)
         if entry.get("type") != "prompt":
-            found[name] = sandbox.effective(entry, ctx.config)
+            found[name] = sandbox.effective(entry, config)
     return {"permissions": found} if found else {}
 
 
-@renders(render_add)
+@renders(render_add, {"--list": render_listed})
 def add(ctx):
-    """Usage:
-      nexus skills add SOURCE [--skill NAME]... [--list] [--copy] [--force] [--json]
-      nexus skills add (-h | --help)
-
-    Options:
-      --skill NAME  Only this skill (repeat for more).
-      --list        Show the skills SOURCE holds; add nothing.
-      --copy        Copy a folder's skills instead of linking them (skills from git are always copied).
-      --force       Replace a skill of the same name that was placed by hand or came from elsewhere, add
-                    one that shadows a skill you have (bundled, workspace, extra folders), and add one
-                    with a high finding of `nexus skills audit`.
-      --json        The outcome as JSON: source, revision, added (each with what it shadows), unchanged, refused,
-                    and permissions (what each added skill will be allowed, as `nexus skill show --json` has it).
-      -h --help     Show this help.
-
-    SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
+    """SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
     repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill
     (SKILL.md at its root) or hold skills in folders up to 4 levels below it. Each added skill is recorded
     in MANAGED_SKILLS_DIR/.nexus-lock.json; adding the same skill again refreshes it.
@@ -76,6 +72,8 @@ def add(ctx):
       nexus skills add OWNER/REPO --list
     """
     args = ctx.args
+    if args["--allow-network"]:
+        plan.refuse_inside("skills add --allow-network")  # no skill widens the gate for what it adds
     if args["--list"]:
         with sources.checkout(args["SOURCE"]) as source:
             found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
@@ -85,7 +83,9 @@ def add(ctx):
     report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
-        report.update(permissions(ctx, [added["name"] for added in report["added"]]))
+        names = [added["name"] for added in report["added"]]
+        config = _allow_network(ctx, names) if args["--allow-network"] else ctx.config
+        report.update(permissions(ctx, names, config))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
         ctx.warn(f"refused {where}: {refused['error']}")
@@ -108,15 +108,7 @@ def render_removed(names, out):
 
 @renders(render_removed)
 def remove(ctx):
-    """Usage:
-      nexus skills remove NAME... [--json]
-      nexus skills remove (-h | --help)
-
-    Options:
-      --json     An array of the names removed.
-      -h --help  Show this help.
-
-    Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed, and only what nexus placed:
+    """Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed, and only what nexus placed:
     its link (a linked skill's own folder is never touched), or a copy whose files still match the
     lockfile. When one NAME is not, or something else is in its place (an edited copy, a folder where
     the link was), that is reported and nothing is removed.
@@ -143,20 +135,7 @@ def render_update(report, out):
 
 @renders(render_update)
 def update(ctx):
-    """Usage:
-      nexus skills update [NAME...] [--force] [--json]
-      nexus skills update (-h | --help)
-
-    Options:
-      --force    Replace a copied skill that was edited in place with its source's files, and update
-                 one whose new version has a new high finding of `nexus skills audit`.
-      --json     The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged,
-                 editedLocally, removedUpstream, refused (lists of names), failed (name and error),
-                 findings (the audit's findings new since the version you have), and permissions (what
-                 each changed skill will be allowed).
-      -h --help  Show this help.
-
-    Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
+    """Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
     compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
     edited in place: it is reported as edited locally and kept as it is, unless --force. Anything else in
     a skill's place (a folder where nexus's link was) is reported as failed and kept, even with --force.
@@ -194,25 +173,10 @@ def render_links(report, out):
 
 @renders(render_links)
 def link(ctx):
-    """Usage:
-      nexus skills link --agent AGENT [--dir DIR] [--unlink] [--json]
-      nexus skills link (-h | --help)
-
-    Options:
-      --agent AGENT  Where the agent reads skills: cursor (.cursor/skills), claude-code
-                     (.claude/skills), codex (.codex/skills), agents (.agents/skills: the shared
-                     folder that Codex, Gemini CLI, opencode, Copilot and Goose read too), gemini
-                     (.gemini/skills), opencode (.opencode/skills), copilot (.github/skills:
-                     GitHub Copilot in VS Code, its CLI and cloud agent), kiro (.kiro/skills),
-                     roo-code (.roo/skills), windsurf (.windsurf/skills) or cline (.cline/skills).
-      --dir DIR      The project folder holding the agent's folder [default: .].
-      --unlink       Remove the links nexus made there, and nothing else.
-      --json         The outcome as JSON: folder, linked, unchanged, skipped, unlinked.
-      -h --help      Show this help.
-
-    Each ready skill's folder is symlinked into the agent's folder (a skill with
-    `disable-model-invocation: true` is left out, as from every list an agent reads); links to skills no
-    longer offered are removed. nexus records the links it made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
+    """Each ready skill's folder is symlinked into the agent's folder (a skill with
+    `disable-model-invocation: true`, or an added skill changed behind nexus's back, is left out, as from
+    every list an agent reads); links to skills no longer offered are removed. nexus records the links it
+    made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
     the folder already has from elsewhere. Running it again changes nothing.
 
     Exit status:
@@ -221,5 +185,5 @@ def link(ctx):
     folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
     if ctx.args["--unlink"]:
         return links.unlink(folder, ctx.warn)
-    ready = {r["name"]: r["dir"] for r in instructions.offered(listing.records(ctx.config, ctx.warn))}
+    ready = {r["name"]: r["dir"] for r in instructions.offered(listing.records(ctx.config, ctx.warn), ctx.config)}
     return links.sync(folder, ready, ctx.warn)

@@ -3,7 +3,7 @@
 import os
 import time
 
-from nexus.cli.command import number, renders
+from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.gateway import jobs
 from nexus.style import Style, fitted, local, shell_line, when
@@ -21,15 +21,7 @@ def render_jobs(found, out):
 
 @renders(render_jobs)
 def list_jobs(ctx):
-    """Usage:
-      nexus jobs [--json]
-      nexus jobs (-h | --help)
-
-    Options:
-      --json     An array of jobs: {"id", "skill", "args", "status", "started", "ended", "exit", "ms", ...}.
-      -h --help  Show this help.
-
-    Status: starting, running, finished (exit is the tool's), failed (it could not be started),
+    """Status: starting, running, finished (exit is the tool's), failed (it could not be started),
     timed-out, killed, or lost (its supervisor is gone without saying how the tool ended). Jobs that
     ended over 7 days ago are removed by `nexus skills rotate`.
     """
@@ -48,28 +40,11 @@ def render_job(job, out):
 
 @renders(render_job)
 def show(ctx):
-    """Usage:
-      nexus job show ID [--json]
-      nexus job show (-h | --help)
-
-    Options:
-      --json     The job's record (job.json), as JSON.
-      -h --help  Show this help.
-    """
     return jobs.read(ctx.args["ID"])
 
 
 def logs(ctx):
-    """Usage:
-      nexus job logs ID [--follow]
-      nexus job logs (-h | --help)
-
-    Options:
-      --follow   Keep printing what the job writes until it ends.
-      -h --help  Show this help.
-
-    Prints the job's stdout on stdout and its stderr on stderr, as the tool wrote them.
-    """
+    """Prints the job's stdout on stdout and its stderr on stderr, as the tool wrote them."""
     job = jobs.read(ctx.args["ID"])
     streams = [(open(path, "rb"), target) for path, target in zip(jobs.output(job["id"]), (1, 2))]
     try:
@@ -97,20 +72,13 @@ def _copy(source, fd):
 
 
 def wait(ctx):
-    """Usage:
-      nexus job wait ID [--timeout SECONDS]
-      nexus job wait (-h | --help)
-
-    Options:
-      --timeout SECONDS  Stop waiting after SECONDS (the job goes on).
-      -h --help          Show this help.
-
+    """
     Exit status:
       N    the tool's own exit status, once the job has ended (124 if it timed out, 128+N after signal N)
       1    the job was lost, or could not be started
       124  --timeout passed first; the job is still running
     """
-    timeout = number(ctx.args["--timeout"], "--timeout") if ctx.args["--timeout"] else None
+    timeout = ctx.args["--timeout"]
     job = jobs.wait(ctx.args["ID"], timeout)
     if job is None:
         ctx.warn(f"job {ctx.args['ID']} still running after {timeout:g} s")
@@ -132,15 +100,7 @@ def render_killed(job, out):
 
 @renders(render_killed)
 def kill(ctx):
-    """Usage:
-      nexus job kill ID [--json]
-      nexus job kill (-h | --help)
-
-    Options:
-      --json     The job's record once it has ended.
-      -h --help  Show this help.
-
-    Ends the job's whole process group: SIGTERM, then SIGKILL 5 seconds later. The call is recorded
+    """Ends the job's whole process group: SIGTERM, then SIGKILL 5 seconds later. The call is recorded
     as killed (a cancel: the skill is not marked for verification again, as an MCP cancel does not);
     a job that has already ended is left as it is. A job whose supervisor was killed is lost: its
     tool, if it outlived the supervisor, is ended, the call recorded, and the output says so.
@@ -148,3 +108,8 @@ def kill(ctx):
     return jobs.kill(ctx.args["ID"])
 
 
+
+
+def job_ids(ctx):
+    """Every background run's id, newest first, for shell completion."""
+    return "".join(job["id"] + "\n" for job in jobs.all_jobs())

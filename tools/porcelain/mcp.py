@@ -1,45 +1,13 @@
-"""`nexus mcp`: the ready skills served to MCP clients (the same server as `nexus-mcp`), and
-`nexus mcp config`, which registers it with a client."""
+"""`nexus mcp config`, which registers the MCP server (`nexus mcp`, `nexus-mcp`) with a client."""
 
 import json
 
 from nexus import style
-from nexus.mcp import clients, command
-
-
-def serve(ctx):
-    return command.command(ctx)
-
-
-serve.__doc__ = command.DESCRIPTION + "\n" + command.usage("nexus mcp")
+from nexus.mcp import clients
 
 
 def config(ctx):
-    """Usage:
-      nexus mcp config --client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]
-      nexus mcp config --client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]
-      nexus mcp config --client CLIENT --remove [--scope SCOPE] [--dir DIR]
-      nexus mcp config --list-clients [--json]
-      nexus mcp config (-h | --help)
-
-    Options:
-      --client CLIENT  claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, gemini, goose,
-                       cline, roo-code, kiro, copilot-cli, opencode or continue (--list-clients says
-                       where each keeps its servers).
-      --scope SCOPE    project: the client's file in the project, which people commit; user: the
-                       client's own file in your home folder, for every project. By default the
-                       project, or the user for a client that has no project file.
-      --command PATH   The command the client starts, instead of the absolute path of the
-                       nexus-mcp installed with this nexus.
-      --write          Put the entry in the client's file and print the file's path.
-      --force          Replace a nexus entry that differs from this one (--write keeps it otherwise,
-                       and shows the difference).
-      --remove         Take the nexus entry out of the client's file.
-      --dir DIR        The project folder [default: .].
-      --list-clients   Every client, its format and where its project and user files are.
-      --json           The list of clients as JSON.
-      -h --help        Show this help.
-
+    """
     Clients:
       claude-code     project .mcp.json; user ~/.claude.json
       claude-desktop  user Claude/claude_desktop_config.json in the app data
@@ -77,7 +45,7 @@ def config(ctx):
 
     Examples:
       nexus mcp config --client claude-code --write
-      nexus mcp config --client codex --scope user --write     # every project, not just this one
+      nexus mcp config --client codex --scope user --write   # for every project
       nexus mcp config --client claude-desktop --write
       nexus mcp config --list-clients
     """

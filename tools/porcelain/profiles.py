@@ -26,16 +26,7 @@ def render_profiles(found, out):
 
 @renders(render_profiles)
 def list_profiles(ctx):
-    """Usage:
-      nexus profiles [--json]
-      nexus profiles (-h | --help)
-
-    Options:
-      --json     An array of {"name", "default", "allow", "deny", "skills"}: `skills` names every skill in the
-                 profile's scope, whatever its status.
-      -h --help  Show this help.
-
-    A profile is a [profiles.NAME] table of the config: `skills.allow` and `skills.deny` list skill names,
+    """A profile is a [profiles.NAME] table of the config: `skills.allow` and `skills.deny` list skill names,
     `*` globs and `capability:NAME` (the skills that provide it). An agent given a profile (`--profile`,
     NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its skills.
     """

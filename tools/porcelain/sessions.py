@@ -1,12 +1,14 @@
 """What an agent did: `nexus sessions`, `nexus session show|new|crystallize`."""
 
-from nexus import config as configlib
+import os
+
+from nexus import config as configlib, schema
 from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.state import skill_state
 from nexus.style import Style, fit, fitted, last_line, local, shell_line, table, visible
-from nexus.usage import crystallize as crystal, sessions, stats
+from nexus.usage import crystallize as crystal, sessions
 
 
 def render_sessions(found, out):
@@ -21,21 +23,10 @@ def render_sessions(found, out):
 
 @renders(render_sessions)
 def list_sessions(ctx):
-    """Usage:
-      nexus sessions [--days N] [--json]
-      nexus sessions (-h | --help)
-
-    Options:
-      --days N   Only calls of the past N days (default: every call the logs hold).
-      --json     An array of {"id", "first", "last", "calls", "skills", "failures", "clients"}, newest
-                 first; clients: the agent programs that made the calls, as an MCP client names itself.
-      -h --help  Show this help.
-
-    A session is the calls made with one NEXUS_SESSION_ID (set it with
+    """A session is the calls made with one NEXUS_SESSION_ID (set it with
     `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-".
     """
-    days = stats.parse_days(ctx.args["--days"]) if ctx.args["--days"] else None
-    return sessions.summary(days)
+    return sessions.summary(ctx.args["--days"])
 
 
 def render_calls(found, out):
@@ -57,16 +48,7 @@ def render_calls(found, out):
 
 @renders(render_calls)
 def show(ctx):
-    """Usage:
-      nexus session show ID [--json]
-      nexus session show (-h | --help)
-
-    Options:
-      --json     An array of the session's calls in time order: {"n", "ts", "skill", "type", "args",
-                 "exit", "ms", "error"} (args masked as logged).
-      -h --help  Show this help.
-
-    ID "-" shows the calls made without a session. The numbers (n) are the ones
+    """ID "-" shows the calls made without a session. The numbers (n) are the ones
     `nexus session crystallize --calls N-M` takes.
 
     Exit status:
@@ -79,49 +61,30 @@ def show(ctx):
 
 
 def new(ctx):
-    """Usage:
-      nexus session new
-      nexus session new (-h | --help)
-
-    Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`.
-    """
+    """Prints a fresh session id, for `export NEXUS_SESSION_ID=$(nexus session new)`."""
     return sessions.new_id() + "\n"
 
 
+def render_files(made, out):
+    """--dry-run: the files it would write."""
+    # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
+    out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
+
+
 def render_crystal(made, out):
-    if made["dryRun"]:
-        # A byte of the script that is not UTF-8 shows as \\udcXX here, as in every output of nexus.
-        out.write(f"# {made['path']}/SKILL.md\n{made['skillMd']}\n# {made['path']}/{crystal.SCRIPT}\n{made['script']}")
-        return
     out.write(f"crystallized {made['name']}: {made['path']} (replays calls {', '.join(map(str, made['calls']))})\n")
 
 
-@renders(render_crystal)
+@renders(render_crystal, {"--dry-run": render_files})
 def crystallize(ctx):
-    """Usage:
-      nexus session crystallize ID --name NAME [--calls N-M] [--var NAME=VALUE]... [--dry-run] [--force] [--json]
-      nexus session crystallize (-h | --help)
-
-    Options:
-      --name NAME       The new skill's name (a folder in the workspace).
-      --calls N-M       Only these calls (their numbers in `nexus session show`).
-      --var NAME=VALUE  Make VALUE, wherever it occurs in the recorded arguments, a parameter of the
-                        new skill: --NAME VALUE, or in order. Repeat for more. VALUE *** stands for a
-                        secret that was masked in the log.
-      --dry-run         Print the SKILL.md and the script; write nothing.
-      --force           Take a name a skill already has: replace it in the workspace, or hide one
-                        of another source.
-      --json            {"name", "path", "calls", "requires", "env", "skillMd", "script", "dryRun"}.
-      -h --help         Show this help.
-
-    Turns the session's successful tool and script calls into a script skill that replays them in
+    """Turns the session's successful tool and script calls into a script skill that replays them in
     order through `nexus skill run`, stopping at the first failure; every argument arrives byte for
     byte. A secret was never logged: a call whose argument was masked (***) is replayed from a --var,
     or from the env var that held it when its skill declares one; otherwise nothing is written.
 
     Examples:
       nexus session crystallize SESSION --name weekly-report --var week=48
-      nexus skill run NAME -- --week 49     # NAME: weekly-report, once SESSION is one of yours
+      nexus skill run NAME -- --week 49   # NAME: weekly-report, SESSION yours
     """
     args = ctx.args
     name = args["--name"]
@@ -142,4 +105,14 @@ def crystallize(ctx):
         entry = manifestlib.entry(configlib.sources(ctx.config), name, ctx.warn)
         with skill_state.Update(name, entry) as state:
             state["crystallizedFrom"] = {"session": args["ID"], "calls": files["calls"]}
+            # skills spec 9.2: what the session saw, where nexus held a call's output (--json, MCP, jobs)
+            state["crystallized"] = {"scriptPath": os.path.join(path, crystal.SCRIPT), "crystallizedAt": schema.now_iso(),
+                                     "variables": [n for n, _ in named],
+                                     "fingerprint": [{"n": c["n"], "skill": c["skill"], "output": c["output"]}
+                                                     for c in picked if isinstance(c.get("output"), dict)]}
     return made
+
+
+def session_ids(ctx):
+    """Every session id in the usage logs, newest first, for shell completion."""
+    return "".join(s["id"] + "\n" for s in sessions.summary() if s["id"] != "-")

@@ -6,20 +6,20 @@ import sys
 
 from nexus import config as configlib
 from nexus.catalog import capabilities, listing, status as statuslib
-from nexus.cli.command import number, renders
+from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, terminal, visible, when
+from nexus.style import Style, last_line, terminal, visible, when
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
 
-def _evaluated(ctx, name):
-    """(entry, state, {'status', 'verified', 'missing', ...}) of one skill; the whole catalogue is read
-    only for a skill whose status depends on others (its requirements, its connectors)."""
-    entry = listing.entry(ctx.config, name, ctx.warn)
+def _evaluated(ctx):
+    """(entry, state, {'status', 'verified', 'missing', ...}) of the skill (ctx.entry); the whole catalogue
+    is read only for a skill whose status depends on others (its requirements, its connectors)."""
+    entry = ctx.entry
     state = skill_state.of(entry, ctx.warn)
     if not (entry.get("implements") or entry.get("connectors") or capabilities.requirements(entry) != ([], [])):
         return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
@@ -67,10 +67,12 @@ def _capabilities(entry, shown, style):
     return lines
 
 
+def render_prompt(shown, out):
+    """--prompt-only: the prompt alone."""
+    out.write(shown["text"])
+
+
 def render_show(shown, out):
-    if "prompt" not in shown or "status" not in shown:  # --prompt-only
-        out.write(shown["text"])
-        return
     style = Style(out)
     entry, state, bullet = shown, shown["state"], style.bullet
     emoji, label = EMOJI[shown["status"]], ", ".join(statuslib.state_words(shown)).capitalize()
@@ -138,23 +140,10 @@ def render_show(shown, out):
     out.write("\n".join(lines) + "\n")
 
 
-@renders(render_show)
+@renders(render_show, {"--prompt-only": render_prompt})
 def show(ctx):
-    """Usage:
-      nexus skill show NAME [--json | --prompt-only]
-      nexus skill show (-h | --help)
-
-    Options:
-      --json         The manifest entry with status, verified, missing, state, fromConfig, permissions
-                     and prompt, as JSON; fromConfig: {"env": [names], "apiKey": true or false,
-                     "apiKeyEnv"}; permissions (tool and script skills): {"confined", "network", "write",
-                     "read", and where confined "available"}.
-      --prompt-only  Only the prompt ({baseDir} resolved), for agents.
-      -h --help      Show this help.
-
-    Says which env vars and key the config sets for the skill: their names, never their values.
-    """
-    entry, state, result = _evaluated(ctx, ctx.args["NAME"])
+    """Says which env vars and key the config sets for the skill: their names, never their values."""
+    entry, state, result = _evaluated(ctx)
     prompt = skillmd.prompt(entry)
     if ctx.args["--prompt-only"]:
         return {"text": prompt}
@@ -164,7 +153,7 @@ def show(ctx):
     shown = {**entry, **result, "class": entrylib.skill_class(entry), "state": state, "fromConfig": from_config,
              "prompt": prompt}
     if entry["type"] != "prompt":
-        from nexus.gateway import sandbox
+        from nexus.gateway import sandbox  # a tool or script skill's permissions only
 
         shown["permissions"] = sandbox.effective(entry, ctx.config)
         if shown["permissions"]["confined"]:
@@ -203,18 +192,7 @@ def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
 
 @renders(render_outcome)
 def verify_skill(ctx):
-    """Usage:
-      nexus skill verify NAME [--force] [--json] [--timeout SECONDS]
-      nexus skill verify (-h | --help)
-
-    Options:
-      --force            Run the verify command even when the skill is already verified.
-      --json             Print the outcome as JSON: skill, type, verify, ok, configured, configuredAt (the
-                         first success), exit, error, ms.
-      --timeout SECONDS  How long the verify command may run [default: 30].
-      -h --help          Show this help.
-
-    A verified skill stays trusted until a run fails or its SKILL.md changes: its verify command is
+    """A verified skill stays trusted until a run fails or its SKILL.md changes: its verify command is
     then skipped (--force runs it), but its requirements (binaries, env vars, config) are checked on
     every verify, and one that is missing fails it.
 
@@ -222,14 +200,14 @@ def verify_skill(ctx):
       0  verified;  1  verification failed, or no such skill;  2  usage error
     """
     args = ctx.args
-    entry, state, result = _evaluated(ctx, args["NAME"])
+    entry, state, result = _evaluated(ctx)
     if result["verified"] and result["status"] == "ready" and not args["--force"]:
         return {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
                 "lastVerified": state.get("lastVerified"), "configuredAt": state.get("configuredAt")}
     if not args["--json"] and entry.get("verify"):
         print(f"Verifying skill '{entry['name']}'...\nRunning: {visible(entry['verify'])}\n", file=sys.stderr)
-    outcome = verified(entry, ctx.config, number(args["--timeout"], "--timeout"))
+    outcome = verified(entry, ctx.config, args["--timeout"])
     ctx.status = 0 if outcome["ok"] else 1
     return outcome
 
@@ -252,19 +230,7 @@ def render_outcomes(outcomes, out):
 
 @renders(render_outcomes)
 def verify_all(ctx):
-    """Usage:
-      nexus skills verify --all [--stale HOURS] [--jobs N] [--json] [--timeout SECONDS]
-      nexus skills verify (-h | --help)
-
-    Options:
-      --all              Every tool and script skill in the manifest.
-      --stale HOURS      Only skills never verified, or last verified over HOURS ago.
-      --jobs N           How many verify commands run at once (default: one per CPU).
-      --json             An array of outcomes, one per skill, in the order of their names.
-      --timeout SECONDS  How long one verify command may run [default: 30].
-      -h --help          Show this help.
-
-    Verifies the skills that could pass: ready ones, and those whose last verification failed. The
+    """Verifies the skills that could pass: ready ones, and those whose last verification failed. The
     others (not installed, lacking an env var or config, disabled, not for this platform) are reported
     as skipped, with the reason ("skipped": true in --json), and do not change the exit status.
 
@@ -272,9 +238,7 @@ def verify_all(ctx):
       0  every verification that ran passed;  1  one failed;  2  usage error
     """
     args = ctx.args
-    timeout = number(args["--timeout"], "--timeout")
-    stale = number(args["--stale"], "--stale", zero=True) if args["--stale"] is not None else None
-    jobs = verify.parse_jobs(args["--jobs"])
+    timeout, stale, jobs = args["--timeout"], args["--stale"], args["--jobs"] or verify.CPUS
     entries, skipped = verify.select(listing.records(ctx.config, ctx.warn), stale)
     yield from skipped
     for outcome in verify.verify_all(entries, ctx.config, timeout, jobs):
@@ -282,30 +246,20 @@ def verify_all(ctx):
         yield outcome
 
 
+def render_planned(report, out):
+    """--dry-run: the command that would run, or where the skill's tools already are."""
+    out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
+
+
 def render_install(report, out):
-    if report.get("dryRun"):
-        out.write(f"already installed: {report['where']}\n" if report.get("alreadyInstalled") else report["command"] + "\n")
-        return
     if report.get("installed"):
         out.write(f"installed {report['installed']}\n")
     render_outcome(report["verification"], out)
 
 
-@renders(render_install)
+@renders(render_install, {"--dry-run": render_planned})
 def install(ctx):
-    """Usage:
-      nexus skill install NAME [--id ID] [--dry-run] [--yes] [--json]
-      nexus skill install (-h | --help)
-
-    Options:
-      --id ID    The install spec with this id (default: the best fit whose package manager is here);
-                 runs it even when the skill's tools are already installed.
-      --dry-run  Print the command, run nothing.
-      --yes      Run without asking (needed when there is no terminal, as under cron or an agent).
-      --json     The outcome as JSON: skill, command, installed, alreadyInstalled, verification.
-      -h --help  Show this help.
-
-    The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
+    """The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
     run without a shell; a shell spec's script runs with /bin/sh -c. A download is checked against its
     sha256 before anything is placed in $NEXUS_HOME/bin; add that folder to skills.binPath (the
     message says how). The installer's output streams to stderr.
@@ -316,7 +270,7 @@ def install(ctx):
     from nexus.distribute import install as installer  # here: it brings urllib, which verify --all need not pay for
 
     args, config = ctx.args, ctx.config
-    entry = listing.entry(config, args["NAME"], ctx.warn)
+    entry = ctx.entry
     dirs = statuslib.search_dirs(config)
     present = {b: statuslib.which(b, dirs) for b in entrylib.binaries(entry)}
     if present and all(present.values()) and not args["--id"]:
@@ -338,7 +292,7 @@ def install(ctx):
         _confirm()
     placed = installer.run(spec)
     if placed and os.path.dirname(placed) not in statuslib.search_dirs(config):
-        from nexus.config.edit import inline
+        from nexus.config.edit import inline  # a download outside skills.binPath only: config.edit brings tomli-w
 
         folder, listed = os.path.dirname(placed), configlib.get(config, "skills.binPath", [])
         ctx.warn(f"{folder} is not searched: add it to skills.binPath: "

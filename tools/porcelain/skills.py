@@ -26,11 +26,11 @@ def _kind(record):
 
 
 def _detail(record):
-    from nexus.gateway import plan
+    from nexus.gateway import plan  # human text only: `status` and --json, which agents call, never pay for them
     from nexus.style import one_line
 
     if record["status"] == "ready":
-        from nexus.catalog.status import state_words
+        from nexus.catalog.status import state_words  # a ready skill's marks only
 
         marks = state_words(record)[1:]
         return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
@@ -41,19 +41,15 @@ def _detail(record):
 def _rows(records):
     """name, detail, description: the description gives way first on a terminal, the detail only when
     it must (style.fit)."""
-    from nexus.style import one_line
+    from nexus.style import one_line  # human text only, as in _detail
 
     return [[r["name"], _detail(r), one_line(r.get("description", ""))] for r in records]
 
 
 def render_list(records, out):
-    if isinstance(records, dict):  # --summary
-        return render_summary(records, out)
     # Imported here: `status` and --json, which agents call all the time, never pay for them.
     from nexus.style import Style, fit, one_line, plural, table
 
-    if records and all("unlock" in r for r in records):  # --locked
-        return render_locked(records, out)
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
     groups = [(status, emoji, heading, [r for r in records if r["status"] == status])
@@ -79,7 +75,7 @@ def render_list(records, out):
 
 def render_locked(records, out):
     """The locked skills grouped by what unlocks them: one line for one step, however many it unlocks."""
-    from nexus.style import Style, table
+    from nexus.style import Style, table  # human text only, as in _detail
 
     style = Style(out)
     steps = {}
@@ -91,6 +87,21 @@ def render_locked(records, out):
     out.write("\n".join(lines) + "\n")
 
 
+def render_unhealthy(summary, out):
+    """--check: one line per skill, nothing when all is well (cron mails output)."""
+    out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
+    if summary.get("sandbox", {}).get("problem"):
+        out.write(f"sandbox: {summary['sandbox']['problem']}\n")
+
+
+def render_summary(summary, out):
+    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
+            f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
+    line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
+    health = [f"{summary[flag]} {flag}" for flag in ("degraded", "drifted") if summary.get(flag)]
+    out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
+
+
 def _selected(status, args):
     if args["--ready"]:
         return status == "ready"
@@ -99,24 +110,9 @@ def _selected(status, args):
     return args["--all"] or status != "unsupported"
 
 
-@renders(render_list)
+@renders(render_list, {"--summary": render_summary, "--locked": render_locked})
 def list_skills(ctx):
-    """Usage:
-      nexus skills list [--ready | --locked | --all] [--json]
-      nexus skills list --summary [--json]
-      nexus skills list (-h | --help)
-
-    Options:
-      --ready    Only skills that are ready to use.
-      --locked   Only skills that need setup or are not installed, grouped by what unlocks them
-                 (--json: each with "unlock": {"kind", "name", "step"}).
-      --all      Also skills whose `os` excludes this platform.
-      --summary  One line of counts per status: the same as `nexus status`.
-      --json     An array of entries: name, description, source, type, status, verified, missing, ...
-      -h --help  Show this help.
-
-    The manifest is rebuilt first when a skill or source folder changed since it was written.
-    """
+    """The manifest is rebuilt first when a skill or source folder changed since it was written."""
     if ctx.args["--summary"]:
         return status(ctx)
     found = listing.listed(ctx.config, ctx.warn)
@@ -124,7 +120,7 @@ def list_skills(ctx):
     if not ctx.args["--locked"]:
         return Encoded(found.json(keep)) if ctx.json else found.records(keep)
     records = found.records()
-    from nexus.catalog import capabilities
+    from nexus.catalog import capabilities  # --locked only: what unlocks each skill
 
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
     chosen = [r for r in records if keep(r["status"])]
@@ -133,35 +129,9 @@ def list_skills(ctx):
     return chosen
 
 
-def render_summary(summary, out):
-    if "unhealthy" in summary:  # --check: one line per skill, nothing when all is well (cron mails output)
-        out.write("".join(f"{name}: {flag}: {why}\n" for name, flag, why in summary["unhealthy"]))
-        if summary.get("sandbox", {}).get("problem"):
-            out.write(f"sandbox: {summary['sandbox']['problem']}\n")
-        return
-    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
-            f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
-    line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
-    health = [f"{summary[flag]} {flag}" for flag in ("degraded", "drifted") if summary.get(flag)]
-    out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
-
-
-@renders(render_summary)
+@renders(render_summary, {"--check": render_unhealthy})
 def status(ctx):
-    """Usage:
-      nexus status [--check] [--json]
-      nexus status (-h | --help)
-
-    Options:
-      --check    For cron and monitoring: print one line per skill that is degraded or has drifted, and
-                 per SKILL.md that is invalid, and exit 1 when there is one; print nothing and exit 0
-                 when all is well.
-      --json     Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", "unsupported",
-                 "degraded", "drifted"}, each a count; with --check, also "unhealthy": [[name, flag, why]];
-                 and "sandbox": {"mode", "landlock" (its ABI, 0: none), "netns", "text", "problem"}.
-      -h --help  Show this help.
-
-    With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
+    """With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
     give ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status is 1; `nexus skill
     show` says what it offers.
 
@@ -196,16 +166,7 @@ def render_refresh(summary, out):
 
 @renders(render_refresh)
 def refresh(ctx):
-    """Usage:
-      nexus skills refresh [--json]
-      nexus skills refresh (-h | --help)
-
-    Options:
-      --json     Print {"skills": N, "invalid": N, "shadowed": N, "manifest": PATH}.
-      -h --help  Show this help.
-
-    Broken skills are reported on stderr and recorded, so `nexus skills list` shows them.
-    """
+    """Broken skills are reported on stderr and recorded, so `nexus skills list` shows them."""
     _, scan = manifestlib.refresh(configlib.sources(ctx.config))
     for line in scan.diagnostics:
         ctx.warn(line)
@@ -219,15 +180,6 @@ def render_path(sources, out):
 
 @renders(render_path)
 def path(ctx):
-    """Usage:
-      nexus skills path [--json]
-      nexus skills path (-h | --help)
-
-    Options:
-      --json     An array of {"source", "path", "exists"}.
-      -h --help  Show this help.
-
-    A skill in a later folder hides a skill of the same name in an earlier one.
-    """
+    """A skill in a later folder hides a skill of the same name in an earlier one."""
     return [{"source": source, "path": folder, "exists": os.path.isdir(folder)}
             for source, folder in configlib.sources(ctx.config)]

@@ -5,6 +5,7 @@ import sys
 
 from nexus import fileio, paths
 from nexus.cli.command import renders
+from nexus.errors import NexusError
 from nexus.gateway import jobs
 from nexus.state import usage_log
 from nexus.style import plural
@@ -13,22 +14,21 @@ from nexus.usage import report, stats, text
 
 @renders(text.render)
 def skill_stats(ctx):
-    """Usage:
-      nexus skill stats [NAME] [--days N] [--session ID] [--json]
-      nexus skill stats (-h | --help)
-
-    Options:
-      --days N      The window: the past N days [default: 30].
-      --session ID  Only the calls of one session (NEXUS_SESSION_ID; see `nexus sessions`).
-      --json        Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them.
-      -h --help     Show this help.
-
-    The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
+    """The figures come from the usage logs, which rotation keeps to the newest 5,000 entries per
     skill by default (skills.log.maxEntries); `nexus skill show` has the lifetime counters.
     To aggregate logs from elsewhere: cat */usage.log | nexus-stats --stdin.
+
+    Exit status:
+      0  success;  1  NAME is no skill and has no usage log, or --session has no call in the window;
+      2  usage error
     """
-    days = stats.parse_days(ctx.args["--days"])
-    return stats.collect(ctx.config, days, ctx.args["NAME"], warn=ctx.warn, session=ctx.args["--session"])
+    args = ctx.args
+    found = stats.collect(ctx.config, args["--days"], args["NAME"], warn=ctx.warn, session=args["--session"],
+                          profile=args["--profile"])
+    if args["--session"] and not found["totalInvocations"]:  # a mistyped id, not a session without calls
+        raise NexusError(f"no call of session {args['--session']!r} in the usage logs of the past {args['--days']} "
+                         f"days{' for ' + args['NAME'] if args['NAME'] else ''}; see `nexus sessions`")
+    return found
 
 
 def render_rotate(report, out):
@@ -38,15 +38,7 @@ def render_rotate(report, out):
 
 @renders(render_rotate)
 def rotate(ctx):
-    """Usage:
-      nexus skills rotate [--json]
-      nexus skills rotate (-h | --help)
-
-    Options:
-      --json     Print {"skills": [{"name", "logEntries"}], "maxEntries", "maxBytes", "jobsRemoved"}.
-      -h --help  Show this help.
-
-    Each log keeps its newest entries: at most skills.log.maxEntries (default 5000) and
+    """Each log keeps its newest entries: at most skills.log.maxEntries (default 5000) and
     skills.log.maxBytes (default 2 MB), set with `nexus config set`. Safe while skills run: a log is
     rotated under its skill's lock, so an entry written meanwhile is never lost. Background runs that
     ended over 7 days ago are removed too, with their output.
@@ -69,24 +61,17 @@ DEFAULT_REPORT = "nexus-report.html"
 
 
 def render_report(data, out):
-    out.write(f"{data['file']}\n" if "file" in data else report.render(data))
+    out.write(report.render(data))
 
 
-@renders(render_report)
+def render_written(data, out):
+    """-o FILE: the path of the file written."""
+    out.write(f"{data['file']}\n")
+
+
+@renders(render_report, {"-o": render_written})
 def usage_report(ctx):
-    """Usage:
-      nexus report [--days N] [-o FILE] [--json]
-      nexus report (-h | --help)
-
-    Options:
-      --days N       The window: the past N days [default: 30].
-      -o FILE        Write the report to FILE (atomically) and print its path. Without it, the
-                     report goes to stdout, or, when stdout is a terminal, to nexus-report.html
-                     in the current folder.
-      --json         The figures the report shows, as JSON, instead of the report.
-      -h --help      Show this help.
-
-    One self-contained HTML file (no network, no scripts, no fonts; inline SVG and CSS; light and dark
+    """One self-contained HTML file (no network, no scripts, no fonts; inline SVG and CSS; light and dark
     colours follow the reader's preference): calls per day by skill, success rate, p50 and p95
     durations, failures over time with their messages, sessions, and the skills that are degraded or
     have drifted. Each chart comes with a table of the same figures, which are those of
@@ -96,10 +81,10 @@ def usage_report(ctx):
       nexus report -o ~/nexus-report.html
       nexus report --days 7 > week.html
     """
-    data = report.collect(ctx.config, stats.parse_days(ctx.args["--days"]), ctx.warn)
+    data = report.collect(ctx.config, ctx.args["--days"], ctx.warn)
     target = ctx.args["-o"]
     if not target and not ctx.json and sys.stdout.isatty():  # 20 KB of HTML is no use on a screen
-        target = DEFAULT_REPORT
+        target = ctx.args["-o"] = DEFAULT_REPORT  # as if -o had named it: the renderer says where it went
         ctx.warn(f"a terminal shows no HTML: the report goes to {DEFAULT_REPORT} (-o FILE names another)")
     if target and not ctx.json:
         target = os.path.abspath(target)

@@ -1,0 +1,552 @@
+"""The command table: every command of nexus as a record, porcelain and plumbing, as git's command list
+holds both. The dispatcher, `--help`, the usage docopt parses, the man pages, the shell completions, the
+README's Commands table and the tests' lists of scripts are all made from it (`make man` writes the
+generated files; tests/test_architecture.py and tests/test_man.py fail when one is stale).
+
+A row is a nexus.cli.records.Command; ARCHITECTURE.md ("A command") says how to add one, or an option.
+Every tool may import this module; no tool imports another.
+"""
+
+import sys
+
+from nexus.cli.command import call, options_first
+from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT, say
+from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, Command,
+                               Option, choice, number, whole)
+from nexus.errors import NexusError
+
+
+# -- what the layer prepares before a command runs (git's RUN_SETUP) -------------------------------------
+
+
+def ENTRY(ctx):  # noqa: N802 - a constant of the table, as DOCUMENT is
+    """ctx.entry: the manifest entry of the skill NAME, from a manifest kept fresh for it alone, as the
+    profile in force lets this agent see it (NexusError for a skill outside it). The gateway reads its
+    entry itself: its refusals are logged (gateway.run.refuse)."""
+    from nexus.catalog import listing  # the commands about one skill only: the gateway's way never loads it
+
+    ctx.entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)
+
+
+# -- the types of values -----------------------------------------------------------------------------------
+
+DAYS = whole(1, 36500)  # a window of days: up to a hundred years
+JOBS = whole(1, 256)  # verify commands at once
+COUNT = whole(1, 100_000_000)
+BYTES = whole(1, 2**40)
+SECONDS, HOURS, INTERVAL = number(), number(zero=True), number(zero=True)  # HOURS 0: every skill; INTERVAL 0: never
+FORMATS = choice("nexus.agents.instructions:PROMPT_FORMATS")
+KEY_TYPES = choice("nexus.config.keys:TYPES")
+CLIENTS = choice("nexus.mcp.clients:CLIENTS")
+SCOPES = choice("nexus.mcp.clients:SCOPES")
+AGENTS = choice("nexus.paths:AGENT_FOLDERS")
+
+# -- commands that are both porcelain and plumbing --------------------------------------------------------
+
+RUN = "nexus.tools.plumbing.run:run"
+RUN_SUMMARY = "The gateway: run a skill's tool or script, or print its prompt; every call is logged."
+RUN_USAGE = ("NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] "
+             "[--var NAME=VALUE]... [-- ARGS...]",)
+RUN_ARGUMENTS = {"NAME": SKILL, "ARGS": FILE}
+RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and injected env names; run nothing."),
+               Option("--no-verify", "Skip the verification a first run would do."),
+               Option("--no-log", "Leave this call out of the usage log (the state counters still count it)."),
+               Option("--json", "Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, "
+                                "stderr."),
+               Option("--background", "Verify, then start the tool detached and print its job id at once (see "
+                                      "`nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call "
+                                      "recorded when it ends."),
+               Option("--no-sandbox", "Run a skill that would run confined (see skills.sandbox.mode) with all your "
+                                      "rights: for a person at a terminal; refused elsewhere, and from inside a "
+                                      "gateway call."),
+               Option("--timeout SECONDS", "End the tool after SECONDS as timeout(1) does: SIGTERM to its process "
+                                           "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS),
+               Option("--var NAME=VALUE", "A variable the skill declares (metadata.nexus.variables): filled in for "
+                                          "${NAME} in a prompt skill's text, and in the environment of a tool or "
+                                          "script skill. A variable not given comes from the environment, else its "
+                                          "default; one still missing is a refusal that names it.", repeat=True))
+
+MCP = "nexus.tools.plumbing.mcp:serve"
+MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]",)
+MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, and of its stderr, that a result "
+                                            "carries; also the largest resource.", BYTES, default=256 * 1024),
+               Option("--watch SECONDS", "How often to look for changed skills; 0: never.", INTERVAL, default=2),
+               Option("--max-calls N", "The most tool calls that run at once; a call past it is answered at once "
+                                       "with a tool error saying so.", whole(1, 1024), default=16),
+               Option("--tools MODE", "What tools/list holds: each (a tool per skill), loader (run_skill, "
+                                      "list_skills and read_skill, however many skills there are) or auto (loader "
+                                      "once 40 tool and script skills are offered, else each); the config's "
+                                      "mcp.tools, else auto.", choice("nexus.mcp.offer:MODES")))
+
+# -- the table ---------------------------------------------------------------------------------------------
+
+COMMANDS = (  # the porcelain: `nexus WORDS`
+    Command("skills list", "skills:list_skills", DOCUMENT,
+            "Skills grouped by status: ready, needs setup, not installed, disabled, invalid.",
+            usage=("[--ready | --locked | --all] [--json]", "--summary [--json]"),
+            options=(Option("--ready", "Only skills that are ready to use."),
+                     Option("--locked", "Only skills that need setup or are not installed, grouped by what unlocks "
+                                        'them (--json: each with "unlock": {"kind", "name", "step"}).'),
+                     Option("--all", "Also skills whose `os` excludes this platform."),
+                     Option("--summary", "One line of counts per status: the same as `nexus status`."),
+                     Option("--json", "An array of entries: name, description, source, type, status, verified, "
+                                      "missing, ..."))),
+    Command("skills refresh", "skills:refresh", DOCUMENT,
+            "Rescan every skill source and rewrite the manifest.",
+            usage=("[--json]",),
+            options=(Option("--json", 'Print {"skills": N, "invalid": N, "shadowed": N, "manifest": PATH}.'),)),
+    Command("skills path", "skills:path", DOCUMENT,
+            "Print every skill source folder, lowest precedence first.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array of {"source", "path", "exists"}.'),)),
+    Command("skills verify", "skill:verify_all", DOCUMENT,
+            "Re-verify every skill never verified or verified over HOURS ago (for cron).",
+            usage=("--all [--stale HOURS] [--jobs N] [--json] [--timeout SECONDS]",),
+            options=(Option("--all", "Every tool and script skill in the manifest."),
+                     Option("--stale HOURS", "Only skills never verified, or last verified over HOURS ago.", HOURS),
+                     Option("--jobs N", "How many verify commands run at once (default: one per CPU).", JOBS),
+                     Option("--json", "An array of outcomes, one per skill, in the order of their names."),
+                     Option("--timeout SECONDS", "How long one verify command may run.", SECONDS, default=30))),
+    Command("skills rotate", "usage:rotate", DOCUMENT,
+            "Prune every usage log to its limits (for cron).",
+            usage=("[--json]",),
+            options=(Option("--json", 'Print {"skills": [{"name", "logEntries"}], "maxEntries", "maxBytes", '
+                                      '"jobsRemoved"}.'),)),
+    Command("skills check", "check:check", DOCUMENT,
+            "Lint SKILL.md files against the Agent Skills and nexus rules.",
+            usage=("[--strict] [--json] [--] [PATH...]",),
+            options=(Option("--strict", "Also warn about fields that neither Agent Skills nor nexus defines."),
+                     Option("--json", 'An array of findings: {"path", "line", "severity", "code", "message"}.')),
+            arguments={"PATH": FILE}),
+    Command("skills audit", "audit:audit", DOCUMENT,
+            "Read every file of skills for what hostile skills do: hidden text, pipe-to-shell, credentials, ...",
+            usage=("[--strict] [--json] [--] [SKILL...]",),
+            options=(Option("--strict", "Exit 1 on a medium finding too."),
+                     Option("--json", 'One document: {"audited": [{"name", "dir"}], "findings": [{"path", "line", '
+                                      '"severity", "code", "message"}]}.')),
+            arguments={"SKILL": FILE}),
+    Command("skills cursor-rules", "agents:cursor_rules", TEXT,
+            "The Cursor rules text; --write puts it in DIR/.cursor/rules/.",
+            usage=("[--write [DIR]]",),
+            options=(Option("--write", "Write the rules to DIR/.cursor/rules/nexus-skills.mdc instead (DIR: the "
+                                       "current folder), creating the folders, and print the file's path. The file "
+                                       "belongs to nexus: run the command again whenever skills change."),),
+            arguments={"DIR": DIR}),
+    Command("skills agents-md", "agents:agents_md", TEXT,
+            "The AGENTS.md skills section; --write updates only that section of FILE.",
+            usage=("[--write FILE]",),
+            options=(Option("--write FILE", "Update the section in FILE instead, or append it when FILE has none "
+                                            "(creating FILE), and print FILE's path. Everything outside the "
+                                            "section is kept as it is.", FILE),)),
+    Command("skills prompt", "agents:prompt", TEXT,
+            "The block of ready skills an agent's system prompt includes.",
+            usage=("[--format FORMAT] [--max-chars N] [--max-skills N]",),
+            options=(Option("--format FORMAT", "xml: an <available_skills> block, as agents built on the Agent "
+                                               "Skills convention expect; markdown: a list.", FORMATS, default="xml"),
+                     Option("--max-chars N", "Keep the block within N characters.", COUNT),
+                     Option("--max-skills N", "List at most N skills.", COUNT))),
+    Command("skills add", "distribute:add", DOCUMENT,
+            "Add skills from a folder or a git repository to the managed source.",
+            usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--allow-network] [--json]",),
+            options=(Option("--skill NAME", "Only this skill (repeat for more).", repeat=True),
+                     Option("--list", "Show the skills SOURCE holds; add nothing."),
+                     Option("--copy", "Copy a folder's skills instead of linking them (skills from git are always "
+                                      "copied)."),
+                     Option("--force", "Replace a skill of the same name that was placed by hand or came from "
+                                       "elsewhere, add one that shadows a skill you have (bundled, workspace, "
+                                       "extra folders), and add one with a high finding of `nexus skills audit`."),
+                     Option("--allow-network", "Let the skills added use the network when they run confined (as "
+                                               "`nexus skill allow NAME network` does for one); without it, one "
+                                               "that is confined has none."),
+                     Option("--json", "The outcome as JSON: source, revision, added (each with what it shadows), "
+                                      "unchanged, refused, and permissions (what each added skill will be allowed, "
+                                      "as `nexus skill show --json` has it).")),
+            arguments={"SOURCE": STRING}),
+    Command("skills remove", "distribute:remove", DOCUMENT,
+            "Remove added skills.",
+            usage=("NAME... [--json]",),
+            options=(Option("--json", "An array of the names removed."),),
+            arguments={"NAME": SKILL}),
+    Command("skills update", "distribute:update", DOCUMENT,
+            "Fetch added skills again and report which changed.",
+            usage=("[NAME...] [--force] [--json]",),
+            options=(Option("--force", "Replace a copied skill that was edited in place with its source's files, "
+                                       "and update one whose new version has a new high finding of `nexus skills "
+                                       "audit`."),
+                     Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put back), "
+                                      "unchanged, editedLocally, removedUpstream, refused (lists of names), failed "
+                                      "(name and error), findings (the audit's findings new since the version you "
+                                      "have), and permissions (what each changed skill will be allowed).")),
+            arguments={"NAME": SKILL}),
+    Command("skills link", "distribute:link", DOCUMENT,
+            "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
+            usage=("--agent AGENT [--dir DIR] [--unlink] [--json]",),
+            options=(Option("--agent AGENT", "Where the agent reads skills: cursor (.cursor/skills), claude-code "
+                                             "(.claude/skills), codex (.codex/skills), agents (.agents/skills: the "
+                                             "shared folder that Codex, Gemini CLI, opencode, Copilot and Goose "
+                                             "read too), gemini (.gemini/skills), opencode (.opencode/skills), "
+                                             "copilot (.github/skills: GitHub Copilot in VS Code, its CLI and "
+                                             "cloud agent), kiro (.kiro/skills), roo-code (.roo/skills), windsurf "
+                                             "(.windsurf/skills) or cline (.cline/skills).", AGENTS),
+                     Option("--dir DIR", "The project folder holding the agent's folder.", DIR, default="."),
+                     Option("--unlink", "Remove the links nexus made there, and nothing else."),
+                     Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked."))),
+    Command("skill install", "skill:install", DOCUMENT,
+            "Run the install spec that fits this platform, then verify the skill.",
+            usage=("NAME [--id ID] [--dry-run] [--yes] [--json]",),
+            options=(Option("--id ID", "The install spec with this id (default: the best fit whose package manager "
+                                       "is here); runs it even when the skill's tools are already installed."),
+                     Option("--dry-run", "Print the command, run nothing."),
+                     Option("--yes", "Run without asking (needed when there is no terminal, as under cron or an "
+                                     "agent)."),
+                     Option("--json", "The outcome as JSON: skill, command, installed, alreadyInstalled, "
+                                      "verification.")),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("skill trust", "audit:trust", DOCUMENT,
+            "Accept an added skill's files as they are now, after showing the change and its audit.",
+            usage=("NAME [--yes] [--force] [--json]",),
+            options=(Option("--yes", "Trust without asking (needed without a terminal, as under cron or an agent)."),
+                     Option("--force", "Trust it even with a high finding in the change."),
+                     Option("--json", "The outcome as JSON: name, changed, added, removed, findings, trusted.")),
+            arguments={"NAME": SKILL}),
+    Command("skill show", "skill:show", DOCUMENT,
+            "A skill's status, requirements, usage and prompt.",
+            usage=("NAME [--json | --prompt-only]",),
+            options=(Option("--json", "The manifest entry with status, verified, missing, state, fromConfig, "
+                                      'permissions and prompt, as JSON; fromConfig: {"env": [names], "apiKey": '
+                                      'true or false, "apiKeyEnv"}; permissions (tool and script skills): '
+                                      '{"confined", "network", "write", "read", and where confined "available"}.'),
+                     Option("--prompt-only", "Only the prompt ({baseDir} resolved), for agents.")),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("skill verify", "skill:verify_skill", DOCUMENT,
+            "Run a skill's verify command and record the outcome.",
+            usage=("NAME [--force] [--json] [--timeout SECONDS]",),
+            options=(Option("--force", "Run the verify command even when the skill is already verified."),
+                     Option("--json", "Print the outcome as JSON: skill, type, verify, ok, configured, "
+                                      "configuredAt (the first success), exit, error, ms."),
+                     Option("--timeout SECONDS", "How long the verify command may run.", SECONDS, default=30)),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("skill run", RUN, PROCESS, RUN_SUMMARY, usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS,
+            parser=options_first),
+    Command("skill stats", "usage:skill_stats", DOCUMENT,
+            "Usage statistics, for every skill or one.",
+            usage=("[NAME] [--days N] [--session ID] [--profile NAME] [--json]",),
+            options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
+                     Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
+                                            "sessions`).", SESSION),
+                     Option("--profile NAME", "Only the calls made under one profile (see `nexus profiles`).",
+                            STRING),
+                     Option("--json", "Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints "
+                                      "them.")),
+            arguments={"NAME": SKILL}),
+    Command("skill enable", "config:enable_skill", DOCUMENT,
+            "Enable a skill in the config (skills.entries.KEY.enabled).",
+            usage=("NAME [--json]",),
+            options=(Option("--json", '{"skill", "key", "enabled", "changed"}, and "disabledReason" and "fix" when '
+                                      "it stays disabled."),),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("skill disable", "config:disable_skill", DOCUMENT,
+            "Disable a skill in the config: listed as disabled, never run.",
+            usage=("NAME [--json]",),
+            options=(Option("--json", '{"skill", "key", "enabled", "changed"}.'),),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("skill env", "config:set_env", DOCUMENT,
+            "Set or remove environment variables the skill's tool gets.",
+            usage=("NAME [VAR=VALUE...] [--secret] [--unset VAR]... [--json]",),
+            options=(Option("--secret", "The values set are secrets: masked as *** wherever nexus writes or shows "
+                                        "them (the usage log, errors, sessions, crystallized skills), as "
+                                        "skills.entries.KEY.secretEnv says."),
+                     Option("--unset VAR", "Remove VAR from the skill's environment (may be repeated).", repeat=True),
+                     Option("--json", '{"skill", "key", "set", "unset", "marked", "env", "secret"}: names, never '
+                                      'values ("set", "unset" and "marked" only when asked to change something).')),
+            arguments={"NAME": SKILL, "VAR=VALUE": STRING},
+            needs=(ENTRY,)),
+    Command("skill key", "config:store_key", DOCUMENT,
+            "Store the skill's API key, read from stdin or asked for without echo.",
+            usage=("NAME [--unset] [--json]",),
+            options=(Option("--unset", "Remove the skill's key."),
+                     Option("--json", '{"skill", "key", "apiKey": "set", "unchanged" or "unset", "env"}: never the '
+                                      "key itself.")),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("skill allow", "config:allow_skill", DOCUMENT,
+            "Widen what a confined skill may do: network, a folder to write or read.",
+            usage=("NAME [network] [--write PATH]... [--read PATH]... [--json]",),
+            options=(Option("--write PATH", "A folder the skill may write (and read) when it runs confined.", FILE,
+                            repeat=True),
+                     Option("--read PATH", "A folder or file of skills.sandbox.deny the skill may read when it "
+                                           "runs confined.", FILE, repeat=True),
+                     Option("--json", '{"skill", "granted", "changed", "key"}.')),
+            arguments={"NAME": SKILL},
+            needs=(ENTRY,)),
+    Command("config get", "config:get_key", DOCUMENT,
+            "Print the value nexus uses for a key: the file's, else the default.",
+            usage=("KEY [--json]",),
+            options=(Option("--json", '{"key", "value", "default", "origin"}: origin is "file" or "default".'),),
+            arguments={"KEY": KEY}),
+    Command("config set", "config:set_key", DOCUMENT,
+            "Set a key in the config, in place: comments and formatting stay.",
+            usage=("KEY [--] VALUE [--type TYPE] [--force] [--json]",),
+            options=(Option("--type TYPE", "Read VALUE as this type: bool, int, string, list or table; an error "
+                                           "when it is not one.", KEY_TYPES),
+                     Option("--force", "Set a key nexus does not know (outside `skills`, where your own keys "
+                                       "live)."),
+                     Option("--json", "{\"key\", \"value\", \"changed\", \"file\"} (a secret's value as \"***\").")),
+            arguments={"KEY": KEY, "VALUE": STRING}),
+    Command("config unset", "config:unset_key", DOCUMENT,
+            "Remove a key from the config: nexus then uses the default.",
+            usage=("KEY [--json]",),
+            options=(Option("--json", '{"key", "value": null, "changed", "file"}.'),),
+            arguments={"KEY": KEY}),
+    Command("config list", "config:list_keys", DOCUMENT,
+            "Every key nexus knows, its value and where it comes from.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array: {"key", "value", "default", "origin", "type", "meaning"} for each '
+                                      "key."),)),
+    Command("config path", "config:show_path", DOCUMENT,
+            "Print the path of the config file.",
+            usage=("[--json]",),
+            options=(Option("--json", '{"path", "exists"}.'),)),
+    Command("config edit", "config:edit_file", DOCUMENT,
+            "Edit the config in $VISUAL or $EDITOR; an invalid result is never saved.",
+            usage=("",)),
+    Command("profiles", "profiles:list_profiles", DOCUMENT,
+            "Each profile: what it allows and denies, and the skills an agent given it may see and run.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array of {"name", "default", "allow", "deny", "skills"}: `skills` names '
+                                      "every skill in the profile's scope, whatever its status."),)),
+    Command("status", "skills:status", DOCUMENT,
+            "One line: how many skills are ready, need setup, are not installed, disabled.",
+            usage=("[--check] [--json]",),
+            options=(Option("--check", "For cron and monitoring: print one line per skill that is degraded or has "
+                                       "drifted, and per SKILL.md that is invalid, and exit 1 when there is one; "
+                                       "print nothing and exit 0 when all is well."),
+                     Option("--json", 'Print {"ready", "needsSetup", "notInstalled", "disabled", "invalid", '
+                                      '"unsupported", "degraded", "drifted"}, each a count; with --check, also '
+                                      '"unhealthy": [[name, flag, why]]; and "sandbox": {"mode", "landlock" (its '
+                                      'ABI, 0: none), "netns", "text", "problem"}.'))),
+    Command("capabilities", "capabilities:list_capabilities", DOCUMENT,
+            "Every capability: the skills that provide and need it, and the provider chosen.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array of {"name", "providers": [{"name", "status", "verified"}], '
+                                      '"consumers", "chosen"}.'),)),
+    Command("capability resolve", "capabilities:resolve", DOCUMENT,
+            "The ready provider of a capability to use, for scripts; --explain ranks them all.",
+            usage=("CAPABILITY [--explain] [--json]",),
+            options=(Option("--explain", "Print the ranking of every provider, with the reasons for its place."),
+                     Option("--json", 'Print {"capability", "chosen", "ranking": [{"name", "status", "ready", '
+                                      '"verified", "successRate", "why"}]}.')),
+            arguments={"CAPABILITY": CAPABILITY}),
+    Command("connectors", "capabilities:list_connectors", DOCUMENT,
+            "The accounts skills need connected (google, github, ...): connected, or the step that unlocks.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array of {"name", "skills", "connected", "connectedBy"} or, when locked, '
+                                      '{"name", "skills", "connected": false, "unlock": {"skill", "step"}}.'),)),
+    Command("sessions", "sessions:list_sessions", DOCUMENT,
+            "Each session in the usage logs: its calls, skills, failures, first and last call.",
+            usage=("[--days N] [--json]",),
+            options=(Option("--days N", "Only calls of the past N days (default: every call the logs hold).", DAYS),
+                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures"}, newest '
+                                      "first."))),
+    Command("session show", "sessions:show", DOCUMENT,
+            "One session's calls across every skill, in time order.",
+            usage=("ID [--json]",),
+            options=(Option("--json", "An array of the session's calls in time order: {\"n\", \"ts\", \"skill\", "
+                                      '"type", "args", "exit", "ms", "error"} (args masked as logged).'),),
+            arguments={"ID": SESSION}),
+    Command("session new", "sessions:new", TEXT,
+            "A fresh session id, for NEXUS_SESSION_ID.",
+            usage=("",)),
+    Command("session crystallize", "sessions:crystallize", DOCUMENT,
+            "Turn a session's successful calls into a script skill that replays them.",
+            usage=("ID --name NAME [--calls N-M] [--var NAME=VALUE]... [--dry-run] [--force] [--json]",),
+            options=(Option("--name NAME", "The new skill's name (a folder in the workspace)."),
+                     Option("--calls N-M", "Only these calls (their numbers in `nexus session show`)."),
+                     Option("--var NAME=VALUE", "Make VALUE, wherever it occurs in the recorded arguments, a "
+                                                "parameter of the new skill: --NAME VALUE, or in order. Repeat for "
+                                                "more. VALUE *** stands for a secret that was masked in the "
+                                                "log.", repeat=True),
+                     Option("--dry-run", "Print the SKILL.md and the script; write nothing."),
+                     Option("--force", "Take a name a skill already has: replace it in the workspace, or hide one "
+                                       "of another source."),
+                     Option("--json", '{"name", "path", "calls", "requires", "env", "skillMd", "script", '
+                                      '"dryRun"}.')),
+            arguments={"ID": SESSION}),
+    Command("report", "usage:usage_report", DOCUMENT,
+            "The usage report: one self-contained HTML file of charts and tables (-o FILE to write it).",
+            usage=("[--days N] [-o FILE] [--json]",),
+            options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
+                     Option("-o FILE", "Write the report to FILE (atomically) and print its path. Without it, the "
+                                       "report goes to stdout, or, when stdout is a terminal, to nexus-report.html "
+                                       "in the current folder.", FILE),
+                     Option("--json", "The figures the report shows, as JSON, instead of the report."))),
+    Command("jobs", "jobs:list_jobs", DOCUMENT,
+            "Background runs (skill run --background): running and ended.",
+            usage=("[--json]",),
+            options=(Option("--json", 'An array of jobs: {"id", "skill", "args", "status", "started", "ended", '
+                                      '"exit", "ms", ...}.'),)),
+    Command("job show", "jobs:show", DOCUMENT,
+            "One background run: its status, exit, times and output files.",
+            usage=("ID [--json]",),
+            options=(Option("--json", "The job's record (job.json), as JSON."),),
+            arguments={"ID": JOB}),
+    Command("job logs", "jobs:logs", PROCESS,
+            "What a background run wrote; --follow until it ends.",
+            usage=("ID [--follow]",),
+            options=(Option("--follow", "Keep printing what the job writes until it ends."),),
+            arguments={"ID": JOB}),
+    Command("job wait", "jobs:wait", PROCESS,
+            "Wait for a background run to end; exit with its status.",
+            usage=("ID [--timeout SECONDS]",),
+            options=(Option("--timeout SECONDS", "Stop waiting after SECONDS (the job goes on).", SECONDS),),
+            arguments={"ID": JOB}),
+    Command("job kill", "jobs:kill", DOCUMENT,
+            "End a background run's whole process group.",
+            usage=("ID [--json]",),
+            options=(Option("--json", "The job's record once it has ended."),),
+            arguments={"ID": JOB}),
+    Command("mcp", MCP, PROCESS, "Serve the ready skills to an agent over MCP (the same as nexus-mcp).",
+            usage=MCP_USAGE, options=MCP_OPTIONS),
+    Command("mcp config", "mcp:config", TEXT,
+            "The entry that registers nexus with an MCP client; --write adds it.",
+            usage=("--client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]",
+                   "--client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
+                   "--client CLIENT --remove [--scope SCOPE] [--dir DIR]",
+                   "--list-clients [--json]"),
+            options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
+                                               "gemini, goose, cline, roo-code, kiro, copilot-cli, opencode or "
+                                               "continue (--list-clients says where each keeps its "
+                                               "servers).", CLIENTS),
+                     Option("--scope SCOPE", "project: the client's file in the project, which people commit; "
+                                             "user: the client's own file in your home folder, for every project. "
+                                             "By default the project, or the user for a client that has no project "
+                                             "file.", SCOPES),
+                     Option("--command PATH", "The command the client starts, instead of the absolute path of the "
+                                              "nexus-mcp installed with this nexus.", FILE),
+                     Option("--write", "Put the entry in the client's file and print the file's path."),
+                     Option("--force", "Replace a nexus entry that differs from this one (--write keeps it "
+                                       "otherwise, and shows the difference)."),
+                     Option("--remove", "Take the nexus entry out of the client's file."),
+                     Option("--dir DIR", "The project folder.", DIR, default="."),
+                     Option("--list-clients", "Every client, its format and where its project and user files are."),
+                     Option("--json", "The list of clients as JSON."))),
+    Command("help", "nexus.tools.nexus:help_text", TEXT, "Show the help of a command, a group, or of nexus.",
+            usage=("[COMMAND...]",), arguments={"COMMAND": COMMAND}),
+)
+
+PLUMBING_TOOLS = (
+    Command("nexus-discover", "nexus.tools.plumbing.discover:discover", STREAM,
+            "find skills and print one JSON object per skill (JSON Lines).",
+            usage=("[--shadowed] [--valid] [--invalid] [--] [DIR...]",),
+            options=(Option("--shadowed", "Also print skills hidden by a higher source, with `shadowedBy`."),
+                     Option("--valid", "Leave the broken skills out."),
+                     Option("--invalid", "Print the broken skills (the default; kept for scripts written before it "
+                                         "was).")),
+            arguments={"DIR": DIR},
+            category=PLUMBING),
+    Command("nexus-manifest", "nexus.tools.plumbing.manifest:manifest", STREAM,
+            "write, read or check the skills manifest (manifest.json).",
+            usage=("write", "read [--invalid]", "check"),
+            options=(Option("--invalid", "With read, also print the broken skills the manifest records."),),
+            category=PLUMBING),
+    Command("nexus-verify", "nexus.tools.plumbing.verify:verify_skills", STREAM,
+            "check that skills work, and record the outcome in their state.",
+            usage=("[--timeout SECONDS] [--jobs N] NAME...",
+                   "--all [--stale HOURS] [--timeout SECONDS] [--jobs N]",
+                   "--static"),
+            options=(Option("--all", "Every tool and script skill that could pass (ready, or its last verification "
+                                     'failed); the others are printed with "skipped": true and the reason.'),
+                     Option("--stale HOURS", "With --all, only skills never verified, or last verified over HOURS "
+                                             "ago.", HOURS),
+                     Option("--timeout SECONDS", "How long one verify command may run.", SECONDS, default=30),
+                     Option("--jobs N", "How many verify commands run at once (default: one per CPU); the outcomes "
+                                        "are printed in the order of the skills all the same.", JOBS),
+                     Option("--static", "Requirement checks only, for the entries on stdin.")),
+            arguments={"NAME": SKILL},
+            category=PLUMBING),
+    Command("nexus-run", RUN, PROCESS,
+            "the gateway. Run a skill's tool or script, or print its prompt; log every call.",
+            usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS, parser=options_first,
+            category=PLUMBING),
+    Command("nexus-stats", "nexus.tools.plumbing.stats:usage_stats", DOCUMENT,
+            "usage statistics from the per-skill usage logs, or from usage entries on stdin.",
+            usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]",),
+            options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
+                     Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
+                                            "sessions`).", SESSION),
+                     Option("--stdin", "Read usage entries (JSON Lines) from stdin instead of every "
+                                       "$NEXUS_HOME/state/nexus/skills/NAME/usage.log."),
+                     Option("--json", "One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs, "
+                                      "lastUsed, skills, recentFailures, categories, skippedLines; with NAME, that "
+                                      "skill's figures with daily, commonCommands and recentErrors.")),
+            arguments={"NAME": SKILL},
+            category=PLUMBING),
+    Command("nexus-mcp", MCP, PROCESS, "serve the ready skills to an agent over MCP, every call through the gateway.",
+            usage=MCP_USAGE, options=MCP_OPTIONS, category=PLUMBING),
+)
+
+TABLE = COMMANDS + PLUMBING_TOOLS
+
+GROUPS = {  # the first word of a command -> what its commands are about
+    "skills": "Every skill at once: list, check, verify, keep, hand to agents, add and link.",
+    "skill": "One skill: show, run, verify, install, its usage statistics, and its config.",
+    "config": "The config file (nexus.toml): get, set, unset, list, path, edit.",
+    "capability": "A capability: which ready skill provides it.",
+    "session": "One agent session: its calls, a fresh id, and a skill made from it.",
+    "job": "One background run: show it, read its output, wait for it, end it.",
+    "mcp": "The ready skills over the Model Context Protocol, for the agents that speak it.",
+}
+
+
+def _nothing(command, argv):
+    return {}
+
+
+def _hidden(words, target, summary):
+    return Command(words, target, TEXT, summary, usage=("",), parser=_nothing)
+
+
+# Hidden commands, as git completes with --list-cmds: names for the shell completions, read from the
+# manifest, the config, the usage logs and the jobs, never rescanning or parsing YAML.
+HIDDEN = (
+    _hidden("--list-skills", "agents:skill_names", "Every skill name in the manifest (for completion)."),
+    _hidden("--list-keys", "config:key_names", "Every config key (for completion)."),
+    _hidden("--list-sessions", "sessions:session_ids", "Every session id in the usage logs (for completion)."),
+    _hidden("--list-jobs", "jobs:job_ids", "Every background run's id (for completion)."),
+    _hidden("--list-capabilities", "capabilities:capability_names",
+            "Every capability a skill in the manifest implements or requires (for completion)."),
+)
+
+
+def find(words):
+    """The row of the table whose words are `words` (a string), or None."""
+    return next((c for c in TABLE + HIDDEN if c.words == words), None)
+
+
+def script(name, prepare=None):
+    """The main(argv=None) -> int of the console script `name`, a plumbing row of the table; prepare(argv)
+    takes what comes before anything else (see prepared)."""
+    command = find(name)
+
+    def main(argv=None):
+        argv, failed = sys.argv[1:] if argv is None else list(argv), None
+        if prepare:
+            argv, failed = prepared(name, argv, prepare)
+        return failed if failed is not None else call(command, argv)
+
+    return main
+
+
+def prepared(prog, argv, prepare):
+    """(prepare(argv), None): the words a tool takes before anything else (catalog.scope.take_option's
+    --profile), or (None, the exit status) once stderr says why not."""
+    try:
+        return prepare(argv), None
+    except NexusError as e:
+        say(prog, str(e))
+        return None, e.exit_code

@@ -109,7 +109,7 @@ def loader_instructions(records, calls):
     """The server's instructions in loader mode: how to use the three tools, then the offered skills, the
     most used first (`calls`: {name: calls lately}), each with its description cut short, as many as
     MAX_INSTRUCTIONS bytes hold, and how to find the rest."""
-    from ..style import truncate
+    from ..style import truncate  # the loader's instructions only
 
     shown = sorted(offered(records), key=lambda r: -calls.get(r["name"], 0))  # stable: priority, then name kept
     text = LOADER_INSTRUCTIONS + "\n\nSkills, the most used first:\n"
@@ -165,8 +165,8 @@ def tool_name(name):
     the skill's own name kept as the tool's title (`café` is the tool cafe-8c5d2b9e)."""
     if name.isascii():
         return name
-    import hashlib
-    import unicodedata
+    import hashlib  # a skill name that is not ASCII only
+    import unicodedata  # a skill name that is not ASCII only
 
     folded = "".join(c for c in unicodedata.normalize("NFKD", name) if c.isascii() and (c.isalnum() or c == "-"))
     return f"{folded or 'skill'}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
@@ -386,7 +386,7 @@ def read_resource(records, config, uri, limit, caller, warn, shelf):
 
 def listed_file(records, uri, warn):
     """(the skill's record, the path) of a file resources/list shows, by its file:// URI; UsageError else."""
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import unquote, urlsplit  # a resource read only: urllib brings `re`
 
     parts = urlsplit(uri)
     path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""

@@ -120,7 +120,7 @@ class Nexus:
             self.mode = offer.mode(chosen, self.records()) if chosen == "auto" else chosen
         if self.mode == "each":
             return INSTRUCTIONS
-        from ..usage import stats
+        from ..usage import stats  # the loader's instructions only: how much each skill is used
 
         records = self.records()
         return offer.loader_instructions(records, stats.call_counts([r["name"] for r in offer.offered(records)]))
@@ -459,7 +459,7 @@ class Wire:
     nothing we start can read the protocol's stream."""
 
     def __init__(self):
-        import fcntl
+        import fcntl  # the server's own stdin reader only
 
         self.fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
         null = os.open(os.devnull, os.O_RDONLY)

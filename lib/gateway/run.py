@@ -15,7 +15,7 @@ import time
 
 from .. import schema
 from ..catalog import scope, status
-from ..errors import Refused
+from ..errors import NexusError, Refused
 from ..skill import entry as entrylib
 from ..state import health, skill_state, usage_log
 from . import plan, process

@@ -298,7 +298,7 @@ def skill_list(records, unpublished, arguments):
     if set(arguments) - {"query", "cursor"} or not isinstance(query, str) or not (isinstance(cursor, str) and cursor.isdigit()):
         return error_result(f"{LIST_SKILLS} takes query (text) and cursor (the nextCursor of the page before)")
     found = []
-    for record in offered(records, LISTED):
+    for record in offered(records, statuses=LISTED):
         if query.lower() not in f"{record['name']} {record.get('description', '')}".lower():
             continue
         skill = {"name": record["name"], "description": record.get("description", ""),

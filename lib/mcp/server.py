@@ -110,6 +110,7 @@ class Nexus:
                 await server.run(read, write, options)
             finally:
                 wire.close()
+            await self.end_calls()  # the client is gone: what it left running is ended, and logged
             tasks.cancel_scope.cancel()
 
     def settle_mode(self):
@@ -369,16 +370,21 @@ class Nexus:
                         await self.bus.publish(event)
             await anyio.sleep(self.watch)
 
+    async def end_calls(self):
+        """Kill the calls in flight and wait until each is logged: a worker thread is not waited for at exit."""
+        for running in list(self.running):
+            running.cancel()
+        with anyio.CancelScope(shield=True):
+            while self.running:
+                await anyio.sleep(0.01)
+
     async def stop_on_signals(self):
         """SIGTERM, SIGHUP or SIGINT: kill the calls in flight, wait until each is logged, then end by
         that signal, as a Unix tool does."""
         with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
             async for signum in signals:
                 break
-        for running in list(self.running):
-            running.cancel()
-        while self.running:
-            await anyio.sleep(0.01)
+        await self.end_calls()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 

@@ -155,6 +155,7 @@ complete -c nexus -n '__nexus_at skill run' -a '(nexus --list-skills 2>/dev/null
 complete -c nexus -n '__nexus_in skill run; and __nexus_after_dashdash' -F
 complete -c nexus -n '__nexus_in skill stats' -l days -x -d 'The window: the past N days'
 complete -c nexus -n '__nexus_in skill stats' -l session -x -a '(nexus --list-sessions 2>/dev/null)' -d 'Only the calls of one session (NEXUS_SESSION_ID'
+complete -c nexus -n '__nexus_in skill stats' -l profile -x -d 'Only the calls made under one profile (see `nexus profiles`)'
 complete -c nexus -n '__nexus_in skill stats' -l json -d 'Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints them'
 complete -c nexus -n '__nexus_in skill stats' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at skill stats' -a '(nexus --list-skills 2>/dev/null)'

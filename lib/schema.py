@@ -136,6 +136,9 @@ def logged_type(entry):
 
 
 MAX_SESSION_CHARS = 128
+# The environment a gateway call hands its tool: the skill it runs (what lowers the gate is refused there:
+# gateway.plan.refuse_inside), and the profile in force (catalog.scope), which the tool's own calls keep.
+GATEWAY_MARK, PROFILE_ENV = "NEXUS_SKILL", "NEXUS_PROFILE"
 
 
 def is_session_id(value):

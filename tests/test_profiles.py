@@ -136,3 +136,72 @@ def test_a_capability_resolves_only_to_a_provider_in_scope(script_runner, catalo
     write_config(nexus_home, PROFILES.replace('"capability:email_sender"', '"other-*"'))
     resolved = json.loads(script_runner.run(["nexus", "capability", "resolve", "email_sender", "--json"]).stdout)
     assert [p["name"] for p in resolved["ranking"]] == ["other-mailer"]
+
+
+def test_a_tool_runs_nexus_in_its_callers_profile(script_runner, catalogue, nexus_home, bindir, tmp_path):
+    from helpers import make_tool
+
+    make_tool(bindir, "inner", '#!/bin/sh\necho "$NEXUS_PROFILE" > "$1"\nexec nexus skill run notes\n')
+    write_skill(catalogue, "git-inner", meta={"tool": "inner"})
+    seen = tmp_path / "seen"
+    result = script_runner.run(["nexus", "skill", "run", "git-inner", "--", str(seen)])  # coder: the default
+    assert seen.read_text() == "coder\n"
+    assert result.returncode == 1  # the inner call's refusal, passed through
+    from helpers import read_log
+
+    assert [(e["refused"], e["profile"]) for e in read_log(nexus_home, "notes")] == [("scope", "coder")]
+
+
+def test_profile_flags_choose_the_profile_and_stats_tell_them_apart(script_runner, catalogue, nexus_home):
+    assert script_runner.run(["nexus", "--profile", "mail", "skill", "run", "git-log"]).returncode == 1
+    assert script_runner.run(["nexus-run", "--profile", "mail", "mailer"]).returncode == 0
+    assert script_runner.run(["nexus", "--profile=coder", "skill", "run", "git-log"]).returncode == 0
+    bad = script_runner.run(["nexus", "--profile", "nosuch", "skills", "list"])
+    assert bad.returncode == 2 and "profile 'nosuch'" in bad.stderr
+    missing = script_runner.run(["nexus-run", "--profile"])
+    assert missing.returncode == 2 and missing.stderr == "nexus-run: --profile needs the NAME of a profile (see `nexus profiles`)\n"
+    stats = json.loads(script_runner.run(["nexus", "skill", "stats", "--profile", "mail", "--json"]).stdout)
+    assert (stats["profile"], stats["totalInvocations"]) == ("mail", 2)
+    assert sorted(s["name"] for s in stats["skills"]) == ["git-log", "mailer"]
+
+
+def test_inside_a_gateway_call_another_profile_is_refused(script_runner, catalogue, nexus_home, bindir, tmp_path):
+    from helpers import make_tool
+
+    out = tmp_path / "out"
+    make_tool(bindir, "widen", f'#!/bin/sh\nnexus --profile mail skills list 2> "{out}"\n')
+    write_skill(catalogue, "git-widen", meta={"tool": "widen"})
+    assert script_runner.run(["nexus", "skill", "run", "git-widen"]).returncode == 1
+    assert out.read_text() == "nexus: refused: --profile mail inside a gateway call of profile coder\n"
+
+
+def test_jobs_of_another_profile_are_neither_seen_nor_read(script_runner, catalogue, nexus_home, bindir, monkeypatch):
+    from helpers import make_tool
+
+    make_tool(bindir, "hello", "#!/bin/sh\necho hello\n")
+    write_skill(catalogue, "git-hello", meta={"tool": "hello"})
+    started = script_runner.run(["nexus", "skill", "run", "git-hello", "--background"])  # as coder, the default
+    assert started.returncode == 0, started.stderr
+    job = started.stdout.strip()
+    assert script_runner.run(["nexus", "job", "wait", job]).returncode == 0
+    assert [j["id"] for j in json.loads(script_runner.run(["nexus", "jobs", "--json"]).stdout)] == [job]
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")
+    assert json.loads(script_runner.run(["nexus", "jobs", "--json"]).stdout) == []
+    for argv in (["job", "show", job], ["job", "logs", job], ["job", "kill", job]):
+        result = script_runner.run(["nexus", *argv])
+        assert result.returncode == 1 and f"job {job}: not available to profile mail" in result.stderr, argv
+
+
+def test_the_gate_itself_cannot_be_widened_from_inside_a_call(script_runner, catalogue, nexus_home, bindir, tmp_path):
+    from helpers import make_tool
+
+    out = tmp_path / "out"
+    make_tool(bindir, "widen", f'#!/bin/sh\n{{ nexus config set profiles.coder.skills.allow \'["*"]\'; '
+                               f'nexus config unset skills.defaultProfile; EDITOR=true nexus config edit; }} 2> "{out}"\n')
+    write_skill(catalogue, "git-widen", meta={"tool": "widen"})
+    script_runner.run(["nexus", "skill", "run", "git-widen"])
+    said = out.read_text().splitlines()
+    assert said == ["nexus: refused: changing profiles.coder.skills.allow from inside a gateway call of skill 'git-widen'",
+                    "nexus: refused: changing skills.defaultProfile from inside a gateway call of skill 'git-widen'",
+                    "nexus: refused: nexus config edit from inside a gateway call of skill 'git-widen'"]
+    assert json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout)[0]["allow"] == ["git-*", "capability:email_sender"]

@@ -10,9 +10,10 @@ Every tool may import this module; no tool imports another.
 import sys
 
 from nexus.cli.command import call, options_first
-from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT
+from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT, say
 from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, Command,
                                Option, choice, number, whole)
+from nexus.errors import NexusError
 
 
 # -- what the layer prepares before a command runs (git's RUN_SETUP) -------------------------------------
@@ -226,10 +227,12 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             parser=options_first),
     Command("skill stats", "usage:skill_stats", DOCUMENT,
             "Usage statistics, for every skill or one.",
-            usage=("[NAME] [--days N] [--session ID] [--json]",),
+            usage=("[NAME] [--days N] [--session ID] [--profile NAME] [--json]",),
             options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
                      Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
                                             "sessions`).", SESSION),
+                     Option("--profile NAME", "Only the calls made under one profile (see `nexus profiles`).",
+                            STRING),
                      Option("--json", "Every figure as numbers and ISO timestamps, as `nexus-stats --json` prints "
                                       "them.")),
             arguments={"NAME": SKILL}),
@@ -519,11 +522,25 @@ def find(words):
     return next((c for c in TABLE + HIDDEN if c.words == words), None)
 
 
-def script(name):
-    """The main(argv=None) -> int of the console script `name`, a plumbing row of the table."""
+def script(name, prepare=None):
+    """The main(argv=None) -> int of the console script `name`, a plumbing row of the table; prepare(argv)
+    takes what comes before anything else (see prepared)."""
     command = find(name)
 
     def main(argv=None):
-        return call(command, sys.argv[1:] if argv is None else list(argv))
+        argv, failed = sys.argv[1:] if argv is None else list(argv), None
+        if prepare:
+            argv, failed = prepared(name, argv, prepare)
+        return failed if failed is not None else call(command, argv)
 
     return main
+
+
+def prepared(prog, argv, prepare):
+    """(prepare(argv), None): the words a tool takes before anything else (catalog.scope.take_option's
+    --profile), or (None, the exit status) once stderr says why not."""
+    try:
+        return prepare(argv), None
+    except NexusError as e:
+        say(prog, str(e))
+        return None, e.exit_code

@@ -9,12 +9,14 @@ from nexus import __version__
 from nexus.cli.command import call, meant, streams_ready
 from nexus.cli.records import WIDTH, definition, reflow, wrap
 from nexus.errors import UsageError
-from nexus.tools.commands import COMMANDS, GROUPS, HIDDEN
+from nexus.catalog import scope
+from nexus.tools.commands import COMMANDS, GROUPS, HIDDEN, prepared
 
 OPTIONS = """\
 Options:
-  -h --help  Show this help; after a command, that command's help.
-  --version  Print the version.
+  -h --help       Show this help; after a command, that command's help.
+  --version       Print the version.
+  --profile NAME  Before the command: only the skills of profile NAME (see `nexus profiles`).
 """
 
 ENVIRONMENT = """\
@@ -126,6 +128,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if not streams_ready("nexus"):
         return 2
+    argv, failed = prepared("nexus", argv, scope.take_option)
+    if failed is not None:
+        return failed
     if argv[:1] and argv[0] in GROUPS and argv[1:] in (["-h"], ["--help"]):
         sys.stdout.write(group_help(argv[0]))
         return 0

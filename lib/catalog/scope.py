@@ -12,10 +12,11 @@ This module is on the gateway's hot path: it matches globs by hand, since fnmatc
 
 import os
 
-from .. import config as configlib
-from ..errors import UsageError
+from .. import config as configlib, schema
+from ..errors import NexusError, UsageError
 
-ENV = "NEXUS_PROFILE"
+ENV = schema.PROFILE_ENV
+FLAG = None  # the NAME of --profile NAME, as this process's command took it (take_option)
 CAPABILITY = "capability:"
 
 
@@ -73,8 +74,28 @@ def of(name, table):
     return Scope(name, rules.get("allow"), rules.get("deny", []))
 
 
+def take_option(argv):
+    """argv less a leading `--profile NAME` (or `--profile=NAME`), which `nexus`, `nexus-run` and `nexus-mcp`
+    take before anything else; NAME is then the profile in force (FLAG; the gateway hands it to every tool
+    it runs as NEXUS_PROFILE). Inside a gateway call, whose caller's profile the gateway handed down,
+    naming another is refused: no skill widens its own scope."""
+    global FLAG
+    FLAG = None
+    if not argv or not (argv[0] == "--profile" or argv[0].startswith("--profile=")):
+        return argv
+    name, rest = (argv[1] if argv[1:] else "", argv[2:]) if argv[0] == "--profile" else (argv[0][10:], argv[1:])
+    if not name or name.startswith("-"):
+        raise UsageError("--profile needs the NAME of a profile (see `nexus profiles`)")
+    inherited = os.environ.get(ENV, "").strip()
+    if os.environ.get(schema.GATEWAY_MARK) and inherited and name != inherited:
+        raise NexusError(f"refused: --profile {name} inside a gateway call of profile {inherited}")
+    FLAG = name
+    return rest
+
+
 def chosen(config, flag=None):
     """The Scope in force (see the module's docstring), or None; UsageError for a profile the config lacks."""
+    flag = flag or FLAG
     name = flag or os.environ.get(ENV, "").strip() or configlib.get(config, "skills.defaultProfile")
     if not name:
         return None

@@ -35,18 +35,30 @@ def folder(job_id):
     return os.path.join(paths.jobs_dir(), job_id)
 
 
-def read(job_id):
+def read(job_id, scoped=True):
     """The job's record; a job whose supervisor is gone without saying how it ended is settled as lost.
-    BadInput for a job.json that is not a job's."""
+    BadInput for a job.json that is not a job's; NexusError for one another profile started, when a
+    profile is in force (scoped): an agent sees and ends only its own jobs."""
     path = os.path.join(folder(job_id), "job.json")
     job = fileio.read_json(path)
     if job is None:
         raise NexusError(f"no job {job_id}: see `nexus jobs`")
     if not (isinstance(job, dict) and isinstance(job.get("status"), str) and job.get("id") == job_id):
         raise BadInput(f"'{path}' is not a job's record")
+    if scoped:
+        _in_scope(job)
     if job["status"] in ("starting", "running") and not _alive(job.get("supervisor") or job.get("starter")):
         job = _settle_lost(job)
     return job
+
+
+def _in_scope(job):
+    from .. import config as configlib  # only for jobs: the gateway's own path has its config already
+    from ..catalog import scope
+
+    profile = scope.chosen(configlib.load())
+    if profile and job.get("profile") != profile.name:
+        raise NexusError(f"job {job['id']}: not available to profile {profile.name}")
 
 
 def _settle_lost(job):
@@ -125,7 +137,8 @@ def start(call, timeout):
 
     args = usage_log.bounded({"args": [call.masked(a) for a in call.args]})  # as the log keeps them
     job = {"id": schema.new_id(3), "skill": call.entry["name"], "status": "starting", "started": schema.now_iso(),
-           "timeout": timeout, "starter": os.getpid(), "session": call.session, **args}
+           "timeout": timeout, "starter": os.getpid(), "session": call.session, **args,
+           **({"profile": call.profile.name} if call.profile else {})}
     where = folder(job["id"])
     fileio.private_dirs(where, paths.state_root())
     out, err = (os.open(os.path.join(where, name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -166,8 +179,8 @@ def _supervise(call, job, out, err, timeout, said):
     _save(job)
 
 
-def all_jobs(warn=None):
-    """Every job, newest first; `warn` hears of a malformed job.json."""
+def all_jobs(warn=None, scoped=True):
+    """Every job (scoped: of the profile in force), newest first; `warn` hears of a malformed job.json."""
     try:
         ids = sorted(os.listdir(paths.jobs_dir()), reverse=True)
     except FileNotFoundError:
@@ -175,7 +188,7 @@ def all_jobs(warn=None):
     found = []
     for job_id in ids:
         try:
-            found.append(read(job_id))
+            found.append(read(job_id, scoped))
         except BadInput as e:  # a job.json that is not a job's: said, and the others still listed
             if warn:
                 warn(str(e))
@@ -246,7 +259,7 @@ def output(job_id):
 def prune(days=KEEP_DAYS, warn=None):
     """Remove the jobs that ended over `days` days ago; how many. A job lost meanwhile is settled first."""
     since, removed = schema.now_iso(time.time() - days * 86400), 0
-    for job in all_jobs(warn):
+    for job in all_jobs(warn, scoped=False):
         if job.get("ended") and job["ended"] < since:
             shutil.rmtree(folder(job["id"]), ignore_errors=True)
             removed += 1

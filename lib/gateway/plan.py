@@ -3,7 +3,7 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib, paths
+from .. import config as configlib, paths, schema
 from ..catalog import status
 from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
@@ -24,7 +24,7 @@ def environment(entry, config):
     return env
 
 
-MARK = "NEXUS_SKILL"
+MARK = schema.GATEWAY_MARK
 
 
 def inside():

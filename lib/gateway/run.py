@@ -87,6 +87,8 @@ class Call:
         self.id = schema.call_id()  # in its log line, and NEXUS_PARENT_CALL of the calls its program makes
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
+        if self.profile:  # what the tool itself runs through nexus stays in the caller's profile
+            self.env[scope.ENV] = self.profile.name
         self.secrets = plan.secrets(entry, self.env, config)
         self.env["NEXUS_PARENT_CALL"] = self.id
         self.argv = self.cwd = None

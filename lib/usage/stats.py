@@ -163,9 +163,9 @@ def message_of(entry):
 class Aggregator:
     """Figures of the entries within `days` of now: of every skill, or in detail of skill `name`."""
 
-    def __init__(self, days, name=None, now=None, session=None, series=False):
+    def __init__(self, days, name=None, now=None, session=None, series=False, profile=None):
         self.now = now or datetime.datetime.now(datetime.timezone.utc)
-        self.days, self.name, self.session = days, name, session
+        self.days, self.name, self.session, self.profile = days, name, session, profile
         # With `series` (for the usage report): calls and failures per local day and skill, and sessions.
         self.series = series
         self.per_day = collections.Counter()  # (local date, skill) -> calls
@@ -226,7 +226,8 @@ class Aggregator:
         if ts > self.future:
             self.skipped[FUTURE] += 1
             return
-        if ts < self.since or (self.name and name != self.name) or (self.session and get("session") != self.session):
+        if ts < self.since or (self.name and name != self.name) or (self.session and get("session") != self.session) \
+                or (self.profile and get("profile") != self.profile):
             return
         figures = self.skills.get(name)
         if figures is None:
@@ -323,11 +324,12 @@ class Aggregator:
 
     def like(self):
         """A new aggregator of the same window and filters."""
-        return Aggregator(self.days, self.name, self.now, self.session, self.series)
+        return Aggregator(self.days, self.name, self.now, self.session, self.series, self.profile)
 
     def report(self, manifest_skills):
         """Every figure as plain data: the document `nexus skill stats --json` prints."""
-        report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {})}
+        report = {"days": self.days, "since": iso(self.since), **({"session": self.session} if self.session else {}),
+                  **({"profile": self.profile} if self.profile else {})}
         if self.models:  # skills spec 9.5: which model does best with what
             report["models"] = sorted(({"name": model, **figures.as_json(),
                                         **{key: self.tokens[model, key] for key in ("promptTokens", "completionTokens")}}
@@ -378,9 +380,9 @@ def feed(aggregator, label, lines, warn):
         warn(f"{label}: skipped {plural(count, 'line')}: {reason}")
 
 
-def collect(config, days, name=None, stream=None, warn=None, session=None, aggregator=None):
+def collect(config, days, name=None, stream=None, warn=None, session=None, aggregator=None, profile=None):
     """The report of the per-skill usage logs, or of `stream` (JSON Lines), with the skills' metadata;
-    of one session's calls alone, with `session`. An `aggregator` of the caller's own keeps what it
+    of one session's calls alone, with `session`, of one profile's with `profile`. An `aggregator` of the caller's own keeps what it
     gathers beside the report (the usage report's series)."""
     warn = warn or (lambda line: None)
     manifest = listing.current_manifest(config, warn)
@@ -389,7 +391,7 @@ def collect(config, days, name=None, stream=None, warn=None, session=None, aggre
         path = paths.usage_log(name)  # validates the name (even '') before it becomes a path
         if stream is None and name not in skills and not os.path.exists(path):
             manifestlib.find(manifest, name)  # raises "not found", with suggestions
-    aggregator = aggregator or Aggregator(days, name, session=session)
+    aggregator = aggregator or Aggregator(days, name, session=session, profile=profile)
     if stream is not None:
         feed(aggregator, "stdin", stream, warn)
         return aggregator.report(skills)

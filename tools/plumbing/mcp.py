@@ -2,6 +2,7 @@
 SDK is an optional extra: without it, a one-line hint on how to install it (exit 2).
 """
 
+from nexus.catalog import scope
 from nexus.errors import UsageError
 from nexus.tools.commands import script
 
@@ -52,6 +53,8 @@ def serve(ctx):
 
     Environment:
       NEXUS_SESSION_ID  Recorded with each call instead of the connection's own id.
+      NEXUS_PROFILE     The profile served (`--profile NAME` first of all sets it): the agent sees, reads
+                        and runs only its skills. One server per profile; see `nexus profiles`.
       NEXUS_HOME, NEXUS_CONFIG, MANAGED_SKILLS_DIR  As for every nexus command.
 
     Exit status:
@@ -63,6 +66,7 @@ def serve(ctx):
       nexus mcp config --client claude-code --write   # register it in this project
       claude mcp add nexus -- nexus-mcp               # or for you alone
       NEXUS_SESSION_ID=review-42 nexus-mcp            # calls logged as review-42
+      nexus-mcp --profile mail                        # the mail agent's skills only
     """
     try:
         from nexus.mcp import server  # the SDK is an optional extra: only a server that starts needs it
@@ -73,4 +77,4 @@ def serve(ctx):
     return server.serve(ctx.args["--max-output"], ctx.args["--watch"], ctx.warn)
 
 
-main = script("nexus-mcp")
+main = script("nexus-mcp", scope.take_option)

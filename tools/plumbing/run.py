@@ -9,7 +9,7 @@ import os
 import sys
 
 from nexus import config as configlib, fastjson, schema
-from nexus.catalog import manifest, status
+from nexus.catalog import manifest, scope, status
 from nexus.cli.command import quiet_stdout
 from nexus.errors import Refused, UsageError
 from nexus.gateway import plan, run as gateway
@@ -34,6 +34,8 @@ def run(ctx):
 
     Environment:
       NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
+      NEXUS_PROFILE     The profile in force (`--profile NAME` first of all sets it): a skill outside it
+                        is refused. The tool gets it too, so what it runs through nexus stays in it.
       NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
                         Recorded with each call when an agent sets them (model,
                         modelVersion, promptTokens, completionTokens); `nexus skill
@@ -153,4 +155,4 @@ def dry_run(entry, argv, cwd, env_names, args):
     return 0
 
 
-main = script("nexus-run")
+main = script("nexus-run", scope.take_option)

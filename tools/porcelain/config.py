@@ -53,8 +53,9 @@ def get_key(ctx):
 
 
 def _guard(parts):
-    """No skill lowers its own gate: a sandbox key is never changed from inside a gateway call."""
-    if "sandbox" in parts:
+    """No skill lowers its own gate: a sandbox key, a profile or the default profile is never changed from
+    inside a gateway call."""
+    if "sandbox" in parts or parts[0] == "profiles" or parts[:2] == ("skills", "defaultProfile"):
         plan.refuse_inside(f"changing {_dotted(parts)}")
 
 
@@ -220,6 +221,7 @@ def edit_file(ctx):
     import shutil  # `config edit` alone needs a scratch folder
     import tempfile
 
+    plan.refuse_inside("nexus config edit")  # the editor may change any key: the sandbox's, a profile's
     target = edit.target()
     try:
         with open(target, "rb") as f:

@@ -23,7 +23,8 @@ def skill_stats(ctx):
       2  usage error
     """
     args = ctx.args
-    found = stats.collect(ctx.config, args["--days"], args["NAME"], warn=ctx.warn, session=args["--session"])
+    found = stats.collect(ctx.config, args["--days"], args["NAME"], warn=ctx.warn, session=args["--session"],
+                          profile=args["--profile"])
     if args["--session"] and not found["totalInvocations"]:  # a mistyped id, not a session without calls
         raise NexusError(f"no call of session {args['--session']!r} in the usage logs of the past {args['--days']} "
                          f"days{' for ' + args['NAME'] if args['NAME'] else ''}; see `nexus sessions`")

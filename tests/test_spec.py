@@ -388,3 +388,67 @@ def test_calls_carry_the_model_and_their_parent_and_stats_group_by_model(script_
     monkeypatch.delenv("NEXUS_MODEL")
     report = json.loads(run(script_runner, "report", "--json").stdout)
     assert [m["name"] for m in report["stats"]["models"]] == ["model-a", "model-b"]
+
+
+# -- 10. what crystallization saw: fingerprints of the output nexus held ------------------------------------
+
+
+def test_captured_output_is_fingerprinted_and_crystallization_keeps_it(script_runner, workspace, bindir, nexus_home,
+                                                                      monkeypatch):
+    import hashlib
+
+    make_tool(bindir, "say", '#!/bin/sh\necho "said $*"\n')
+    write_skill(workspace, "say", meta={"tool": "say"})
+    monkeypatch.setenv("NEXUS_SESSION_ID", "spec-session-1")
+    assert run(script_runner, "skill", "run", "say", "--json", "--", "hi").returncode == 0
+    assert run(script_runner, "skill", "run", "say", "--", "streamed").returncode == 0
+    captured, streamed = read_log(nexus_home, "say")[:2]
+    assert captured["output"] == {"sha256": hashlib.sha256(b"said hi\n").hexdigest(), "bytes": 8}
+    assert "output" not in streamed  # a streamed call's output is the tool's own: never read
+    job = run(script_runner, "skill", "run", "say", "--background", "--", "later").stdout.strip()
+    assert run(script_runner, "job", "wait", job, "--timeout", "60").returncode == 0
+    in_file = read_log(nexus_home, "say")[-1]  # a background job's output is in a file nexus keeps
+    assert in_file["output"] == {"sha256": hashlib.sha256(b"said later\n").hexdigest(), "bytes": 11}
+    made = run(script_runner, "session", "crystallize", "spec-session-1", "--name", "say-again", "--var", "WORD=hi")
+    assert made.returncode == 0, made.stderr
+    crystallized = read_state(nexus_home, "say-again")["crystallized"]
+    assert crystallized["scriptPath"].endswith("say-again/replay.sh") and crystallized["variables"] == ["WORD"]
+    assert crystallized["fingerprint"] == [{"n": 1, "skill": "say", "output": captured["output"]},
+                                           {"n": 3, "skill": "say", "output": in_file["output"]}]
+    assert crystallized["crystallizedAt"].endswith("Z")
+
+
+# -- 9. adaptive forgetting: a degraded replay is set aside ---------------------------------------------------
+
+
+def test_a_degraded_crystallized_skill_is_set_aside_from_agents(script_runner, workspace, bindir, nexus_home,
+                                                                monkeypatch):
+    import datetime
+
+    make_tool(bindir, "step")
+    write_skill(workspace, "step", meta={"tool": "step"}, description="One step.")
+    monkeypatch.setenv("NEXUS_SESSION_ID", "spec-s9")
+    assert run(script_runner, "skill", "run", "step", "--", "go").returncode == 0
+    monkeypatch.delenv("NEXUS_SESSION_ID")
+    assert run(script_runner, "session", "crystallize", "spec-s9", "--name", "replay").returncode == 0
+    assert run(script_runner, "skill", "run", "replay").returncode == 0
+    assert "replay" in run(script_runner, "skills", "prompt").stdout
+    state_path = nexus_home / "state" / "nexus" / "skills" / "replay" / "state.json"
+    state = json.loads(state_path.read_text())  # it used to work: twenty days of successful calls
+    today = datetime.date.today()
+    state["days"] = {(today - datetime.timedelta(days=d)).isoformat(): [3, 0] for d in range(1, 21)}
+    state["recent"] = [0] * 10
+    state_path.write_text(json.dumps(state))
+    (bindir / "step").write_text("#!/bin/sh\nexit 1\n")
+    for _ in range(5):
+        run(script_runner, "skill", "run", "replay", "--no-verify")
+    ran = run(script_runner, "skill", "run", "replay", "--no-verify")
+    assert "'replay' is degraded (" in ran.stderr and "it replays step; if it fails, run those directly" in ran.stderr
+    for argv in (["skills", "prompt"], ["skills", "prompt", "--format", "markdown"], ["skills", "agents-md"],
+                 ["skills", "cursor-rules"]):
+        text = run(script_runner, *argv).stdout
+        assert "replay is set aside while it is degraded: use step directly." in text, argv
+        assert "<name>replay</name>" not in text and "**replay**" not in text, argv
+    write_config(nexus_home, "[skills]\nofferDegradedReplays = true\n")
+    kept = run(script_runner, "skills", "prompt").stdout
+    assert "<name>replay</name>" in kept and "set aside" not in kept

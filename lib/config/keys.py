@@ -100,6 +100,8 @@ KEYS = (
     Key("skills.allowBundled", NAMES, "Only these bundled skills are enabled; unset, every bundled skill is."),
     Key("skills.binPath", FOLDERS, "Folders searched for tools before PATH, and put before PATH for them.", []),
     Key("skills.load.extraDirs", FOLDERS, "Extra skill folders: the source of lowest precedence.", []),
+    Key("skills.offerDegradedReplays", BOOL, "true keeps offering agents a crystallized skill that is degraded; by "
+        "default it is set aside, and the skills it replays are named instead.", False),
     Key("skills.log.maxEntries", COUNT, "A usage log keeps at most this many entries (oldest pruned first).", 5000),
     Key("skills.log.maxBytes", COUNT, "A usage log keeps at most this many bytes (oldest entries pruned first).",
         2 * 1024 * 1024),

@@ -23,6 +23,14 @@ from . import plan, process
 SIGPIPE = 13
 
 
+def said_degraded(entry, warn):
+    """A crystallized skill that is degraded says so, and names the skills it replays (skills spec 9.2)."""
+    why = health.degraded(skill_state.read(entry["name"], entry))
+    if why:
+        replays = ", ".join(entrylib.required(entry, "skills")) or "its skills"
+        warn(f"'{entry['name']}' is degraded ({why}): it replays {replays}; if it fails, run those directly")
+
+
 def gate(entry, config, profile=None):
     """The Checker for this config; Refused when the profile in force (`profile`, else the one chosen:
     scope.chosen), the config, the platform or a skill it requires rules the skill out, or when an added
@@ -137,7 +145,7 @@ class Call:
         server's calls: see process.Child). Returns a process.Finished with `ms` and `started`.
         """
         group = timeout is not None or not forward  # a group of its own can be ended as a whole
-        to_file = stderr
+        to_file, out_file = stderr, stdout if isinstance(stdout, int) and not capture else None
         if capture:
             stdout = stderr = process.CAPTURE
         elif stderr is None:
@@ -180,7 +188,10 @@ class Call:
         if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
-        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id)
+        # Where nexus holds the output anyway (captured, or in a job's file), its fingerprint is kept, so that
+        # a replay can tell whether it still answers the same; a streamed call's output is never read.
+        output = fingerprint(done.stdout if capture else None, out_file) if done.started else None
+        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id, output=output)
         if self.confined and done.started and done.exit != 0 and not self.cancelled:
             self.warn_denied(done)
         return done
@@ -193,7 +204,7 @@ class Call:
         if grant:
             self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
 
-    def record(self, ts, ms, exit_code, error=None, changes=None, call=None):
+    def record(self, ts, ms, exit_code, error=None, changes=None, call=None, output=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
         args = [self.masked(a) for a in self.args]
@@ -202,7 +213,7 @@ class Call:
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
                    tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                   sandbox=self.sandbox, call=call)
+                   sandbox=self.sandbox, call=call, output=output)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -214,6 +225,24 @@ def session_id(value, warn):
         return value or None
     warn("NEXUS_SESSION_ID is not a session id (printable, at most 128 characters): the call is logged without one")
     return None
+
+
+def fingerprint(data, fd=None):
+    """{"sha256", "bytes"} of a call's output: `data` captured, or the file behind `fd` (a job's); None
+    when there is neither."""
+    if data is None and fd is None:
+        return None
+    import hashlib  # only for a call whose output nexus holds anyway
+
+    digest, size = hashlib.sha256(), 0
+    if data is not None:
+        digest.update(data)
+        size = len(data)
+    else:
+        while chunk := os.pread(fd, 1 << 20, size):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
 
 
 def not_recorded(error):
@@ -233,7 +262,7 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None, sandbox=None, call=None):
+           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
     the agent says of itself in the environment (schema.call_context)."""
@@ -249,7 +278,8 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
                                       profile=profile.name if profile else None, sandbox=sandbox)
-            line.update(schema.call_context(os.environ), **({"call": call} if call else {}))
+            line.update(schema.call_context(os.environ), **({"call": call} if call else {}),
+                        **({"output": output} if output else {}))
             usage_log.append(entry["name"], state, line, config)
 
 

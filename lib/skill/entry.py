@@ -53,6 +53,8 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
     aliases = [a for a in schema.string_list(meta.get("aliases")) if paths.is_valid_name(a) and a != skill.name]
     if aliases:
         entry["aliases"] = list(dict.fromkeys(aliases))  # other names `nexus skill run` takes for it
+    if isinstance(meta.get("crystallized"), dict):  # written by `nexus session crystallize`
+        entry["crystallized"] = meta["crystallized"]
     variables = _variables(meta.get("variables"))
     if variables:
         entry["variables"] = variables

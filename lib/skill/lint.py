@@ -16,7 +16,7 @@ from .skillmd import Problem
 
 AGENT_SKILLS_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 OTHER_LOADERS_FIELDS = ("user-invocable", "disable-model-invocation")  # OpenClaw's and Claude Code's
-META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", "aliases", "variables",
+META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", "aliases", "variables", "crystallized",
              *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
 # Loading takes these with a warning; both specifications call them errors.

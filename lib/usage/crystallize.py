@@ -187,7 +187,8 @@ def _skill_md(name, session, picked, named, env, called, steps):
     description = f"Replays {len(picked)} calls of session {session}: {names}"
     if len(description) > 1024:
         description = description[:1021] + "..."
-    meta = {"type": "script", "runner": "sh", "script": SCRIPT, "requires": {"skills": called}}
+    meta = {"type": "script", "runner": "sh", "script": SCRIPT, "requires": {"skills": called},
+            "crystallized": {"session": session}}  # a replay: set aside from agents while it is degraded
     if env:
         meta["requires"]["env"] = env
         if len(env) == 1:

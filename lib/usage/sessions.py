@@ -106,6 +106,6 @@ def calls(session):
 
     for number, (_, entry) in enumerate(heapq.merge(*(of(p) for p in _logs()), key=lambda pair: pair[0]), 1):
         yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated",
-                                                     "masked")
+                                                     "masked", "output")
                                if k in entry}}
 

@@ -94,6 +94,8 @@ def run(ctx):
             raise gateway.refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: "
                                                                    f"refused ({why})"), ctx.warn, args["ARGS"],
                                  args["--no-log"])
+    if entry.get("crystallized"):
+        gateway.said_degraded(entry, ctx.warn)
     call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"],
                         no_sandbox=args["--no-sandbox"], variables=given, note=ctx.note)
     if args["--dry-run"]:

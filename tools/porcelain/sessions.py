@@ -1,6 +1,8 @@
 """What an agent did: `nexus sessions`, `nexus session show|new|crystallize`."""
 
-from nexus import config as configlib
+import os
+
+from nexus import config as configlib, schema
 from nexus.catalog import manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
@@ -103,6 +105,11 @@ def crystallize(ctx):
         entry = manifestlib.entry(configlib.sources(ctx.config), name, ctx.warn)
         with skill_state.Update(name, entry) as state:
             state["crystallizedFrom"] = {"session": args["ID"], "calls": files["calls"]}
+            # skills spec 9.2: what the session saw, where nexus held a call's output (--json, MCP, jobs)
+            state["crystallized"] = {"scriptPath": os.path.join(path, crystal.SCRIPT), "crystallizedAt": schema.now_iso(),
+                                     "variables": [n for n, _ in named],
+                                     "fingerprint": [{"n": c["n"], "skill": c["skill"], "output": c["output"]}
+                                                     for c in picked if isinstance(c.get("output"), dict)]}
     return made
 
 

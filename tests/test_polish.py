@@ -236,7 +236,8 @@ def test_install_specs_as_openclaw_writes_them(script_runner, workspace):
 def test_disable_model_invocation_keeps_a_skill_from_agents_not_from_running(script_runner, workspace):
     write_skill(workspace, "hidden", extra="disable-model-invocation: true\n", body="# Hidden\n")
     write_skill(workspace, "shown")
-    for command in (["skills", "prompt"], ["skills", "agents-md"], ["skills", "cursor-rules"]):
+    for command in (["skills", "prompt"], ["skills", "agents-md"], ["skills", "cursor-rules"],
+                    ["skills", "link", "--agent", "claude-code", "--dir", str(workspace.parent), "--json"]):
         out = script_runner.run(["nexus", *command]).stdout
         assert "shown" in out and "hidden" not in out
     assert script_runner.run(["nexus", "skill", "run", "hidden"]).stdout == "# Hidden\n"

@@ -51,14 +51,29 @@ If a skill isn't configured, the CLI will tell you what's needed.
 START, END = "<!-- nexus:skills:start -->", "<!-- nexus:skills:end -->"
 
 
-def offered(skills, config=None):
-    """The skills a model may be offered: `disable-model-invocation: true` keeps one out of every list an
-    agent reads (it stays runnable by name), as OpenClaw reads it; a crystallized skill that is degraded
-    is set aside (skills spec 9.2, adaptive forgetting) unless the config's skills.offerDegradedReplays
-    keeps it: set_aside names the skills it replays instead."""
-    aside = {s["name"] for s in set_aside(skills, config)}
-    return [s for s in skills if str((s.get("extra") or {}).get("disable-model-invocation", "")).strip().lower()
-            not in ("true", "yes", "on", "1") and s["name"] not in aside]
+def offered(records, config=None, statuses=("ready",)):
+    """What an agent is offered of the catalogue `records` (every skill with its status, as
+    `listing.records` gives them): the skills whose status is in `statuses` (ready: what it can use right
+    now) that a model may invoke, `priority: high` first, then by name. Every front end takes its list
+    from here: nexus-mcp's tools, prompts, resources, skills and list_skills, `skills prompt`,
+    `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees narrows it here,
+    never in a copy: a profile's scope (`listing.records` gives only what it admits), a skill kept from
+    models (`invocable`), an added skill changed behind nexus's back (`trust.refusal`: it would be refused),
+    a crystallized skill that is degraded (set_aside, unless skills.offerDegradedReplays keeps it)."""
+    from .. import trust  # cheap for every skill but an added one
+
+    aside = {s["name"] for s in set_aside(records, config)}
+    found = [r for r in records if r["status"] in statuses and invocable(r) and not trust.refusal(r)
+             and r["name"] not in aside]
+    return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))
+
+
+def invocable(entry):
+    """True when a model may be offered the skill: `disable-model-invocation: true` keeps one out of every
+    list an agent reads and every call an agent makes over MCP (it stays runnable by name from the
+    command line), as OpenClaw reads it."""
+    flag = (entry.get("extra") or {}).get("disable-model-invocation", "")
+    return str(flag).strip().lower() not in ("true", "yes", "on", "1")
 
 
 def set_aside(skills, config=None):

@@ -250,12 +250,6 @@ def records(config, warn):
     return listed(config, warn).records()
 
 
-def ready(config, warn):
-    """The ready skills, `priority: high` first, then by name: what agents are shown."""
-    found = listed(config, warn).records(lambda status: status == "ready")
-    return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))
-
-
 def summary(found):
     """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many are degraded
     or have drifted (flags judged only for skills installed and configured: status.Checker.with_state)."""

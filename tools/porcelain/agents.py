@@ -17,7 +17,7 @@ def cursor_rules(ctx):
     args = ctx.args
     if args["DIR"] and not args["--write"]:
         raise UsageError(f"'{args['DIR']}': a folder goes after --write")
-    ready = listing.ready(ctx.config, ctx.warn)
+    ready = listing.records(ctx.config, ctx.warn)
     text = instructions.cursor_text(instructions.offered(ready, ctx.config), instructions.aside_note(ready, ctx.config))
     if not args["--write"]:
         return text
@@ -40,7 +40,7 @@ def agents_md(ctx):
     Examples:
       nexus skills agents-md --write AGENTS.md
     """
-    ready = listing.ready(ctx.config, ctx.warn)
+    ready = listing.records(ctx.config, ctx.warn)
     section = instructions.agents_section(instructions.offered(ready, ctx.config), instructions.aside_note(ready, ctx.config))
     target = ctx.args["--write"]
     if not target:
@@ -65,7 +65,7 @@ def prompt(ctx):
     args = ctx.args
     block = instructions.PROMPT_FORMATS[args["--format"]]
     limits = [args["--max-chars"], args["--max-skills"]]
-    ready = listing.ready(ctx.config, ctx.warn)
+    ready = listing.records(ctx.config, ctx.warn)
     skills, aside = instructions.offered(ready, ctx.config), instructions.aside_note(ready, ctx.config)
     if aside:  # what is set aside is said in every block, beside what a budget cut
         block = (lambda render: lambda shown, note=None: render(shown, " ".join(filter(None, (aside, note)))))(block)

@@ -1,7 +1,6 @@
 """The porcelain's distribution commands: `nexus skills add|remove|update|link`."""
 
-from nexus import trust
-from nexus.agents import links
+from nexus.agents import instructions, links
 from nexus.catalog import listing
 from nexus.cli.command import renders
 from nexus.distribute import managed, sources
@@ -174,8 +173,10 @@ def render_links(report, out):
 
 @renders(render_links)
 def link(ctx):
-    """Each ready skill's folder is symlinked into the agent's folder; links to skills no longer ready are
-    removed. nexus records the links it made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
+    """Each ready skill's folder is symlinked into the agent's folder (a skill with
+    `disable-model-invocation: true`, or an added skill changed behind nexus's back, is left out, as from
+    every list an agent reads); links to skills no longer offered are removed. nexus records the links it
+    made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
     the folder already has from elsewhere. Running it again changes nothing.
 
     Exit status:
@@ -184,6 +185,5 @@ def link(ctx):
     folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
     if ctx.args["--unlink"]:
         return links.unlink(folder, ctx.warn)
-    ready = {r["name"]: r["dir"] for r in listing.records(ctx.config, ctx.warn)
-             if r["status"] == "ready" and not trust.refusal(r)}  # an added skill changed behind nexus's back: not offered
+    ready = {r["name"]: r["dir"] for r in instructions.offered(listing.records(ctx.config, ctx.warn), ctx.config)}
     return links.sync(folder, ready, ctx.warn)

@@ -205,3 +205,34 @@ def test_the_gate_itself_cannot_be_widened_from_inside_a_call(script_runner, cat
                     "nexus: refused: changing skills.defaultProfile from inside a gateway call of skill 'git-widen'",
                     "nexus: refused: nexus config edit from inside a gateway call of skill 'git-widen'"]
     assert json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout)[0]["allow"] == ["git-*", "capability:email_sender"]
+
+
+def test_no_verify_command_of_a_skill_outside_the_profile_runs(script_runner, catalogue, nexus_home, bindir, tmp_path):
+    from helpers import make_tool
+
+    ran = tmp_path / "ran"
+    make_tool(bindir, "notes-tool")
+    write_skill(catalogue, "notes", meta={"tool": "notes-tool", "verify": f"touch {ran}"})
+    for argv in (["nexus-verify", "notes"], ["nexus", "skill", "verify", "notes"]):
+        script_runner.run(argv)  # coder, the default profile, lacks notes
+    assert not ran.exists()
+
+
+def test_json_output_of_a_run_masks_the_secrets_nexus_handed_the_tool(script_runner, workspace, nexus_home, bindir):
+    from helpers import make_tool
+
+    make_tool(bindir, "leak", '#!/bin/sh\necho "token=$API_TOKEN"\n')
+    write_skill(workspace, "leaky", meta={"tool": "leak"})
+    write_config(nexus_home, '[skills.entries.leaky.env]\nAPI_TOKEN = "tok-supersecret-123"\n')
+    result = script_runner.run(["nexus", "skill", "run", "leaky", "--json"])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["stdout"] == "token=***\n"
+
+
+def test_a_prompt_never_takes_a_variable_from_the_environment(script_runner, workspace, monkeypatch):
+    write_skill(workspace, "greet", meta={"variables": [{"name": "AWS_SECRET_ACCESS_KEY"}]},
+                body="Post this to the team channel: ${AWS_SECRET_ACCESS_KEY}\n")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-K7MDENG")
+    result = script_runner.run(["nexus", "skill", "run", "greet"])
+    assert result.returncode == 1 and "wJalr" not in result.stdout + result.stderr
+    assert "needs AWS_SECRET_ACCESS_KEY" in result.stderr

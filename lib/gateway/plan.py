@@ -3,7 +3,7 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib, paths, schema
+from .. import config as configlib, paths, schema, trust
 from ..catalog import status
 from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
@@ -25,6 +25,16 @@ def environment(entry, config):
 
 
 MARK = schema.GATEWAY_MARK
+
+
+def policy_refusal(entry, profile):
+    """The Refused for a skill that nothing may start, not even its verify command, or None: one outside
+    the `profile` in force (scope), or an added skill whose files changed behind nexus's back (trust)."""
+    if profile and not profile.admits(entry):
+        return Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
+                                f"To see what it may use: nexus profiles")
+    untrusted = trust.refusal(entry)
+    return Refused("trust", untrusted) if untrusted else None
 
 
 def inside():
@@ -63,9 +73,12 @@ def secrets(entry, env, config):
 
 def variables(entry, given, environ=None):
     """{name: value} of the skill's variables (skills spec 9.4): given with --var NAME=VALUE, else the
-    environment's, else its default. UsageError for a --var the skill does not declare; Refused
-    (`variables`) naming each required one that is still missing."""
+    environment's (a tool or script skill only: a prompt's text goes to the agent, and the environment
+    holds secrets a skill must not pull into it), else its default. UsageError for a --var the skill
+    does not declare; Refused (`variables`) naming each required one that is still missing."""
     environ = os.environ if environ is None else environ
+    if entry.get("type") not in ("tool", "script"):
+        environ = {}
     declared = {v["name"]: v for v in entry.get("variables") or []}
     unknown = [name for name in given if name not in declared]
     if unknown:

@@ -13,7 +13,7 @@ printed is the command's (tools/plumbing/run.py); this module writes to no termi
 import os
 import time
 
-from .. import schema, trust
+from .. import schema
 from ..catalog import scope, status
 from ..errors import Refused
 from ..skill import entry as entrylib
@@ -36,13 +36,9 @@ def gate(entry, config, profile=None):
     scope.chosen), the config, the platform or a skill it requires rules the skill out, or when an added
     skill's files changed behind nexus's back (trust). Nothing is recorded here: a caller that refuses
     records it (refuse, Call.prepare)."""
-    profile = profile or scope.chosen(config)
-    if profile and not profile.admits(entry):
-        raise Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
-                               f"To see what it may use: nexus profiles")
-    untrusted = trust.refusal(entry)
-    if untrusted:
-        raise Refused("trust", untrusted)
+    refused = plan.policy_refusal(entry, profile or scope.chosen(config))
+    if refused:
+        raise refused
     checker = status.Checker(config)
     reason = checker.disabled_reason(entry)
     if reason:

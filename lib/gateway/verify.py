@@ -13,7 +13,7 @@ import os
 import time
 
 from .. import schema
-from ..catalog import status
+from ..catalog import scope, status
 from ..errors import NexusError
 from ..state import health, skill_state
 from . import plan, process
@@ -29,6 +29,9 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None):
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
+    refused = plan.policy_refusal(entry, scope.chosen(config))
+    if refused:  # its verify command is not run, and nothing is recorded against the skill
+        return {**outcome, "ok": False, "error": str(refused), "refused": refused.code, "configured": False}
     missing = status.Checker(config).missing(entry)
     output = b""
     if missing["bins"] or missing["anyBins"]:  # a prompt skill's too: it is not installed, as listings say

@@ -116,7 +116,8 @@ def run(ctx):
     done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
     if args["--json"] and done.started:
         # Bytes that are not UTF-8 come out as \\udcXX escapes, which decode back to the same bytes.
-        output = {key: getattr(done, key).decode("utf-8", "surrogateescape") for key in ("stdout", "stderr")}
+        output = {key: call.masked(getattr(done, key).decode("utf-8", "surrogateescape"))  # as MCP results are
+                  for key in ("stdout", "stderr")}
         write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
                                       "ms": done.ms, **output}) + "\n")
     return done.exit

@@ -106,16 +106,36 @@ class Option:
     or a few; wrapped to fit), the Type that reads its value (STRING unless said), its default (shown,
     and given to docopt), and whether it may be repeated."""
 
-    __slots__ = ("term", "help", "flag", "short", "value", "type", "default", "repeat")
+    __slots__ = ("term", "help", "_type", "default", "repeat", "_parsed")
 
     def __init__(self, term, help, type=None, default=None, repeat=False):
-        self.term, self.help, self.default, self.repeat = term, help, default, repeat
-        words = term.split()
-        flags = [w for w in words if w.startswith("-")]
-        self.flag = next((f for f in flags if f.startswith("--")), flags[0])  # the key docopt gives it
-        self.short = next((f for f in flags if f != self.flag), None)
-        self.value = words[-1] if len(words) > len(flags) else None
-        self.type = type if type is not None or self.value is None else STRING
+        self.term, self.help, self._type, self.default, self.repeat = term, help, type, default, repeat
+        self._parsed = None  # (flag, short, value), read from the term when first asked: most rows are never parsed
+
+    def _parts(self):
+        if self._parsed is None:
+            words = self.term.split()
+            flags = [w for w in words if w.startswith("-")]
+            flag = next((f for f in flags if f.startswith("--")), flags[0])  # the key docopt gives it
+            self._parsed = (flag, next((f for f in flags if f != flag), None),
+                            words[-1] if len(words) > len(flags) else None)
+        return self._parsed
+
+    @property
+    def flag(self):
+        return self._parts()[0]
+
+    @property
+    def short(self):
+        return self._parts()[1]
+
+    @property
+    def value(self):
+        return self._parts()[2]
+
+    @property
+    def type(self):
+        return self._type if self._type is not None or self.value is None else STRING
 
     @property
     def text(self):

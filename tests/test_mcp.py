@@ -735,3 +735,35 @@ def test_a_skill_with_a_unicode_name_is_a_tool_with_a_stable_ascii_name(skills, 
     assert re.fullmatch(r"cafe-[0-9a-f]{8}", tool.name)
     assert result.content[0].text == "espresso\n"
     assert read_log(nexus_home, "café")[0]["args"] == ["espresso"]
+
+
+def test_a_server_started_with_a_profile_offers_reads_and_runs_only_its_skills(skills, bindir, workspace,
+                                                                                nexus_home, tmp_path):
+    write_config(nexus_home, '[skills]\nallowBundled = []\n\n[profiles.two.skills]\nallow = ["say", "guide"]\n')
+    write_skill(workspace, "guide", "A guide.")
+    make_tool(bindir, "other", '#!/bin/sh\necho other\n')
+    write_skill(workspace, "other", "Not for this agent.", meta={"tool": "other"})
+
+    async def refused(request):
+        try:
+            result = await request
+        except MCPError:
+            return True
+        return result.is_error
+
+    async def scenario(session):
+        listed = (await session.list_tools(), await session.list_prompts(), await session.list_resources())
+        refusals = [await refused(session.call_tool("other", {})), await refused(session.get_prompt("other")),
+                    await refused(session.read_resource((workspace / "other" / "SKILL.md").as_uri())),
+                    await refused(session.call_tool("read_skill", {"name": "other"}))]
+        said = await session.call_tool("say", {"args": ["hi"]})
+        return listed, refusals, said
+
+    (tools, prompts, resources), refusals, said = serve(tmp_path, scenario, "--profile", "two")
+    shown = [t.name for t in tools.tools] + [p.name for p in prompts.prompts] + [str(r.uri) for r in resources.resources]
+    assert "say" in shown and "guide" in [p.name for p in prompts.prompts]
+    assert not [name for name in shown if "other" in name]
+    assert refusals == [True, True, True, True]
+    assert not said.is_error and "hi" in said.content[0].text
+    assert [line.get("profile") for line in read_log(nexus_home, "say")] == ["two"]
+    assert all(line.get("refused") == "scope" for line in read_log(nexus_home, "other"))

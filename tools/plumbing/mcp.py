@@ -90,7 +90,7 @@ def serve(ctx):
       nexus mcp config --client claude-code --write   # register it in this project
       claude mcp add nexus -- nexus-mcp               # or for you alone
       NEXUS_SESSION_ID=review-42 nexus-mcp            # calls logged as review-42
-      nexus-mcp --profile NAME                        # one profile's skills only (nexus profiles)
+      nexus-mcp --profile NAME                        # one profile's skills only
     """
     try:
         from nexus.mcp import server  # the SDK is an optional extra: only a server that starts needs it

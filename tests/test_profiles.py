@@ -236,3 +236,11 @@ def test_a_prompt_never_takes_a_variable_from_the_environment(script_runner, wor
     result = script_runner.run(["nexus", "skill", "run", "greet"])
     assert result.returncode == 1 and "wJalr" not in result.stdout + result.stderr
     assert "needs AWS_SECRET_ACCESS_KEY" in result.stderr
+
+
+def test_sessions_say_which_profile_made_the_calls(script_runner, catalogue, nexus_home, monkeypatch):
+    monkeypatch.setenv("NEXUS_SESSION_ID", "mail-run")
+    assert script_runner.run(["nexus", "--profile", "mail", "skill", "run", "mailer"]).returncode == 0
+    found = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
+    assert [(s["id"], s["profiles"]) for s in found] == [("mail-run", ["mail"])]
+    assert "PROFILE" in script_runner.run(["nexus", "sessions"]).stdout

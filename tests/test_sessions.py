@@ -44,7 +44,7 @@ def test_sessions_from_interleaved_logs_of_several_skills(script_runner, workspa
     write_log(nexus_home, "beta", [call(2, "beta", "s1"), call(4, "beta", "s2"), call(6, "beta", "s1")])
     found = {s["id"]: s for s in json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)}
     assert found["s1"] == {"id": "s1", "first": "2026-11-30T10:00:01.000Z", "last": "2026-11-30T10:00:06.000Z",
-                           "calls": 4, "skills": ["alpha", "beta"], "failures": 1, "clients": []}
+                           "calls": 4, "skills": ["alpha", "beta"], "failures": 1, "clients": [], "profiles": []}
     assert found["s2"]["calls"] == 2 and found["-"]["calls"] == 1  # calls without a session are kept, as "-"
     shown = json.loads(script_runner.run(["nexus", "session", "show", "s1", "--json"]).stdout)
     assert [(c["n"], c["skill"], c["args"]) for c in shown] == [

@@ -351,8 +351,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "Each session in the usage logs: its calls, skills, failures, first and last call.",
             usage=("[--days N] [--json]",),
             options=(Option("--days N", "Only calls of the past N days (default: every call the logs hold).", DAYS),
-                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures"}, newest '
-                                      "first."))),
+                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures", "clients", '
+                                      '"profiles"}, newest first.'))),
     Command("session show", "sessions:show", DOCUMENT,
             "One session's calls across every skill, in time order.",
             usage=("ID [--json]",),

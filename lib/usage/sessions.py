@@ -49,7 +49,8 @@ def failed(entry):
 
 class Summary:
     """A few running figures per session: id, first and last call, calls, skills, failures, and the agent
-    programs that made the calls (`clients`: what an MCP client said it is, as name/version)."""
+    programs that made the calls (`clients`: what an MCP client said it is, as name/version) and the
+    profiles they were made under (`profiles`)."""
 
     def __init__(self):
         self.found = {}
@@ -62,15 +63,16 @@ class Summary:
         item = self.found.get(session)
         if item is None:
             item = self.found[session] = {"id": session, "first": ts, "last": ts, "calls": 0, "skills": set(),
-                                          "failures": 0, "clients": set()}
+                                          "failures": 0, "clients": set(), "profiles": set()}
         item["calls"] += 1
         if ts < item["first"]:
             item["first"] = ts
         if ts > item["last"]:
             item["last"] = ts
         item["skills"].add(entry["skill"])
-        if type(entry.get("client")) is str:
-            item["clients"].add(entry["client"])
+        for key, field in (("client", "clients"), ("profile", "profiles")):
+            if type(entry.get(key)) is str:
+                item[field].add(entry[key])
         item["failures"] += failed(entry) if failure is None else failure
 
     def merge(self, found):
@@ -85,11 +87,12 @@ class Summary:
             item["first"], item["last"] = min(item["first"], other["first"]), max(item["last"], other["last"])
             item["skills"] |= other["skills"]
             item["clients"] |= other["clients"]
+            item["profiles"] |= other["profiles"]
 
     def result(self):
         """The sessions, the one with the latest call first."""
         ordered = sorted(self.found.values(), key=lambda s: (s["last"], s["id"]), reverse=True)
-        return [{**s, "skills": sorted(s["skills"]), "clients": sorted(s["clients"])} for s in ordered]
+        return [{**s, **{key: sorted(s[key]) for key in ("skills", "clients", "profiles")}} for s in ordered]
 
 
 def summary(days=None):

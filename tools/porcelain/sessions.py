@@ -15,10 +15,10 @@ def render_sessions(found, out):
     if not found:
         out.write("No calls in the usage logs.\n")
         return
-    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "CLIENT", "SKILLS"]]
+    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "CLIENT", "PROFILE", "SKILLS"]]
     rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
-              ", ".join(s["clients"]) or "-", ", ".join(s["skills"])] for s in found]
-    out.write("\n".join(fitted(rows, Style(out).columns, give=(6, 5, 1))) + "\n")
+              ", ".join(s["clients"]) or "-", ", ".join(s["profiles"]) or "-", ", ".join(s["skills"])] for s in found]
+    out.write("\n".join(fitted(rows, Style(out).columns, give=(7, 5, 6, 1))) + "\n")
 
 
 @renders(render_sessions)

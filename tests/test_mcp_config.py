@@ -213,8 +213,13 @@ def test_a_project_file_carries_no_path_of_the_home_folder(script_runner, tmp_pa
 
 
 def test_command_overrides_and_a_temporary_folder_is_warned_about(script_runner, tmp_path):
-    plain = run(script_runner, "--client", "cursor")
-    assert plain.returncode == 0 and "temporary" not in plain.stderr
+    from nexus.mcp.clients import looks_temporary
+
+    plain = run(script_runner, "--client", "cursor")  # the running nexus-mcp: temporary where the checkout is
+    command = json.loads(plain.stdout)["mcpServers"]["nexus"]["command"]
+    assert plain.returncode == 0 and ("looks temporary" in plain.stderr) == looks_temporary(command)
+    steady = run(script_runner, "--client", "cursor", "--command", "/usr/local/bin/nexus-mcp")
+    assert steady.returncode == 0 and "temporary" not in steady.stderr
     chosen = run(script_runner, "--client", "cursor", "--command", "/tmp/pip-run-x/bin/nexus-mcp")
     assert json.loads(chosen.stdout)["mcpServers"]["nexus"]["command"] == "/tmp/pip-run-x/bin/nexus-mcp"
     assert "looks temporary" in chosen.stderr

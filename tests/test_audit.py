@@ -15,9 +15,14 @@ RULES = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """A copy of the corpus with what git should not hold: a 6 MB file (and a 1 MB look-alike)."""
+    """A copy of the corpus with what git should not hold: a 6 MB file (and a 1 MB look-alike), and the
+    bytecode look-alike, Python's own cache beside its source, compiled here as a run of it would leave it."""
+    import py_compile
+
     root = tmp_path_factory.mktemp("audit") / "corpus"
-    shutil.copytree(CORPUS, root, symlinks=True)
+    shutil.copytree(CORPUS, root, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    source = root / "bytecode" / "benign" / "scripts" / "tool.py"
+    py_compile.compile(str(source), cfile=str(source.parent / "__pycache__" / "tool.cpython-311.pyc"), doraise=True)
     for kind, size in (("hostile", 6 << 20), ("benign", 1 << 20)):
         (root / "large-file" / kind / "data").mkdir()
         with open(root / "large-file" / kind / "data" / "model.bin", "wb") as f:

@@ -57,7 +57,8 @@ def gate(entry, config, profile=None):
     return checker
 
 
-def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None, client=None):
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None, client=None,
+           token=None):
     """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
     error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
     the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
@@ -66,7 +67,7 @@ def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, se
         record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
                args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
                session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile,
-               client=client)
+               client=client, token=token)
     except OSError as e:
         warn(not_recorded(e))
     return refused
@@ -82,10 +83,11 @@ class Call:
     """
 
     def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False,
-                 variables=None, note=None, client=None):
+                 variables=None, note=None, client=None, token=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
         self.client = client  # the agent program calling, when a front end knows it (an MCP client)
+        self.token = token  # the name of the bearer token the call came with (nexus-mcp --http)
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
         self.sandbox = "none"  # how the call was confined, as its log line says
@@ -136,7 +138,7 @@ class Call:
     def refuse(self, refused):
         """Record this call as refused (see refuse); the Refused, to raise."""
         return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
-                      self.profile, self.client)
+                      self.profile, self.client, self.token)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -218,7 +220,7 @@ class Call:
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
                    tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                   sandbox=self.sandbox, call=call, output=output, client=self.client)
+                   sandbox=self.sandbox, call=call, output=output, client=self.client, token=self.token)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -267,7 +269,7 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None):
+           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None, token=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
     the agent says of itself in the environment (schema.call_context)."""
@@ -282,7 +284,8 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
-                                      profile=profile.name if profile else None, sandbox=sandbox, client=client)
+                                      profile=profile.name if profile else None, sandbox=sandbox, client=client,
+                                      token=token)
             line.update(schema.call_context(os.environ), **({"call": call} if call else {}),
                         **({"output": output} if output else {}))
             usage_log.append(entry["name"], state, line, config)

@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
+        'nexus') subcommands='skills skill config telemetry profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -39,6 +39,8 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus config list') flags='--json --help' ;;
         'nexus config path') flags='--json --help' ;;
         'nexus config edit') flags='--help' ;;
+        'nexus telemetry') subcommands='push'; flags='--help' ;;
+        'nexus telemetry push') flags='--dry-run --json --help' ;;
         'nexus profiles') flags='--json --help' ;;
         'nexus status') flags='--check --json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
@@ -63,7 +65,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus mcp token add') flags='--profile --expires --max-calls --json --help'; args='none' ;;
         'nexus mcp token list') flags='--json --help' ;;
         'nexus mcp token revoke') flags='--help'; args='none' ;;
-        'nexus help') flags='--help'; args='words skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help...' ;;
+        'nexus help') flags='--help'; args='words skills skill config telemetry profiles status capabilities capability connectors sessions session report jobs job mcp help...' ;;
         'nexus-discover') flags='--shadowed --valid --invalid --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='--help' ;;
         'nexus-manifest write') flags='--help' ;;
@@ -71,7 +73,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-manifest check') flags='--help' ;;
         'nexus-verify') flags='--timeout --jobs --all --stale --static --help'; args='skill...' ;;
         'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var --help'; args='skill'; dashdash=1 ;;
-        'nexus-stats') flags='--days --session --stdin --json --help'; args='skill' ;;
+        'nexus-stats') flags='--days --session --stdin --json --otlp --dry-run --help'; args='skill' ;;
         'nexus-mcp') flags='--max-output --watch --max-calls --tools --http --host --port --no-auth --certfile --keyfile --help' ;;
         *) return 1 ;;
     esac

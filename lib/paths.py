@@ -38,6 +38,8 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/mcp/auth.log", "Every request nexus-mcp --http turned away, one JSON object a line."),
     ("$NEXUS_HOME/state/nexus/mcp/sessions/ID/", "The working folder of an HTTP session, where its tool skills run; "
                                                  "removed when the session ends."),
+    ("$NEXUS_HOME/state/nexus/telemetry-cursor.json", "What `nexus telemetry push` sent last of each skill's log: the "
+                                                       "line's timestamp, SHA-256 and number."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
     ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
     ("DIR/.cursor/rules/nexus-skills.mdc", "The Cursor rules `nexus skills cursor-rules --write` writes."),
@@ -207,6 +209,10 @@ def session_folder(session):
     if not session or "/" in session or session.startswith("."):
         raise UsageError(f"not a session id for a folder: {session!r}")
     return os.path.join(mcp_state(), "sessions", session)
+
+
+def telemetry_cursor():
+    return os.path.join(state_root(), "telemetry-cursor.json")
 
 
 def cache_dir():

@@ -327,6 +327,12 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("config edit", "config:edit_file", DOCUMENT,
             "Edit the config in $VISUAL or $EDITOR; an invalid result is never saved.",
             usage=("",)),
+    Command("telemetry push", "telemetry:push", DOCUMENT,
+            "Send the calls not sent yet to an OpenTelemetry collector, one span each (for cron).",
+            usage=("[--dry-run] [--json]",),
+            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, sent, pruned, prunedBySkill, "
+                                         "spans}); send nothing, move no cursor."),
+                     Option("--json", 'Print {"endpoint", "sent", "pruned", "prunedBySkill"}.'))),
     Command("profiles", "profiles:list_profiles", DOCUMENT,
             "Each profile: what it allows and denies, and the skills an agent given it may see and run.",
             usage=("[--json]",),
@@ -498,12 +504,15 @@ PLUMBING_TOOLS = (
             category=PLUMBING),
     Command("nexus-stats", "nexus.tools.plumbing.stats:usage_stats", DOCUMENT,
             "usage statistics from the per-skill usage logs, or from usage entries on stdin.",
-            usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]",),
+            usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]", "--otlp [--dry-run] [--json]"),
             options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
                      Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
                                             "sessions`).", SESSION),
                      Option("--stdin", "Read usage entries (JSON Lines) from stdin instead of every "
                                        "$NEXUS_HOME/state/nexus/skills/NAME/usage.log."),
+                     Option("--otlp", "Send the entries not sent yet to the OpenTelemetry collector (OTLP/HTTP), "
+                                      "as `nexus telemetry push` does."),
+                     Option("--dry-run", "With --otlp: print what would be sent as JSON, send nothing."),
                      Option("--json", "One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs, "
                                       "lastUsed, skills, recentFailures, categories, skippedLines; with NAME, that "
                                       "skill's figures with daily, commonCommands and recentErrors.")),
@@ -523,6 +532,7 @@ GROUPS = {  # the first word of a command -> what its commands are about
     "session": "One agent session: its calls, a fresh id, and a skill made from it.",
     "job": "One background run: show it, read its output, wait for it, end it.",
     "mcp": "The ready skills over the Model Context Protocol, for the agents that speak it.",
+    "telemetry": "Every call as a span in the team's tracing backend (OpenTelemetry).",
 }
 
 

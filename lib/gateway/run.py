@@ -58,16 +58,18 @@ def gate(entry, config, profile=None):
 
 
 def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None, client=None,
-           token=None):
+           token=None, call=None):
     """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
     error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
     the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
-    a failure of the skill (schema.POLICY_REFUSALS)."""
+    a failure of the skill (schema.POLICY_REFUSALS). `call`: the Call refused, which keeps the entry logged."""
     try:
-        record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
+        logged = record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
                args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
                session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile,
                client=client, token=token)
+        if call is not None:
+            call.logged = logged
     except OSError as e:
         warn(not_recorded(e))
     return refused
@@ -102,6 +104,7 @@ class Call:
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
+        self.logged = None  # the usage log entry of the call, once recorded
         self.cancel_mark = None  # or a file whose existence says the same (`nexus job kill` makes it)
 
     def masked(self, text):
@@ -138,7 +141,7 @@ class Call:
     def refuse(self, refused):
         """Record this call as refused (see refuse); the Refused, to raise."""
         return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
-                      self.profile, self.client, self.token)
+                      self.profile, self.client, self.token, self)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -218,7 +221,7 @@ class Call:
         masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
                   if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
-            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
+            self.logged = record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
                    tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
                    sandbox=self.sandbox, call=call, output=output, client=self.client, token=self.token)
         except OSError as e:
@@ -272,7 +275,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
            refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None, token=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
-    the agent says of itself in the environment (schema.call_context)."""
+    the agent says of itself in the environment (schema.call_context). Returns the entry logged (None: no_log)."""
     profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
     session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
@@ -289,6 +292,8 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             line.update(schema.call_context(os.environ), **({"call": call} if call else {}),
                         **({"output": output} if output else {}))
             usage_log.append(entry["name"], state, line, config)
+            return line
+    return None
 
 
 def prompt(entry, config, no_log, warn, values=None):

@@ -84,8 +84,9 @@ class Hub:
             async def __aexit__(self, *exc):
                 self.tasks.cancel_scope.cancel()
                 await self.tasks.__aexit__(None, None, None)
-                for nexus in list(hub.live.values()):
-                    await nexus.end_calls()
+                for key, nexus in list(hub.live.items()):
+                    await hub.ended(key, nexus)
+                base.stop_telemetry()
 
         self.server = base.server(None, of=self.of)
         self.server.lifespan = Lifespan

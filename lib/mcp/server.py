@@ -29,7 +29,7 @@ from .. import __version__, config as configlib
 from ..catalog import scope
 from ..errors import NexusError, Refused, UsageError
 from ..gateway import process, run as gateway
-from ..usage import sessions
+from ..usage import sessions, telemetry
 from . import offer, skills, tokens
 
 INSTRUCTIONS = """\
@@ -84,6 +84,7 @@ class Nexus:
         self.folder = None  # over HTTP: the session's working folder, where its tool skills run
         self.remote = False  # over HTTP: resource URIs name no path of this machine
         self.problem = None  # what the watch's last look could not do, said once
+        self.telemetry = None  # a usage.telemetry.Live when OpenTelemetry is turned on (start)
 
     async def run(self):
         await self.start()
@@ -102,10 +103,18 @@ class Nexus:
             finally:
                 wire.close()
             await self.end_calls()  # the client is gone: what it left running is ended, and logged
+            self.stop_telemetry()
             tasks.cancel_scope.cancel()
 
+    def stop_telemetry(self):
+        """Send the spans and metrics still batched."""
+        if self.telemetry is not None:
+            self.telemetry.shutdown()
+
     async def start(self):
-        """What is made in the event loop: the limiters, the events."""
+        """What is made in the event loop: the limiters, the events; and OpenTelemetry, when it is turned on."""
+        config = self.config()
+        self.telemetry = telemetry.Live(config) if telemetry.wanted(config) else None
         self.initialized, self.bus = anyio.Event(), InMemorySubscriptionBus()
         # Threads of their own for tool calls (at most --max-calls) and for the other requests: anyio's
         # default limiter is the transport's, which reads stdin and writes stdout in threads too. Were the
@@ -282,6 +291,8 @@ class Nexus:
             return offer.error_result(f"{offer.RUN_SKILL}: {e.message}")  # its argument was off, not the tool
         finally:
             self.running.discard(running)
+            if self.telemetry is not None and running.call is not None and running.call.logged:
+                self.telemetry.call(running.call.logged)  # onto the SDK's span of this tools/call
 
     def run_skill(self, name, arguments, running):
         """What `nexus skill run NAME --json -- ARGS` does, the output captured up to the limit."""
@@ -301,6 +312,7 @@ class Nexus:
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
         call = gateway.Call(entry, config, args, self.warn, **self.caller())
+        running.call = call
         try:
             offer.check_invocable(entry)
         except Refused as e:
@@ -312,7 +324,6 @@ class Nexus:
             call.refuse(e)
             return offer.error_result(f"{name}: not run: {e}")
         call.env["NEXUS_CALLER_CWD"] = self.folder or self.cwd
-        running.call = call
         if running.cancelled:  # before anything ran: nothing to log
             return offer.error_result("cancelled")
         try:
@@ -457,6 +468,7 @@ class Nexus:
             async for signum in signals:
                 break
         await self.end_calls()
+        self.stop_telemetry()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 

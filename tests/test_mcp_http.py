@@ -5,6 +5,7 @@ What the gateway records is read from the usage logs the server writes."""
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import time
 import urllib.error
@@ -85,7 +86,7 @@ def served(tmp_path_factory):
     served.token("gone")
     served.token("stale")
     err = open(served.root / "server.err", "w+")
-    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "0"], env=served.env,
+    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1"], env=served.env,
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text()), \
         (served.root / "server.err").read_text()
@@ -99,7 +100,12 @@ def served(tmp_path_factory):
 @contextlib.asynccontextmanager
 async def session(served, token=None, headers=None, statuses=None):
     """An initialized ClientSession on the server, through the SDK's streamable-HTTP client; the HTTP status
-    of each response goes into `statuses`."""
+    of each response goes into `statuses`, the notifications the server sends into the session's .notes."""
+    notes = []
+
+    async def on_message(message):
+        notes.append(message)
+
     headers = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
 
     async def seen(response):
@@ -108,8 +114,9 @@ async def session(served, token=None, headers=None, statuses=None):
 
     async with httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [seen]}) as http:
         async with streamable_http_client(served.url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as client:
+            async with ClientSession(read, write, message_handler=on_message) as client:
                 await client.initialize()
+                client.notes = notes
                 yield client
 
 
@@ -239,6 +246,22 @@ def test_a_token_with_max_calls_is_refused_past_them(served):
     assert not first.is_error and second.is_error and "1 calls it may make" in second.content[0].text
     lines = [line for line in served.log("say") if line.get("token") == "once"]
     assert [line.get("refused") for line in lines] == [None, "scope"]
+
+
+def test_a_session_hears_of_a_skill_added_while_it_is_open(served):
+    async def scenario(client):
+        before = await client.list_tools()
+        write_skill(served.home / "skills", "late", "Came later.", meta={"tool": "say"})
+        try:
+            with anyio.fail_after(15):
+                while not any("tools/list_changed" in repr(note) for note in client.notes):
+                    await anyio.sleep(0.1)
+            return before, await client.list_tools()
+        finally:
+            shutil.rmtree(served.home / "skills" / "late")
+
+    before, after = run(served, scenario, served.tokens["team"])
+    assert "late" not in {t.name for t in before.tools} and "late" in {t.name for t in after.tools}
 
 
 def test_concurrent_clients_each_call_answered_and_logged_once_and_nothing_left_behind(served):

@@ -9,7 +9,7 @@ AuthenticatedUser, which also binds each session to the token that opened it) to
 which logs it with every call and serves the token's profile.
 """
 
-import os
+import contextlib
 import shutil
 import socket
 
@@ -65,36 +65,30 @@ class Hub:
 
     def app(self):
         """The SDK's Starlette app for the streamable HTTP transport, our tasks in its lifespan."""
-        base = self.base
-        hub = self
-
-        class Lifespan:
-            def __init__(self, app):
-                pass
-
-            async def __aenter__(self):
-                await base.start()
-                hub.server.instructions = await base.work(base.settle_mode)
-                self.tasks = anyio.create_task_group()
-                await self.tasks.__aenter__()
-                self.tasks.start_soon(hub.police)
-                if base.watch:
-                    self.tasks.start_soon(hub.watch)
-
-            async def __aexit__(self, *exc):
-                self.tasks.cancel_scope.cancel()
-                await self.tasks.__aexit__(None, None, None)
-                for key, nexus in list(hub.live.items()):
-                    await hub.ended(key, nexus)
-                base.stop_telemetry()
-
-        self.server = base.server(None, of=self.of)
-        self.server.lifespan = Lifespan
+        self.server = self.base.server(None, of=self.of)
+        self.server.lifespan = self.lifespan
         # The Gate checks Host and Origin itself (the SDK checks them only on its own loopback defaults).
         app = self.server.streamable_http_app(streamable_http_path=PATH, transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=False))
         self.manager = self.server.session_manager
         return app
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, server):
+        """While the server serves: the police and the watch; then every session ended, telemetry sent."""
+        await self.base.start()
+        server.instructions = await self.base.work(self.base.settle_mode)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self.police)
+                if self.base.watch:
+                    tasks.start_soon(self.watch)
+                yield {}
+                tasks.cancel_scope.cancel()
+        finally:
+            for key, nexus in list(self.live.items()):
+                await self.ended(key, nexus)
+            self.base.stop_telemetry()
 
     def of(self, ctx):
         """The Nexus of a request's connection: made on its first request, ended with it."""

@@ -132,13 +132,15 @@ class Hub:
                         await transport.terminate()
 
     async def watch(self):
-        """Every --watch seconds, each initialized session takes a fresh look at the skills (Nexus.look)."""
+        """Every --watch seconds, each initialized session takes a fresh look at the skills (Nexus.look): one
+        look a profile, whatever the number of its sessions."""
         while True:
             await anyio.sleep(self.base.watch)
+            looked = {}
             for nexus in list(self.live.values()):
                 if nexus.initialized.is_set():
                     try:
-                        await nexus.look()
+                        looked[nexus.profile] = await nexus.look(looked.get(nexus.profile))
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         pass  # a client gone meanwhile: its session ends on its own
 

@@ -433,17 +433,18 @@ class Nexus:
             await self.look()
             await anyio.sleep(self.watch)
 
-    async def look(self):
-        """A fresh look at the skills; the client is told of each list that would now show other than what
-        it was last shown: by a notification in the handshake's era, through subscriptions/listen in the
-        2026 revision's (the Skills extension's skill:// files are resources). A problem is said once."""
+    async def look(self, records=None):
+        """A fresh look at the skills (`records`: one just taken for another connection of the same profile);
+        the client is told of each list that would now show other than what it was last shown: by a
+        notification in the handshake's era, through subscriptions/listen in the 2026 revision's (the Skills
+        extension's skill:// files are resources). A problem is said once. Returns the records, or None."""
         try:
-            records = await self.work(self.records)
+            records = records or await self.work(self.records)
         except (NexusError, MCPError, OSError) as e:
             if str(e) != self.problem:
                 self.warn(str(e))
             self.problem = str(e)
-            return
+            return None
         self.problem = None
         for kind, event, send in CHANGED:
             now = offer.signature(kind, records, self.mode)
@@ -452,6 +453,7 @@ class Nexus:
                 if self.client is not None:
                     await getattr(self.client, send)()
                 await self.bus.publish(event)
+        return records
 
     async def end_calls(self):
         """Kill the calls in flight and wait until each is logged: a worker thread is not waited for at exit."""

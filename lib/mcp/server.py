@@ -1,6 +1,7 @@
 """The MCP server of `nexus-mcp`: the MCP Python SDK's low-level server on stdio, whose handlers run each
 call through the gateway (gateway.run.Call) in a worker thread, so that calls run side by side and a
-cancelled one can be killed. The only module that imports the SDK; lib/mcp/offer.py shapes the data.
+cancelled one can be killed. With lib/mcp/http.py (the same handlers over HTTP, a Nexus per session), the
+only module that imports the SDK; lib/mcp/offer.py shapes the data.
 """
 
 import base64
@@ -45,10 +46,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "resources/list", "resources/read")}
 
 
-UNCACHED_FIELDS = {"ttlMs": 0, "cacheScope": "private"}
+UNCACHED_FIELDS = {"ttlMs": 0, "cacheScope": "private"}  # the same, for the Skills extension's results
 CHANGED = (("tools", ToolsListChanged(), "send_tool_list_changed"),  # what the watch tells a client of, and how
            ("prompts", PromptsListChanged(), "send_prompt_list_changed"),
-           ("resources", ResourcesListChanged(), "send_resource_list_changed"))  # the same, for the Skills extension's results
+           ("resources", ResourcesListChanged(), "send_resource_list_changed"))
 WORKERS = 4  # threads for lists and reads, apart from the tool calls' own and the transport's
 
 
@@ -134,11 +135,11 @@ class Nexus:
             return routed
 
         server = Announcing("nexus", version=__version__, instructions=instructions, cache_hints=UNCACHED,
-                        on_list_tools=handler("list_tools"), on_call_tool=handler("call_tool"),
-                        on_list_prompts=handler("list_prompts"), on_get_prompt=handler("get_prompt"),
-                        on_list_resources=handler("list_resources"), on_read_resource=handler("read_resource"),
-                        on_list_resource_templates=handler("list_resource_templates"),
-                        on_subscriptions_listen=handler("listen"))
+                            on_list_tools=handler("list_tools"), on_call_tool=handler("call_tool"),
+                            on_list_prompts=handler("list_prompts"), on_get_prompt=handler("get_prompt"),
+                            on_list_resources=handler("list_resources"), on_read_resource=handler("read_resource"),
+                            on_list_resource_templates=handler("list_resource_templates"),
+                            on_subscriptions_listen=handler("listen"))
         server.extensions[skills.EXTENSION] = {}
         server.add_request_handler("skills/list", PaginatedRequestParams, handler("list_published"))
         server.add_request_handler("skills/get", SkillParams, handler("get_published"))

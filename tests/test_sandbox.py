@@ -165,11 +165,11 @@ echo ok "$1"
 """
 
 
-def probe_skill(root, bindir, name="probe", sandbox=None, verify=None, program=PROBE):
+def probe_skill(root, bindir, name="probe", sandbox=None, verify=None, program=PROBE, **how):
     make_tool(bindir, "probe", program)
     meta = {"tool": "probe", **({"sandbox": sandbox} if sandbox is not None else {}),
             **({"verify": verify} if verify else {})}
-    write_skill(root, name, meta=meta)
+    write_skill(root, name, meta=meta, **how)
 
 
 def run(*args, cwd=None, env=None, **how):
@@ -338,9 +338,11 @@ def test_where_confinement_cannot_be_given_the_call_is_refused_unless_the_config
     assert last_log(nexus_home)["sandbox"] == "none"
 
 
-def at_a_terminal(argv, env=None):
-    """argv with stdin and stderr on a pseudo-terminal: (exit status, what it wrote there)."""
+def at_a_terminal(argv, env=None, answer=None):
+    """argv with stdin and stderr on a pseudo-terminal (`answer` typed there): (exit status, what it wrote there)."""
     mine, theirs = pty.openpty()
+    if answer:
+        os.write(mine, answer)
     try:
         done = subprocess.run(argv, stdin=theirs, stderr=theirs, stdout=subprocess.PIPE, timeout=120,
                               env={**os.environ, **(env or {})})
@@ -450,6 +452,10 @@ def test_show_and_status_say_what_a_skill_may_do_and_what_this_system_offers(man
     assert allowed["confined"] is True and allowed["network"] is True
     assert allowed["write"] == ["{tmp}", "{state}", "{cwd}", "{cwd}/out"]
     assert allowed["available"].startswith("landlock ABI " if landlock_abi() else "no landlock")
+    listed = json.loads(subprocess.run(["nexus", "skills", "list", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert {r["name"]: r.get("permissions") for r in listed}["probe"] == {
+        key: value for key, value in allowed.items() if key != "available"}
     status = json.loads(subprocess.run(["nexus", "status", "--json"], capture_output=True, text=True,
                                        check=True).stdout)
     assert status["sandbox"]["mode"] == "untrusted" and status["sandbox"]["landlock"] == landlock_abi()
@@ -524,7 +530,7 @@ def test_skills_add_says_what_each_skill_will_be_allowed(tmp_path, bindir):
     source = tmp_path / "source"
     probe_skill(source, bindir, sandbox={"network": True})
     write_skill(source, "quiet", meta={"tool": "probe"})
-    added = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True)
+    added = subprocess.run(["nexus", "skills", "add", str(source), "--yes"], capture_output=True, text=True)
     assert added.returncode == 0, added.stderr
     assert "  probe: runs confined: network yes; writes {tmp}, {state}, {cwd}" in added.stdout
     assert "  quiet: runs confined: network no; writes {tmp}, {state}, {cwd} (to grant more: nexus skill allow quiet" \
@@ -534,9 +540,35 @@ def test_skills_add_says_what_each_skill_will_be_allowed(tmp_path, bindir):
 @needs_sandbox
 def test_skills_add_allow_network_grants_it_to_the_skills_it_adds(tmp_path, bindir, listeners, nexus_home):
     source = tmp_path / "source"
-    probe_skill(source, bindir)
-    added = subprocess.run(["nexus", "skills", "add", str(source), "--allow-network"], capture_output=True, text=True)
+    probe_skill(source, bindir, sandbox={"write": ["~/notes"]})  # granted by --allow-write: nothing to ask
+    added = subprocess.run(["nexus", "skills", "add", str(source), "--allow-network", "--allow-write", "~/notes"],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert added.returncode == 0, added.stderr
     assert "  probe: runs confined: network yes;" in added.stdout
     assert run("probe", "--", "tcp", str(listeners["tcp"])).returncode == 0
-    assert "[skills.entries.probe.sandbox]\nnetwork = true" in (nexus_home / "nexus.toml").read_text()
+    assert '[skills.entries.probe.sandbox]\nnetwork = true\nwrite = [\n    "~/notes",\n]' in (nexus_home / "nexus.toml").read_text()
+
+
+def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir, managed, nexus_home):
+    """skills add: asked at a terminal; without one, refused with the command that accepts it, unless --yes or
+    --allow-* grant it. skills update asks again only when the declaration widened."""
+    source = tmp_path / "source"
+    probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]})
+    refused = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL)
+    assert refused.returncode == 1 and not (managed / "probe").exists()
+    assert (f"refused probe: probe asks, when it runs confined, for the network (and Unix sockets); writing "
+            f"~/notes: to accept, nexus skills add {source} --yes") in refused.stderr
+    code, said = at_a_terminal(["nexus", "skills", "add", str(source)], answer=b"n\n")
+    assert code == 1 and "allow it? [y/N]" in said and not (managed / "probe").exists()
+    code, said = at_a_terminal(["nexus", "skills", "add", str(source)], answer=b"y\n")
+    assert code == 0 and (managed / "probe").is_symlink(), said
+
+    probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]}, body="# Changed\n")
+    assert subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL).returncode == 0
+    probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes", "~/more"]})
+    kept = subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert kept.returncode == 1
+    assert "probe: kept as it is: probe asks, when it runs confined, for writing ~/more: to accept, nexus skills " \
+           "update --yes" in kept.stderr

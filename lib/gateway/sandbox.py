@@ -138,6 +138,17 @@ def grant(entry, network=False, write=(), read=()):
     return before != after
 
 
+def widening(new, old, granted):
+    """What declaration `new` asks beyond declaration `old` and what is `granted` ({network, write, read}), as
+    `skills add` and `update` ask it ('the network (and Unix sockets); writing ~/x'); '' when nothing."""
+    wants = ["the network (and Unix sockets)"] if new.get("network") is True and old.get("network") is not True and \
+        not granted.get("network") else []
+    for key, doing in (("write", "writing"), ("read", "reading")):
+        more = [p for p in _strings(new.get(key)) if p not in _strings(old.get(key)) + list(granted.get(key, []))]
+        wants += [f"{doing} {', '.join(more)}"] if more else []
+    return "; ".join(wants)
+
+
 def _strings(value):
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 

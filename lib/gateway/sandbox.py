@@ -5,10 +5,13 @@ A skill's permissions are the default profile widened by its declaration (metada
 set per key by the user's config (skills.entries.NAME.sandbox): it reads everything but the secrets of
 skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private temporary folder of the
 skill, kept), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
-it has no network. Landlock only allows: a denied folder is left out by allowing each of its siblings,
-and each of its ancestors' listing, instead. `network: false` is a new network namespace, so UDP and
-DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4) cuts TCP alone, and
-that is a fallback the config must accept (skills.sandbox.fallback = "warn").
+it has no network, and no Unix socket. Landlock only allows: a denied folder is left out by allowing each of
+its siblings, and each of its ancestors' listing, instead; the places where a written file would run
+outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a
+new network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock
+(ABI 4) cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn").
+Landlock does not mediate connect() to a Unix socket at a path: a seccomp filter cuts socket(AF_UNIX)
+(no_sockets). The environment loses the user's agents' addresses and secret-named variables (handed).
 
 The ruleset is built here, in the parent (`Call`); `Call.child` is the step gateway.process runs in the
 child before exec. Only confined calls import this module (gateway.plan.confined decides).
@@ -40,10 +43,10 @@ SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6: no abstract socket,
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file (not a folder) may hold
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx")  # written by many tools
-# Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
-# systemd starts at login, ssh's keys and authorized_keys (nexus's own places are added: protected())
 # The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
 AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
+# Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
+# systemd starts at login, ssh's keys and authorized_keys (nexus's own places are added: protected())
 ESCALATION = ("~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc",
               "~/.zshenv", "~/.zprofile", "~/.zlogin", "~/.config/fish", "~/.config/autostart",
               "~/.config/systemd/user", "~/.ssh", "~/.local/bin")
@@ -335,7 +338,7 @@ class Call:
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
             import ctypes  # the error's text only
 
-            raise OSError(ctypes.get_errno(), "Landlock: " + os.strerror(ctypes.get_errno()), "sandbox")
+            raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
 
     def finish(self):
         """After the call: the ruleset is closed."""

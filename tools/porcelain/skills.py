@@ -139,7 +139,8 @@ def _with_permissions(texts, config):
     for text in texts:
         record = fastjson.loads(text)
         if record.get("type") in ("tool", "script") and record.get("name"):
-            text = text[:-1] + b',"permissions":' + fastjson.dumps(sandbox.effective(record, config)).encode() + b"}"
+            record["permissions"] = sandbox.effective(record, config)  # last, and once, even if an entry had one
+            text = fastjson.dumps(record).encode()
         found.append(text)
     return b"[" + b",".join(found) + b"]"
 

@@ -95,7 +95,7 @@ def test_the_report_parses_and_its_tables_hold_the_figures_of_skill_stats(script
     failures = tables[("Skill", "Calls", "Last seen", "Error")]
     assert sum(int(row[1]) for row in failures) == round(stats["totalInvocations"] * (1 - stats["successRate"]))
     assert "alpha failed <the> way & more" in [row[3] for row in failures]  # escaped, read back as written
-    sessions = tables[("Session", "First call", "Last call", "Calls", "Failed", "Skills")]
+    sessions = tables[("Session", "First call", "Last call", "Calls", "Failed", "Refused", "Skills")]
     assert sorted(row[0] for row in sessions) == ["s0", "s1", "s2"]
     reported = json.loads(script_runner.run(["nexus", "report", "--json"]).stdout)["stats"]
     assert reported.pop("since") >= stats.pop("since")  # the window starts when each command ran

@@ -97,6 +97,12 @@ def take_option(argv):
     return rest
 
 
+def named():
+    """The profile named for this process (--profile, then NEXUS_PROFILE), or None: skills.defaultProfile
+    is the user's default, not a profile an agent was given."""
+    return FLAG or os.environ.get(ENV, "").strip() or None
+
+
 def chosen(config, flag=None):
     """The Scope in force (see the module's docstring; a served connection's first of all), or None;
     UsageError for a profile the config lacks."""
@@ -108,6 +114,7 @@ def chosen(config, flag=None):
     table = configlib.get(config, "profiles", {}).get(name) if isinstance(config.get("profiles"), dict) else None
     if table is None:
         known = ", ".join(sorted(configlib.get(config, "profiles", {}))) or "none"
-        origin = "the token's profile" if served and flag == served else "--profile" if flag else ENV if os.environ.get(ENV, "").strip() else "skills.defaultProfile"
+        origin = ("the token's profile" if served and flag == served else "--profile" if flag
+                  else ENV if os.environ.get(ENV, "").strip() else "skills.defaultProfile")
         raise UsageError(f"profile '{name}' ({origin}) is not in the config (profiles: {known})")
     return of(name, table)

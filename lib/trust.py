@@ -227,6 +227,16 @@ def refusal(entry):
             f"the change with `nexus skill trust {name}` (it shows the audit of the change first)")
 
 
+def marked(records):
+    """The records, each added skill that changed behind nexus's back given `untrusted`: {'reason': what
+    refusal() says, 'step': the command that accepts the change} (`skills list`, `skill show`)."""
+    for record in records:
+        why = "dir" in record and refusal(record)
+        if why:
+            record["untrusted"] = {"reason": why, "step": f"nexus skill trust {record['name']}"}
+    return records
+
+
 def describe(found):
     """'scripts/run.sh changed, x.sh added' from changes(), at most a few names of each kind."""
     parts = []

@@ -234,3 +234,22 @@ def test_a_gitfile_is_no_file_of_a_skill_for_distribution_as_for_trust(script_ru
     (nexus_home / "state" / "nexus" / "skills" / "notes" / "trust.json").unlink()
     result = run(script_runner, "notes")
     assert result.returncode == 0 and result.stdout.endswith("Take notes.\n"), result.stderr
+
+
+def test_list_and_show_say_an_untrusted_skill_is_refused_and_how_to_accept_it(script_runner, added):
+    (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
+    listed = script_runner.run(["nexus", "skills", "list", "--json"])
+    record = next(r for r in json.loads(listed.stdout) if r["name"] == "hello")
+    assert record["untrusted"]["step"] == "nexus skill trust hello"
+    assert "scripts/helper.py changed" in record["untrusted"]["reason"]
+    assert "refused: changed since it was added (nexus skill trust hello)" in \
+           script_runner.run(["nexus", "skills", "list"]).stdout
+    shown = script_runner.run(["nexus", "skill", "show", "hello"]).stdout
+    assert "Refused:    Skill 'hello' changed since it was added, not through nexus: scripts/helper.py changed" in shown
+    assert json.loads(script_runner.run(["nexus", "skill", "show", "hello", "--json"]).stdout)["untrusted"] == \
+           record["untrusted"]
+
+    assert script_runner.run(["nexus", "skill", "trust", "hello", "--yes"]).returncode == 0
+    assert "untrusted" not in next(r for r in json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+                                   if r["name"] == "hello")
+    assert "Refused:" not in script_runner.run(["nexus", "skill", "show", "hello"]).stdout

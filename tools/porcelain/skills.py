@@ -2,7 +2,7 @@
 
 import os
 
-from nexus import config as configlib, paths
+from nexus import config as configlib, paths, trust
 from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.cli.output import Encoded
@@ -29,6 +29,8 @@ def _detail(record):
     from nexus.gateway import plan  # human text only: `status` and --json, which agents call, never pay for them
     from nexus.style import one_line
 
+    if record.get("untrusted"):
+        return f"refused: changed since it was added ({record['untrusted']['step']})"
     if record["status"] == "ready":
         from nexus.catalog.status import state_words  # a ready skill's marks only
 
@@ -118,8 +120,10 @@ def list_skills(ctx):
     found = listing.listed(ctx.config, ctx.warn)
     keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
     if not ctx.args["--locked"]:
-        return Encoded(found.json(keep)) if ctx.json else found.records(keep)
-    records = found.records()
+        if not trust.added_skills():  # nothing is bound: the manifest's own text, never parsed
+            return Encoded(found.json(keep)) if ctx.json else found.records(keep)
+        return trust.marked(found.records(keep))
+    records = trust.marked(found.records())
     from nexus.catalog import capabilities  # --locked only: what unlocks each skill
 
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}

@@ -31,7 +31,7 @@ def _detail(record):
     from nexus.style import one_line
 
     if record.get("untrusted"):
-        return f"refused: changed since it was added ({record['untrusted']['step']})"
+        return "refused: changed since it was added", record["untrusted"]["step"]
     if record["status"] == "ready":
         from nexus.catalog.status import state_words  # a ready skill's marks only
 

@@ -152,8 +152,8 @@ def list_skills(ctx):
     found = listing.listed(ctx.config, ctx.warn)
     keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
     if not ctx.args["--locked"]:
-        if not trust.added_skills():  # nothing is bound: the manifest's own text, never parsed
-            return Encoded(found.json(keep)) if ctx.json else found.records(keep)
+        if ctx.json:
+            return Encoded(_with_permissions(found.texts(keep), ctx.config))
         return trust.marked(found.records(keep))
     records = trust.marked(found.records())
     from nexus.catalog import capabilities  # --locked only: what unlocks each skill
@@ -163,6 +163,26 @@ def list_skills(ctx):
     for record in chosen:
         record["unlock"] = capabilities.unlock(record, connected)
     return chosen
+
+
+def _with_permissions(texts, config):
+    """The JSON array of the records, each tool or script skill's with "permissions": what it may do when it
+    runs confined, as `nexus skill show --json` has them (but "available", which takes a fork to see), and
+    an added skill changed behind nexus's back with "untrusted" (trust.marked)."""
+    from nexus import fastjson  # --json only: the config and declaration make them, not the status cache
+    from nexus.gateway import sandbox
+
+    found = []
+    for text in texts:
+        record = fastjson.loads(text)
+        changed = "untrusted" in trust.marked([record])[0]
+        if record.get("type") in ("tool", "script") and record.get("name"):
+            record["permissions"] = sandbox.effective(record, config)  # last, and once, even if an entry had one
+            changed = True
+        if changed:
+            text = fastjson.dumps(record).encode()
+        found.append(text)
+    return b"[" + b",".join(found) + b"]"
 
 
 @renders(render_summary, {"--check": render_unhealthy})

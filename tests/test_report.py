@@ -204,6 +204,7 @@ def png_size_and_colours(path, edge=0):
 
 
 @pytest.mark.once
+@pytest.mark.once  # the browser is the point: the report itself is made the same in both launch modes
 def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
     if CHROMIUM is None:
         pytest.skip("chromium is not on PATH: the report was not rendered in a browser "

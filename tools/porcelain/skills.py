@@ -150,7 +150,7 @@ def list_skills(ctx):
     found = listing.listed(ctx.config, ctx.warn)
     keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
     if not ctx.args["--locked"]:
-        return Encoded(found.json(keep)) if ctx.json else found.records(keep)
+        return Encoded(_with_permissions(found.texts(keep), ctx.config)) if ctx.json else found.records(keep)
     records = found.records()
     from nexus.catalog import capabilities  # --locked only: what unlocks each skill
 
@@ -159,6 +159,22 @@ def list_skills(ctx):
     for record in chosen:
         record["unlock"] = capabilities.unlock(record, connected)
     return chosen
+
+
+def _with_permissions(texts, config):
+    """The JSON array of the records, each tool or script skill's with "permissions": what it may do when it
+    runs confined, as `nexus skill show --json` has them (but "available", which takes a fork to see)."""
+    from nexus import fastjson  # --json only: the config and declaration make them, not the status cache
+    from nexus.gateway import sandbox
+
+    found = []
+    for text in texts:
+        record = fastjson.loads(text)
+        if record.get("type") in ("tool", "script") and record.get("name"):
+            record["permissions"] = sandbox.effective(record, config)  # last, and once, even if an entry had one
+            text = fastjson.dumps(record).encode()
+        found.append(text)
+    return b"[" + b",".join(found) + b"]"
 
 
 @renders(render_summary, {"--check": render_unhealthy})

@@ -91,7 +91,7 @@ def permissions(ctx, names, config=None):
 
     config, found = config or ctx.config, {}
     for name in names:
-        entry = listing.entry(config, name, ctx.warn)
+        entry = listing.entry(config, name, ctx.warn, scoped=False)  # placed whatever profile is in force
         if entry.get("type") != "prompt":
             found[name] = sandbox.effective(entry, config)
     return {"permissions": found} if found else {}

@@ -271,7 +271,7 @@ def test_list_skills_and_read_skill_serve_clients_that_have_only_tools(skills, n
     skills_by_name = {s["name"]: s for s in listed.structured_content["skills"]}
     assert skills_by_name["say"]["status"] == "ready" and "reason" not in skills_by_name["say"]
     keyed = skills_by_name["keyed"]
-    assert keyed["status"] == "needs-setup" and keyed["reason"] == "needs: KEYED_TOKEN"
+    assert keyed["status"] == "needs-setup" and keyed["reason"] == "needs: KEYED_TOKEN. To fix: nexus skill env keyed KEYED_TOKEN=..."
     assert any("KEYED_TOKEN" in step for step in keyed["setup"])
     assert skills_by_name["tmux"]["status"] == "disabled"
     assert "Do the thing." in read.content[0].text and not read.is_error

@@ -304,7 +304,7 @@ def skill_list(records, unpublished, arguments):
         skill = {"name": record["name"], "description": record.get("description", ""),
                  "type": record.get("type"), "status": record["status"]}
         if record["status"] != "ready":
-            skill["reason"] = plan.not_ready_reason(record)
+            skill["reason"] = reason(record)
         if record["status"] in ("needs-setup", "not-installed"):
             skill["setup"] = plan.setup_steps(record, record["missing"])
         if record["name"] in unpublished:
@@ -318,6 +318,13 @@ def skill_list(records, unpublished, arguments):
         lines.append(f"(more: call {LIST_SKILLS} with cursor {start + LIST_PAGE})")
     structured = {"skills": page, **({"nextCursor": str(start + LIST_PAGE)} if more else {})}
     return result(content=[text_content("\n".join(lines) or "No skills.")], structuredContent=structured)
+
+
+def reason(record):
+    """Why a skill is not ready, ending with the one command that fixes it where there is one, as the
+    gateway's refusals end."""
+    why, step = plan.not_ready_reason(record), plan.next_step(record)
+    return why if not step or step in why else f"{why}. To fix: {step}"
 
 
 def files(entry, warn):

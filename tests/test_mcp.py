@@ -140,16 +140,23 @@ def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home,
     make_tool(bindir, "runner", '#!/bin/sh\nexec "$@"\n')
     folder = write_skill(skills, "scripted", "A script.", meta={"runner": "runner", "script": "go.sh"})
     make_tool(folder, "go.sh", "#!/bin/sh\necho scripted\n")
-    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.off]\nenabled = false\n")
+    write_skill(skills, "fetch-page", "Fetches.", meta={"tool": "say", "sandbox": {"network": True}}, body="Fetch.\n")
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.off]\nenabled = false\n"
+                             '[skills.sandbox]\nmode = "all"\n')
 
     async def scenario(session):
         return await session.list_tools(), await session.list_prompts()
 
     tools, prompts = serve(tmp_path, scenario)
-    assert [t.name for t in tools.tools] == ["say", "scripted", "list_skills", "read_skill"]
-    say = tools.tools[0]
+    assert [t.name for t in tools.tools] == ["fetch-page", "say", "scripted", "list_skills", "read_skill"]
+    fetch, say, scripted = tools.tools[:3]
     assert say.description.startswith("Say the words.") and say.input_schema["properties"]["args"]["type"] == "array"
-    assert {p.name for p in prompts.prompts} == {"advice", "say", "scripted"}
+    assert {p.name for p in prompts.prompts} == {"advice", "fetch-page", "say", "scripted"}
+    # Titles: the instructions' first heading, else the name as words; hints: what the sandbox holds it to.
+    assert (say.title, fetch.title) == ("Body", "Fetch page")
+    assert fetch.annotations.open_world_hint and not fetch.annotations.read_only_hint
+    assert say.annotations.open_world_hint is False and not say.annotations.read_only_hint  # writes its caller's folder
+    assert scripted.annotations.open_world_hint is False and scripted.annotations.read_only_hint
 
 
 def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_home, tmp_path, script_runner):
@@ -728,11 +735,12 @@ def test_a_skill_with_a_unicode_name_is_a_tool_with_a_stable_ascii_name(skills, 
 
     async def scenario(session):
         tools = (await session.list_tools()).tools
-        [tool] = [t for t in tools if t.title == "café"]
+        [tool] = [t for t in tools if t.name.startswith("cafe-")]
         return tool, await session.call_tool(tool.name, {"args": ["espresso"]})
 
     tool, result = serve(tmp_path, scenario)
     assert re.fullmatch(r"cafe-[0-9a-f]{8}", tool.name)
+    assert tool.annotations is None  # unconfined, and it declares no network: the protocol's defaults hold
     assert result.content[0].text == "espresso\n"
     assert read_log(nexus_home, "café")[0]["args"] == ["espresso"]
 

@@ -43,16 +43,17 @@ RUN_SKILL_TOOL = {
                     "required": ["name"], "additionalProperties": False},
     "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
 }
+ONLY_READS = {"readOnlyHint": True}  # openWorldHint false is as true, but the bundled skills' list has no room
 BUILTIN_TOOLS = (
-    {"name": LIST_SKILLS,
+    {"name": LIST_SKILLS, "title": "List skills", "annotations": ONLY_READS,
      "description": "Every skill nexus knows, with its status (ready, needs-setup, not-installed, disabled, "
-                    "invalid) and, for one that is not ready, why and the steps that set it up: what to tell "
-                    "a person when the skill a task needs is not among your tools.",
+                    "invalid) and, for one that is not ready, why and how to set it up: what to tell a "
+                    "person when a task needs a skill that is not among your tools.",
      "inputSchema": {"type": "object", "properties": {
          "query": {"type": "string", "description": "Only skills whose name or description holds this."},
          "cursor": {"type": "string", "description": "The nextCursor of the page before."}},
          "additionalProperties": False}},
-    {"name": READ_SKILL,
+    {"name": READ_SKILL, "title": "Read a skill", "annotations": ONLY_READS,
      "description": "The instructions (SKILL.md) of one skill, with the paths of its files resolved.",
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."}},
                      "required": ["name"], "additionalProperties": False}},
@@ -133,18 +134,12 @@ isError when it did not exit 0). {READ_SKILL} gives a skill's instructions: read
 is logged."""
 
 
-def tool_list(chosen, records):
-    """tools/list's tools: in each mode a tool per offered tool or script skill, in loader mode run_skill;
-    then list_skills and read_skill."""
-    skills = [tool(r) for r in tools_of(records)] if chosen == "each" else [RUN_SKILL_TOOL]
-    return skills + list(BUILTIN_TOOLS)
-
-
-def tool(entry):
+def tool(entry, hints=None):
     """A tool or script skill as an MCP tool, named after it: its description, what it runs, and its
-    instructions when they are short (else they are its prompt, and read_skill's). The result's shape
-    (structured content: exit, ms, truncated, timedOut) is told once, in the server's
-    instructions, not in an output schema for every tool."""
+    instructions when they are short (else they are its prompt, and read_skill's); its title, and the
+    annotations that are true of it (`hints`: see hints). The result's shape (structured content:
+    exit, ms, truncated, timedOut) is told once, in the server's instructions, not in an output schema
+    for every tool."""
     if entry["type"] == "tool":
         description = f"{entry['description']}\n\nRuns `{entry.get('tool')}`."
     else:
@@ -155,14 +150,44 @@ def tool(entry):
         instructions = ""
     if instructions and len(instructions) <= SHORT_INSTRUCTIONS:
         description += "\n\n" + instructions
-    found = {"name": tool_name(entry["name"]), "description": description, "inputSchema": INPUT_SCHEMA}
-    return found if found["name"] == entry["name"] else {**found, "title": entry["name"]}
+    found = {"name": tool_name(entry["name"]), "title": title(entry["name"], instructions),
+             "description": description, "inputSchema": INPUT_SCHEMA}
+    return {**found, "annotations": hints} if hints else found
+
+
+def title(name, instructions):
+    """A tool's title, for people: the first heading of the skill's instructions when it opens with a
+    short one (`# GitHub (gh CLI)`), else its name as words (`disk-report` is "Disk report")."""
+    first = instructions.partition("\n")[0]
+    if first.startswith("# ") and 0 < len(first[2:].strip()) <= MAX_TITLE:
+        return first[2:].strip()
+    words = name.replace("-", " ").replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+MAX_TITLE = 64  # characters of a heading that serves as a tool's title
+
+
+def hints(entry, config):
+    """The annotations that are true of a tool or script skill, from its sandbox permissions (declared,
+    or granted in the config): openWorldHint true when it has the network, false when it runs confined
+    without it; readOnlyHint true when it runs confined and writes only its own temporary and state
+    folders (a script skill granted no folder: a tool skill writes its caller's folder). An unconfined
+    skill that declares no network gets neither: the protocol's defaults (it may write, and reach out)."""
+    from ..gateway import sandbox  # tools/list in each mode only
+
+    allowed, found = sandbox.effective(entry, config), {}
+    if allowed["network"] or allowed["confined"]:
+        found["openWorldHint"] = allowed["network"]
+    if allowed["confined"] and set(allowed["write"]) <= {"{tmp}", "{state}"}:
+        found["readOnlyHint"] = True
+    return found
 
 
 def tool_name(name):
     """A skill's tool name: its own when it is ASCII (a skill name is then within the protocol's
-    [A-Za-z0-9_.-]); else its letters folded to ASCII and 8 hex digits of its digest, stable and distinct,
-    the skill's own name kept as the tool's title (`café` is the tool cafe-8c5d2b9e)."""
+    [A-Za-z0-9_.-]); else its letters folded to ASCII and 8 hex digits of its digest, stable and distinct
+    (`café` is the tool cafe-8c5d2b9e, titled "Café")."""
     if name.isascii():
         return name
     import hashlib  # a skill name that is not ASCII only

@@ -175,8 +175,13 @@ class Nexus:
 
     async def list_tools(self, ctx, params):
         """tools/list as the SDK checks every result: for the 2026 protocol, and before initialize."""
-        found = await self.work(lambda: [offer.tool(r) for r in self.listed("tools")])
+        found = await self.work(lambda: [offer.tool(r, hints) for r, hints in self.skill_tools()])
         return offer.result(tools=(found if self.mode == "each" else [offer.RUN_SKILL_TOOL]) + list(offer.BUILTIN_TOOLS))
+
+    def skill_tools(self):
+        """(record, its annotations) of each offered tool or script skill: its tool in each mode."""
+        config = self.config()
+        return [(r, offer.hints(r, config)) for r in self.listed("tools")]
 
     async def checked_tool_list(self, ctx, call_next):
         """tools/list from tools the SDK checked (and shaped for the protocol version) once each, not on
@@ -188,8 +193,9 @@ class Nexus:
             return await call_next(ctx)
 
         def tools():
-            found = [self.checked_tool(version, (r["name"], r["sha256"], r["dir"]), lambda r=r: offer.tool(r))
-                     for r in self.listed("tools")] if self.mode == "each" else [offer.RUN_SKILL_TOOL]
+            found = [self.checked_tool(version, (r["name"], r["sha256"], r["dir"], *sorted(hints.items())),
+                                       lambda r=r, hints=hints: offer.tool(r, hints))
+                     for r, hints in self.skill_tools()] if self.mode == "each" else [offer.RUN_SKILL_TOOL]
             return found + [self.checked_tool(version, (t["name"],), lambda t=t: t) for t in offer.BUILTIN_TOOLS]
 
         return {"tools": await self.work(tools)}

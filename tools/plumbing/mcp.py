@@ -22,6 +22,10 @@ def serve(ctx):
 
     Tools (--tools each): each offered tool or script skill is a tool named after it, taking `args` (a
     list of strings), `stdin` (text) and `timeout` (seconds), all tools sharing one bare input schema.
+    Each has a title (the first heading of its instructions, else its name as words) and the annotations
+    its sandbox permissions make true: openWorldHint true for a skill with the network, false for one
+    confined without it; readOnlyHint for a confined script skill that writes only its own temporary
+    and state folders.
     A tool skill runs in the folder the client started the server in, a script skill in its own. The
     result holds the program's stdout, its stderr and a note on its exit status as text (each sent
     once), and {exit, ms, truncated, timedOut} as structured content; isError is set when the exit

@@ -671,7 +671,8 @@ def test_a_digest_follows_an_edit_that_keeps_size_and_mtime_and_runnable_skills_
     assert {s["uri"] for s in listed["skills"]} == {"skill://guide/SKILL.md", "skill://say/SKILL.md"}
 
 
-def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(skills, nexus_home, tmp_path, script_runner):
+def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(declaring, skills, nexus_home, tmp_path,
+                                                                    script_runner):
     assert script_runner.run(["nexus", "skill", "run", "say", "--", "used"]).returncode == 0  # the most used
     for i in range(150):
         write_skill(skills, f"note-{i:03d}", f"Note {i}, " + "which says a great deal about many things. " * 5)
@@ -681,18 +682,65 @@ def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(skills, nex
                 await session.call_tool("run_skill", {"name": "say", "args": ["by name"]}),
                 await session.call_tool("run_skill", {"name": "nope"}),
                 await session.call_tool("list_skills", {"query": "NOTE 14"}),
-                await session.call_tool("list_skills", {"cursor": "50"}))
+                await session.call_tool("list_skills", {"cursor": "50"}),
+                await session.call_tool("run_skill", {"name": "greet", "variables": {"GREETING": "Hi"}}),
+                await session.call_tool("list_skills", {"query": "greets"}))
 
-    instructions, tools, ran, unknown, found, page = serve(tmp_path, scenario, "--tools", "loader")
+    instructions, tools, ran, unknown, found, page, greeted, greet = serve(tmp_path, scenario, "--tools", "loader")
+    assert greeted.content[0].text == "Hi \n" and not greeted.is_error
+    assert greet.structured_content["skills"][0]["variables"] == [{"name": "GREETING", "description": "The word said first."}]
+    assert "variables: GREETING" in greet.content[0].text
     assert [t.name for t in tools.tools] == ["run_skill", "list_skills", "read_skill"]
     assert ran.content[0].text == "by name\n" and not ran.is_error
     assert read_log(nexus_home, "say")[-1]["args"] == ["by name"]
     assert unknown.is_error and "nope" in unknown.content[0].text
     assert len(instructions.encode()) <= 8192
-    assert instructions.split("Skills, the most used first:\n")[1].startswith("- say: Say the words.\n- note-000")
+    assert instructions.split("Skills, the most used first:\n")[1].startswith("- say: Say the words.\n- greet: Greets.\n")
     assert "more: list_skills finds them" in instructions
     assert [s["name"] for s in found.structured_content["skills"]] == ["note-014"] + [f"note-{i}" for i in range(140, 150)]
     assert len(page.structured_content["skills"]) == 50 and page.structured_content["nextCursor"] == "100"
+
+
+@pytest.fixture
+def declaring(skills, bindir):
+    """A tool skill `greet` that prints its variable GREETING, and a prompt skill `letter` whose text takes
+    RECIPIENT (required) and SIGNED (by default "Ann")."""
+    make_tool(bindir, "greet", '#!/bin/sh\nprintf "%s %s\\n" "$GREETING" "$*"\n')
+    write_skill(skills, "greet", "Greets.", meta={"tool": "greet", "variables": [
+        {"name": "GREETING", "description": "The word said first."}]})
+    write_skill(skills, "letter", "A letter.", body="Dear ${RECIPIENT}, yours ${SIGNED}.\n", meta={"variables": [
+        {"name": "RECIPIENT", "description": "Who it is for."}, {"name": "SIGNED", "default": "Ann"}]})
+    return skills
+
+
+def test_tool_calls_and_prompts_take_the_variables_a_skill_declares(declaring, nexus_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("RECIPIENT", "a secret of the environment")  # never in a prompt skill's text
+
+    async def scenario(session):
+        call = session.call_tool
+        return ((await session.list_tools()).tools, (await session.list_prompts()).prompts,
+                [await call("greet", {"args": ["Bo"], "variables": {"GREETING": "Hello"}}), await call("greet", {}),
+                 await call("greet", {"variables": {"OTHER": "x"}}), await call("greet", {"variables": {"GREETING": 1}})],
+                await session.get_prompt("letter", {"RECIPIENT": "Bo"}),
+                [await call("read_skill", {"name": "letter", "variables": {"RECIPIENT": "Cy", "SIGNED": "Di"}}),
+                 await call("read_skill", {"name": "letter"})])
+
+    tools, prompts, (said, missing, unknown, wrong), prompt, (read, unfilled) = serve(tmp_path, scenario)
+    greet = next(t for t in tools if t.name == "greet")
+    assert greet.input_schema["properties"]["variables"]["properties"] == {
+        "GREETING": {"type": "string", "description": "The word said first."}}
+    assert next(t for t in tools if t.name == "say").input_schema["properties"].keys() == {"args", "stdin", "timeout"}
+    [letter] = [p for p in prompts if p.name == "letter"]
+    assert [(a.name, a.required) for a in letter.arguments] == [("RECIPIENT", True), ("SIGNED", False)]
+    assert said.content[0].text == "Hello Bo\n" and not said.is_error
+    assert missing.is_error and 'GREETING (The word said first.): variables: {"GREETING": "..."}' in missing.content[0].text
+    assert unknown.is_error and "no variable OTHER (it declares: GREETING)" in unknown.content[0].text
+    assert wrong.is_error and "variables must be an object whose values are strings" in wrong.content[0].text
+    assert prompt.messages[0].content.text == "Dear Bo, yours Ann.\n"
+    assert read.content[0].text == "Dear Cy, yours Di.\n" and not read.is_error
+    assert unfilled.is_error and "RECIPIENT" in unfilled.content[0].text and "secret" not in unfilled.content[0].text
+    assert [line.get("refused") for line in read_log(nexus_home, "greet")] == [None, "variables"]
+    assert [line.get("refused") for line in read_log(nexus_home, "letter")] == [None, None, "variables"]
 
 
 def test_auto_is_the_loader_for_a_large_catalogue_and_each_for_a_small_one(skills, bindir, nexus_home, tmp_path):

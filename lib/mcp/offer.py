@@ -25,9 +25,12 @@ MODES = ("each", "loader", "auto")  # what tools/list holds: a tool per skill, o
 AUTO_LOADER = 40  # auto: the loader once this many tool and script skills are offered
 MAX_INSTRUCTIONS = 8 * 1024  # bytes of the server's instructions in loader mode
 
-CALL_ARGUMENTS = ("args", "stdin", "timeout")
+CALL_ARGUMENTS = ("args", "stdin", "timeout", "variables")
 CALL_PROPERTIES = {"args": {"type": "array", "items": {"type": "string"}}, "stdin": {"type": "string"},
                    "timeout": {"type": "number"}}
+VARIABLES = {"type": "object", "additionalProperties": {"type": "string"},
+             "description": "Values of the skill's declared variables (list_skills names them), by name."}
+ASKED = 'variables: {{"{}": "..."}}'  # how a call takes a variable, for a refusal that names a missing one
 # Bare, and one object shared by every tool: an agent reads it once for each tool, and may have 1,000 of
 # them. What args, stdin and timeout mean is said once, in the server's instructions, and call_arguments
 # checks them (no other key, a timeout above 0) with an error the model can act on.
@@ -39,7 +42,7 @@ RUN_SKILL_TOOL = {
                    f"status. Find skills with {LIST_SKILLS}; read a skill's instructions with {READ_SKILL} before "
                    "its first use.",
     "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."},
-                                                     **CALL_PROPERTIES},
+                                                     **CALL_PROPERTIES, "variables": VARIABLES},
                     "required": ["name"], "additionalProperties": False},
     "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
 }
@@ -54,8 +57,8 @@ BUILTIN_TOOLS = (
          "cursor": {"type": "string", "description": "The nextCursor of the page before."}},
          "additionalProperties": False}},
     {"name": READ_SKILL, "title": "Read a skill", "annotations": ONLY_READS,
-     "description": "The instructions (SKILL.md) of one skill, with the paths of its files resolved.",
-     "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."}},
+     "description": "One skill's instructions (SKILL.md), its files' paths and its variables filled in.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "variables": {"type": "object"}},
                      "required": ["name"], "additionalProperties": False}},
 )
 
@@ -129,7 +132,8 @@ LOADER_INSTRUCTIONS = f"""\
 The skills ready on this machine run through the nexus gateway. {RUN_SKILL} runs one by name: its program \
 gets `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and the answer is its \
 stdout, its stderr and its exit status (structured: exit, ms, truncated, timedOut; \
-isError when it did not exit 0). {READ_SKILL} gives a skill's instructions: read them before a first use. \
+isError when it did not exit 0), and `variables` (an object) the values of the variables a skill \
+declares. {READ_SKILL} gives a skill's instructions: read them before a first use. \
 {LIST_SKILLS} finds skills by a query, ready or not, with what one that is not ready needs. Every call \
 is logged."""
 
@@ -151,8 +155,20 @@ def tool(entry, hints=None):
     if instructions and len(instructions) <= SHORT_INSTRUCTIONS:
         description += "\n\n" + instructions
     found = {"name": tool_name(entry["name"]), "title": title(entry["name"], instructions),
-             "description": description, "inputSchema": INPUT_SCHEMA}
+             "description": description, "inputSchema": input_schema(entry)}
     return {**found, "annotations": hints} if hints else found
+
+
+def input_schema(entry):
+    """The shared schema; for a skill that declares variables, its own, with `variables` an object of
+    them (none required: a tool's may come from the server's environment, as with `nexus skill run`)."""
+    declared = entry.get("variables")
+    if not declared:
+        return INPUT_SCHEMA
+    properties = {v["name"]: {"type": "string", **({"description": v["description"]} if v.get("description") else {})}
+                  for v in declared}
+    return {"type": "object", "properties": {**CALL_PROPERTIES, "variables": {
+        "type": "object", "properties": properties, "additionalProperties": False}}}
 
 
 def title(name, instructions):
@@ -204,7 +220,11 @@ def skill_named(records, name):
 
 
 def prompt(record):
-    return {"name": record["name"], "description": record.get("description", "")}
+    """A skill as a prompt: its declared variables are its arguments, required unless they have a default."""
+    found = {"name": record["name"], "description": record.get("description", "")}
+    arguments = [{"name": v["name"], **({"description": v["description"]} if v.get("description") else {}),
+                  "required": "default" not in v} for v in record.get("variables") or ()]
+    return {**found, "arguments": arguments} if arguments else found
 
 
 def signature(kind, records, chosen="each"):
@@ -222,11 +242,13 @@ def signature(kind, records, chosen="each"):
 
 
 def call_arguments(arguments):
-    """(args, stdin as bytes or None, timeout) from a tool call's arguments; UsageError saying what is wrong."""
+    """(args, stdin as bytes or None, timeout, variables) from a tool call's arguments; UsageError saying
+    what is wrong."""
     arguments = arguments or {}
     unknown = sorted(set(arguments) - set(CALL_ARGUMENTS))
     if unknown:
-        raise UsageError(f"unknown argument {unknown[0]!r}: a skill takes args (a list of strings), stdin and timeout")
+        raise UsageError(f"unknown argument {unknown[0]!r}: a skill takes args (a list of strings), stdin, timeout "
+                         "and variables")
     args = arguments.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise UsageError("args must be a list of strings")
@@ -240,7 +262,19 @@ def call_arguments(arguments):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise UsageError("timeout must be a number of seconds")
         timeout = number(timeout, "timeout")
-    return args, None if stdin is None else stdin.encode(), timeout
+    return args, None if stdin is None else stdin.encode(), timeout, given_variables(arguments.get("variables"))
+
+
+def given_variables(value):
+    """{name: value} of a call's `variables` (an object of strings; None: none); UsageError else. Which
+    the skill declares, plan.variables checks."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UsageError("variables must be an object whose values are strings")
+    if any("\0" in v for v in value.values()):
+        raise UsageError("a variable's value contains a NUL character, which no environment can hold")
+    return value
 
 
 def call_result(done, timeout, limit, masked=lambda text: text):
@@ -279,20 +313,34 @@ def result(**fields):
 # -- instructions and files -----------------------------------------------------------------------
 
 
-def instructions(catalog, config, name, caller, warn):
-    """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
-    is not found, and Refused (logged) when it is kept from models, disabled or not for this platform, as
-    `nexus skill run` refuses a prompt skill."""
+def instructions(catalog, config, name, caller, warn, given=None):
+    """A skill's instructions ({baseDir} resolved, its variables filled in from `given`, else their
+    defaults: never the environment's), logged as a prompt call; NexusError when the skill is not found
+    or `given` names a variable it does not declare, and Refused (logged) when it is kept from models,
+    disabled, not for this platform or a required variable is missing, as `nexus skill run` refuses a
+    prompt skill."""
     entry = catalog.entry(config, name)
     try:
         check_invocable(entry)
         gateway.gate(entry, config)
+        values = filled(entry, given or {})
     except Refused as e:
         raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, **caller) from None
     started, ts = time.monotonic(), schema.now_iso()
-    text = skillmd.prompt(entry)
+    text = plan.fill(skillmd.prompt(entry), values)
     log_read(entry, config, ts, started, None, caller, warn)
     return entry, text
+
+
+def filled(entry, given):
+    """The values that fill a prompt skill's text (plan.variables: never the environment's); a tool or
+    script skill's variables go to its program with a call, not into its instructions."""
+    if entry.get("type") == "prompt":
+        return plan.variables(entry, given, asked=ASKED)
+    if given:
+        raise UsageError(f"{entry['name']} is a {entry['type']} skill: its variables go with a call of it, "
+                         "not into its instructions")
+    return {}
 
 
 def check_invocable(entry):
@@ -332,12 +380,15 @@ def skill_list(records, unpublished, arguments):
             skill["reason"] = reason(record)
         if record["status"] in ("needs-setup", "not-installed"):
             skill["setup"] = plan.setup_steps(record, record["missing"])
+        if record.get("variables"):
+            skill["variables"] = record["variables"]
         if record["name"] in unpublished:
             skill["notPublished"] = unpublished[record["name"]]
         found.append(skill)
     start = int(cursor)
     page, more = found[start:start + LIST_PAGE], start + LIST_PAGE < len(found)
     lines = [f"{s['name']} ({s['status']}): {s['description']}" + (f"\n  why: {s['reason']}" if "reason" in s else "")
+             + (f"\n  variables: {', '.join(v['name'] for v in s['variables'])}" if "variables" in s else "")
              for s in page]
     if more:
         lines.append(f"(more: call {LIST_SKILLS} with cursor {start + LIST_PAGE})")

@@ -32,11 +32,11 @@ from . import offer, skills
 
 INSTRUCTIONS = """\
 These tools are the skills that are ready on this machine; each runs one program through the nexus
-gateway, with `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and answers
-with its stdout, its stderr and its exit status (as text; structured: exit, ms, truncated,
-timedOut). read_skill, or the prompt named after a skill, gives its instructions; a skill's files are
-resources. list_skills names every skill, ready or not, with what one that is not ready needs. Every
-call is logged."""
+gateway, with `args` (a list of strings, no shell), `stdin` (text), `timeout` (seconds) and the
+`variables` a skill declares (an object), and answers with its stdout, its stderr and its exit status
+(as text; structured: exit, ms, truncated, timedOut). read_skill, or the prompt named after a skill,
+gives its instructions; a skill's files are resources. list_skills names every skill, ready or not,
+with what one that is not ready needs. Every call is logged."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The 2026 revision has results say how long a client may cache them: not at all, the skills are live.
@@ -248,10 +248,10 @@ class Nexus:
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
         try:
-            args, stdin, timeout = offer.call_arguments(arguments)
+            args, stdin, timeout, given = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
-        call = gateway.Call(entry, config, args, self.warn, **self.caller())
+        call = gateway.Call(entry, config, args, self.warn, variables=given, asked=offer.ASKED, **self.caller())
         try:
             offer.check_invocable(entry)
         except Refused as e:
@@ -264,6 +264,8 @@ class Nexus:
             call.prepare(on_start=running.started)  # gated (a refusal is logged), configured, verified on first use
         except Refused as e:  # a tool error, which clients show the model: the reason and the setup step
             return offer.error_result(f"{name}: not run: {e}")
+        except UsageError as e:  # a variable the skill does not declare
+            return offer.error_result(f"{name}: {e}")
         if running.cancelled:
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
@@ -279,10 +281,11 @@ class Nexus:
     def read_skill(self, arguments):
         arguments = arguments or {}
         name = arguments.get("name")
-        if not isinstance(name, str) or set(arguments) != {"name"}:
-            return offer.error_result(f"{offer.READ_SKILL} takes one argument, name: the skill's name")
+        if not isinstance(name, str) or set(arguments) - {"name", "variables"}:
+            return offer.error_result(f"{offer.READ_SKILL} takes name (the skill's) and variables (an object)")
         try:
-            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), self.warn)
+            given = offer.given_variables(arguments.get("variables"))
+            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), self.warn, given)
         except NexusError as e:
             return offer.error_result(str(e).splitlines()[0])
         return offer.result(content=[offer.text_content(text)])
@@ -295,7 +298,8 @@ class Nexus:
     async def get_prompt(self, ctx, params):
         try:
             entry, text = await self.work(
-                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), self.warn))
+                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), self.warn,
+                                           params.arguments))
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
         return offer.result(description=entry["description"],

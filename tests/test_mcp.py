@@ -4,6 +4,7 @@ subprocess; what the gateway records is read from the usage logs it writes."""
 import contextlib
 import hashlib
 import json
+import mimetypes
 import os
 import re
 import shutil
@@ -628,9 +629,23 @@ def test_skills_list_and_get_describe_every_file_of_a_published_skill_as_resourc
                 with pytest.raises(MCPError) as caught:
                     await session.read_resource(unlisted)
                 errors.append(caught.value)
-            return initialized, listed, got, reads, errors, await session.call_tool("list_skills", {})
+            folders = [await ask(session, "resources/directory/read", {"uri": uri})
+                       for uri in ("skill://guide", "skill://guide/references")]
+            for not_a_folder in ("skill://guide/SKILL.md", "skill://guide/nope", "skill://secretive", "skill://guide/"):
+                with pytest.raises(MCPError) as caught:
+                    await ask(session, "resources/directory/read", {"uri": not_a_folder})
+                errors.append(caught.value)
+            return initialized, listed, got, reads, errors, await session.call_tool("list_skills", {}), folders
 
-    capabilities, listed, got, reads, errors, list_skills = anyio.run(main)
+    capabilities, listed, got, reads, errors, list_skills, (root, references) = anyio.run(main)
+    assert [(r["uri"], r["name"], r.get("mimeType")) for r in root["resources"]] == [
+        ("skill://guide/SKILL.md", "SKILL.md", "text/markdown"),
+        ("skill://guide/references", "references", "inode/directory"),
+        ("skill://guide/run.sh", "run.sh", mimetypes.guess_type("run.sh")[0])]
+    assert references["resources"] == [{"uri": "skill://guide/references/steps.md", "name": "steps.md",
+                                        "mimeType": "text/markdown"}]
+    if era == "2026-07-28":
+        assert capabilities.extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
     assert capabilities.resources  # the extension is declared where the revision has extensions: 2026-07-28
     assert ("io.modelcontextprotocol/skills" in (capabilities.extensions or {})) == (era == "2026-07-28")
     assert [s["uri"] for s in listed["skills"]] == ["skill://guide/SKILL.md"]  # say is a tool; secretive has a .env

@@ -93,9 +93,10 @@ class Nexus:
                         on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
                         on_list_resources=self.list_resources, on_read_resource=self.read_resource,
                         on_list_resource_templates=self.list_resource_templates, on_subscriptions_listen=listen)
-        server.extensions[skills.EXTENSION] = {}
+        server.extensions[skills.EXTENSION] = {"directoryRead": True}
         server.add_request_handler("skills/list", PaginatedRequestParams, self.list_published)
         server.add_request_handler("skills/get", SkillParams, self.get_published)
+        server.add_request_handler("resources/directory/read", DirectoryParams, self.read_directory)
         server.add_notification_handler("notifications/initialized", NotificationParams, self.on_initialized)
         server.middleware.append(self.remember_client)
         server.middleware.append(self.checked_tool_list)
@@ -347,6 +348,15 @@ class Nexus:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         return offer.result(skill=found.entry, **UNCACHED_FIELDS)
 
+    async def read_directory(self, ctx, params):
+        """resources/directory/read: the direct children of a published skill's folder, a page at a time."""
+        try:
+            found, cursor = await self.work(lambda: self.shelf.directory(
+                self.records(self.watch), self.config(), params.uri, params.cursor))
+        except (LookupError, ValueError) as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from None
+        return offer.result(resources=found, **({"nextCursor": cursor} if cursor else {}))
+
     # -- the connection ------------------------------------------------------------------------
 
     async def on_initialized(self, ctx, params):
@@ -401,6 +411,12 @@ class Nexus:
 
 class SkillParams(RequestParams):
     """skills/get's params."""
+
+    uri: str
+
+
+class DirectoryParams(PaginatedRequestParams):
+    """resources/directory/read's params."""
 
     uri: str
 

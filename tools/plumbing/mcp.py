@@ -50,7 +50,8 @@ def serve(ctx):
     Skills extension (io.modelcontextprotocol/skills): skills/list (paged) and skills/get give each
     published skill as an entry: its URI skill://NAME/SKILL.md, its frontmatter as a standard YAML parser
     reads it, and every file of it with its sha256 digest and size; resources/read serves exactly those
-    files by their skill:// URIs. Published: the offered prompt skills; tool and script skills only with
+    files by their skill:// URIs, and resources/directory/read (directoryRead) lists what lies directly
+    in a skill's folder (skill://NAME, skill://NAME/references). Published: the offered prompt skills; tool and script skills only with
     mcp.publishRunnable = true in the config, since a host that runs a skill's files itself bypasses the
     gate, the log and the sandbox. A skill over the extension's limits (512 files, 16 MiB), holding a
     secret-looking file (.env, keys), a link out of its folder or a frontmatter standard YAML reads

@@ -4,11 +4,31 @@ cancelled one can be killed. The only module that imports the SDK; lib/mcp/offer
 """
 
 import base64
+import importlib.util
 import json
 import os
 import signal
+import sys
 import threading
 import time
+
+
+def skip_package_inits(names):
+    """Make each package importable without running its __init__: the SDK's `mcp` and `mcp.server` import
+    its client, its high-level server (MCPServer) and more, which nexus-mcp never uses, for some 40% of
+    the SDK's import time. Its submodules are then imported as usual. Where the SDK (a later version)
+    needs what an __init__ sets, the packages are imported in full after all (see below)."""
+    for name in names:
+        if name not in sys.modules:
+            sys.modules[name] = importlib.util.module_from_spec(importlib.util.find_spec(name))
+
+
+skip_package_inits(("mcp", "mcp.server"))  # before the SDK's imports below, so they come after code
+try:
+    import mcp.server.lowlevel  # noqa: F401 (the module that needs the most of the SDK)
+except ImportError:
+    for loaded in [name for name in sys.modules if name == "mcp" or name.startswith("mcp.")]:
+        del sys.modules[loaded]
 
 import anyio
 import anyio.to_thread

@@ -24,7 +24,7 @@ $(VENV)/.deps: pyproject.toml
 	@echo "make: creating $(VENV) and installing nexus's dependencies from PyPI (the first time: a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts "mcp>=2.0,<3"
+	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
@@ -38,9 +38,12 @@ run: $(VENV)/.installed
 	@echo "make: $(VENV) is ready; the bundled skills and their status (nexus skills list):"
 	@$(BIN)/nexus skills list
 
+# Most tests start processes and wait for them: pytest-xdist runs them on every core (at most four
+# workers: more only add contention). `make test TEST_WORKERS=` runs them in one process.
+TEST_WORKERS ?= -n auto --maxprocesses=4
 test: $(VENV)/.installed
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests $(PYTEST_ARGS)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests --script-launch-mode=subprocess -m 'not once' $(PYTEST_ARGS)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests $(TEST_WORKERS) $(PYTEST_ARGS)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests --script-launch-mode=subprocess -m 'not once' $(TEST_WORKERS) $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python tests/bench/run.py

@@ -38,9 +38,10 @@ class Style:
         return f"{symbol} " if self.fancy and symbol else ""
 
     def rule(self, heavy=True):
+        width = min(WIDTH, self.columns or WIDTH)  # a narrow terminal: the rule never wraps
         if not self.fancy:
-            return ("=" if heavy else "-") * WIDTH
-        return ("═" if heavy else "─") * WIDTH
+            return ("=" if heavy else "-") * width
+        return ("═" if heavy else "─") * width
 
     @property
     def dash(self):
@@ -200,6 +201,18 @@ def clip(text, width):
             break
         kept += char
     return kept.rstrip() + "..."
+
+
+def shorten(text, width):
+    """A line of text cut to `width` columns at the end of a word, with '...', so that no word shows
+    cut into another (SENDGRID_A... reads as a name); a first word too long is clipped (`clip`)."""
+    text = terminal(text, False)
+    if width is None or cells(text) <= width:
+        return text
+    kept = clip(text, width)[:-3]
+    if " " in kept and not text[len(kept)].isspace():  # the cut fell inside a word: end at the one before
+        kept = kept.rsplit(" ", 1)[0]
+    return kept.rstrip(" ,;:(") + "..." if kept.strip() else clip(text, width)
 
 
 MIN_CELL = 12  # a column cut narrower than this says too little: it is dropped instead

@@ -32,6 +32,16 @@ def bindir(tmp_path, monkeypatch):
     return path
 
 
+# `make test` runs the suite in-process and again in subprocess mode (-m 'not once'). The second run
+# adds something only where script_runner launches a console script the default way: a test that starts
+# its processes itself, or pins script_runner to one mode, runs the same both times, so it runs once.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "script_runner" not in item.fixturenames or item.get_closest_marker("script_launch_mode"):
+            item.add_marker(pytest.mark.once)
+
+
 # Skips are printed at the end (`make test` passes -rs). In CI (CI set) every test must run: .ci/run
 # installs what the tests need, so a skip there is a failure unless the test carries
 # `@pytest.mark.may_skip_in_ci("why it cannot run there")`.

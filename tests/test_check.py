@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import re
 import sys
 
 import pytest
@@ -251,6 +252,37 @@ def test_usage_errors_exit_2(script_runner, tmp_path):
     assert check(script_runner, "--bogus").returncode == 2
     helped = check(script_runner, "--help")
     assert helped.returncode == 0 and "nexus skills check [--strict] [--json] [--] [PATH...]" in helped.stdout
+
+
+def emitted_codes():
+    """Every code the source gives a finding, read from the calls that make one: `code=...`, the third
+    argument of _error, _warning and a SkillFile's error/warn, the fourth of Problem."""
+    import ast
+
+    root, found = pathlib.Path(__file__).parent.parent, {}
+    for path in [*root.glob("lib/**/*.py"), *root.glob("tools/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            called = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            where = {"_error": 2, "_warning": 2, "error": 2, "warn": 2, "Problem": 3}.get(called)
+            given = [k.value for k in node.keywords if k.arg == "code"]
+            given += [node.args[where]] if where is not None and len(node.args) > where else []
+            for value in given:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    found.setdefault(value.value, f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_help_lists_every_code_check_emits(script_runner):
+    from nexus.skill import lint
+
+    emitted = emitted_codes()
+    assert {"spelling", "audit", "no-skill", "yaml", "filename"} <= set(emitted)  # the scan finds each kind of call
+    assert {code: where for code, where in emitted.items() if code not in lint.CODES} == {}
+    helped = " ".join(check(script_runner, "--help").stdout.split())
+    listed = helped.partition("Codes: ")[2].partition(". Exit status")[0]
+    assert [word.partition(" ")[0] for word in re.split(r",\s(?![^(]*\))", listed)] == list(lint.CODES)
 
 
 def test_folder_without_skills_is_an_error(script_runner, tmp_path):

@@ -12,7 +12,7 @@ from helpers import make_tool, write_config, write_skill
 
 pytestmark = pytest.mark.once
 
-PROCESSES, RUNS = 8, 50
+PROCESSES, RUNS = 8, 25
 
 
 def hammer(skill, arg="x"):

@@ -41,6 +41,15 @@ def test_profiles_lists_each_with_its_skills(script_runner, catalogue):
     assert "  skills (2): git-log, mailer\n" in human
 
 
+def test_an_agent_given_a_profile_sees_that_profile_alone(script_runner, catalogue, monkeypatch):
+    given = json.loads(script_runner.run(["nexus", "--profile", "mail", "profiles", "--json"]).stdout)
+    assert [profile["name"] for profile in given] == ["mail"]
+    assert script_runner.run(["nexus", "--profile", "nope", "profiles"]).returncode == 2
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")
+    human = script_runner.run(["nexus", "profiles"]).stdout
+    assert human.startswith("mail\n") and "coder" not in human and "git-" not in human
+
+
 def test_without_profiles_it_says_how_to_add_one(script_runner, workspace):
     result = script_runner.run(["nexus", "profiles"])
     assert result.returncode == 0 and result.stdout.startswith("No profiles: every agent sees every skill.")

@@ -95,7 +95,7 @@ def test_the_report_parses_and_its_tables_hold_the_figures_of_skill_stats(script
     failures = tables[("Skill", "Calls", "Last seen", "Error")]
     assert sum(int(row[1]) for row in failures) == round(stats["totalInvocations"] * (1 - stats["successRate"]))
     assert "alpha failed <the> way & more" in [row[3] for row in failures]  # escaped, read back as written
-    sessions = tables[("Session", "Client", "First call", "Last call", "Calls", "Failed", "Skills")]
+    sessions = tables[("Session", "Client", "First call", "Last call", "Calls", "Failed", "Refused", "Skills")]
     assert sorted(row[:2] for row in sessions) == [["s0", "claude-code/2.1"], ["s1", "-"], ["s2", "-"]]
     reported = json.loads(script_runner.run(["nexus", "report", "--json"]).stdout)["stats"]
     assert reported.pop("since") >= stats.pop("since")  # the window starts when each command ran
@@ -204,6 +204,7 @@ def png_size_and_colours(path, edge=0):
 
 
 @pytest.mark.once
+@pytest.mark.once  # the browser is the point: the report itself is made the same in both launch modes
 def test_a_real_browser_renders_the_report(script_runner, used, tmp_path):
     if CHROMIUM is None:
         pytest.skip("chromium is not on PATH: the report was not rendered in a browser "

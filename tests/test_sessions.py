@@ -44,7 +44,8 @@ def test_sessions_from_interleaved_logs_of_several_skills(script_runner, workspa
     write_log(nexus_home, "beta", [call(2, "beta", "s1"), call(4, "beta", "s2"), call(6, "beta", "s1")])
     found = {s["id"]: s for s in json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)}
     assert found["s1"] == {"id": "s1", "first": "2026-11-30T10:00:01.000Z", "last": "2026-11-30T10:00:06.000Z",
-                           "calls": 4, "skills": ["alpha", "beta"], "failures": 1, "clients": [], "profiles": []}
+                           "calls": 4, "skills": ["alpha", "beta"], "failures": 1, "refused": 0, "clients": [],
+                           "profiles": []}
     assert found["s2"]["calls"] == 2 and found["-"]["calls"] == 1  # calls without a session are kept, as "-"
     shown = json.loads(script_runner.run(["nexus", "session", "show", "s1", "--json"]).stdout)
     assert [(c["n"], c["skill"], c["args"]) for c in shown] == [
@@ -60,6 +61,28 @@ def test_sessions_from_interleaved_logs_of_several_skills(script_runner, workspa
     nosuch = script_runner.run(["nexus", "skill", "stats", "--days", "36500", "--session", "nosuch"])
     assert nosuch.returncode == 1 and nosuch.stdout == ""
     assert "no call of session 'nosuch' in the usage logs of the past 36500 days" in nosuch.stderr
+
+
+def test_a_refused_call_counts_as_refused_and_is_never_replayed(script_runner, workspace, nexus_home):
+    write_skill(workspace, "mailer", meta={"tool": "mailer"})
+    def call(second, args, **fields):
+        return {"ts": f"2026-11-30T10:00:0{second}.000Z", "skill": "mailer", "type": "tool", "ms": 3, "exit": 0,
+                "args": args, "session": "s-refused", **fields}
+
+    write_log(nexus_home, "mailer", [
+        call(1, ["send", "one"]),
+        call(2, ["send", "two"], exit=1, ms=0, refused="needs-setup", error="needs: MAILER_KEY"),
+        call(3, ["send", "three"], exit=1, error="smtp: connection refused"),
+        call(4, ["send", "four"], exit=1, ms=0, refused="disabled", error="Skill 'mailer' is disabled")])
+    found = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
+    assert [(s["id"], s["calls"], s["failures"], s["refused"]) for s in found] == [("s-refused", 4, 1, 2)]
+    table = script_runner.run(["nexus", "sessions"]).stdout.splitlines()
+    assert table[0].split()[3:6] == ["CALLS", "FAILED", "REFUSED"] and table[1].split()[5:8] == ["4", "1", "2"]
+    shown = json.loads(script_runner.run(["nexus", "session", "show", "s-refused", "--json"]).stdout)
+    assert [c.get("refused") for c in shown] == [None, "needs-setup", None, "disabled"]
+    made = script_runner.run(["nexus", "session", "crystallize", "s-refused", "--name", "resend", "--dry-run", "--json"])
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["calls"] == [1]  # neither the failure nor either refusal is replayed
 
 
 def test_session_new_gives_fresh_ids(script_runner):

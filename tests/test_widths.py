@@ -96,3 +96,35 @@ def test_in_a_pipe_no_column_is_cut(crowded):
     assert "weekly-report-2026-48" in sessions and "backup, sendgrid, weekly-digest" in sessions
     shown = subprocess.run([crowded, "session", "show", "weekly-report-2026-48"], capture_output=True, text=True)
     assert " ".join(LONG_ARGS) in shown.stdout and len(shown.stdout.splitlines()) == 9
+
+
+@pytest.mark.parametrize("columns", [80, 40])
+def test_a_status_detail_that_does_not_fit_is_cut_at_a_word_and_points_to_show(workspace, columns):
+    """A 65-character "needs a provider of ..." does not fit beside its name at 80 columns: it is cut at a
+    word, never inside one (SENDGRID_A... reads as another name), and keeps `nexus skill show NAME`
+    while there is room for it; the lines that say what to run next are wrapped, never cut."""
+    write_skill(workspace, "sendgrid", description="Send transactional email through the SendGrid API.",
+                meta={"tool": "sh", "implements": ["email_sender"], "requires": {"env": ["SENDGRID_API_KEY"]}})
+    write_skill(workspace, "weekly-digest", description="Mail a digest of the week's pull requests to the team.",
+                meta={"tool": "sh", "requires": {"capabilities": ["email_sender"]}})
+    nexus = shutil.which("nexus")
+    whole = {line.split()[0]: line.split(None, 1)[1].rsplit("  ", 1)[0].strip()
+             for line in subprocess.run([nexus, "skills", "list"], capture_output=True, text=True).stdout.splitlines()
+             if line.startswith("   ")}
+    assert whole["weekly-digest"] == ("needs a provider of email_sender: sendgrid needs SENDGRID_API_KEY "
+                                      "(nexus skill show weekly-digest)")
+    code, shown = terminal([nexus, "skills", "list"], columns)
+    assert code == 0
+    assert all(columns_of(line) <= columns for line in shown.splitlines()), shown
+    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.splitlines() if line.startswith("   ")}
+    for name, detail in rows.items():
+        said, cut, rest = detail.partition("...")
+        if cut:  # what is left ends at a word of the whole detail, and what follows it is a pointer of its own
+            assert whole[name].startswith(said) and not re.match(r"\w", whole[name][len(said)]), (name, detail)
+            assert rest in ("", f" (nexus skill show {name})"), (name, detail)
+    if columns == 80:
+        assert rows["weekly-digest"] == "needs a provider of... (nexus skill show weekly-digest)"
+        assert rows["sendgrid"] == "needs: SENDGRID_API_KEY (nexus skill show sendgrid)"
+    else:
+        assert rows["weekly-digest"] == "needs a provider of..." and "⚠️  NEEDS SETUP — 2 skills" in shown
+    assert "Run 'nexus skill show <name>' for details on any skill." in " ".join(shown.split())

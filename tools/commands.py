@@ -348,16 +348,16 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             options=(Option("--json", 'An array of {"name", "skills", "connected", "connectedBy"} or, when locked, '
                                       '{"name", "skills", "connected": false, "unlock": {"skill", "step"}}.'),)),
     Command("sessions", "sessions:list_sessions", DOCUMENT,
-            "Each session in the usage logs: its calls, skills, failures, first and last call.",
+            "Each session in the usage logs: its calls, skills, failures, refusals, first and last call.",
             usage=("[--days N] [--json]",),
             options=(Option("--days N", "Only calls of the past N days (default: every call the logs hold).", DAYS),
-                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures", "clients", '
-                                      '"profiles"}, newest first.'))),
+                     Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures", "refused", '
+                                      '"clients", "profiles"}, newest first.'))),
     Command("session show", "sessions:show", DOCUMENT,
             "One session's calls across every skill, in time order.",
             usage=("ID [--json]",),
             options=(Option("--json", "An array of the session's calls in time order: {\"n\", \"ts\", \"skill\", "
-                                      '"type", "args", "exit", "ms", "error"} (args masked as logged).'),),
+                                      '"type", "args", "exit", "ms", "error", "refused"} (args masked as logged).'),),
             arguments={"ID": SESSION}),
     Command("session new", "sessions:new", TEXT,
             "A fresh session id, for NEXUS_SESSION_ID.",

@@ -93,6 +93,12 @@ def take_option(argv):
     return rest
 
 
+def named():
+    """The profile named for this process (--profile, then NEXUS_PROFILE), or None: skills.defaultProfile
+    is the user's default, not a profile an agent was given."""
+    return FLAG or os.environ.get(ENV, "").strip() or None
+
+
 def chosen(config, flag=None):
     """The Scope in force (see the module's docstring), or None; UsageError for a profile the config lacks."""
     flag = flag or FLAG

@@ -19,6 +19,30 @@ OTHER_LOADERS_FIELDS = ("user-invocable", "disable-model-invocation")  # OpenCla
 META_KEYS = (*schema.META_FIELDS, "requires", "install", "homepage", "implements", "connectors", "aliases", "variables", "crystallized",
              *known.EXECUTION_KEYS)
 OS_NAMES = ("darwin", "linux", "win32")
+# Every code a finding of `nexus skills check` carries, in the order its --help lists them, with what a
+# code's name does not say; the help's Codes paragraph is made from it, and tests/test_check.py finds
+# every code the source emits here.
+CODES = {
+    "encoding": "", "unreadable": "", "too-large": "", "symlink": "", "frontmatter": "", "yaml": "", "colon": "",
+    "comment": "", "duplicate-key": "", "filename": "the file is named skill.md, not SKILL.md", "name": "", "description": "",
+    "compatibility": "", "allowed-tools": "", "license": "", "homepage": "", "metadata": "", "os": "",
+    "requires": "also a capability nothing provides, a warning, and a cycle of requirements, an error",
+    "spelling": "with --strict: the skills spec's spelling of a requires key, which nexus reads too",
+    "install": "", "execution": "", "script": "", "sandbox": "", "unexpected-field": "",
+    "alias": "an alias that is a skill's name, or that two skills claim", "no-skill": "",
+    "edited": "a skill copied into the managed folder by `nexus skills add` whose files have changed since; "
+              "see `nexus skills update`",
+    "config": "the config file: an error where nexus cannot use it, a warning for a key naming a skill that "
+              "is not there",
+    "audit": "a high finding of `nexus skills audit`, in any file of the skill; its rule begins the message",
+}
+
+
+def codes_paragraph():
+    """The Codes paragraph of `nexus skills check --help`: every code, what its name does not say in brackets."""
+    return "Codes: " + ", ".join(f"{code} ({gloss})" if gloss else code for code, gloss in CODES.items()) + "."
+
+
 # Loading takes these with a warning; both specifications call them errors.
 LENIENT_IN_LOAD = frozenset({"name", "duplicate-key", "colon", "description", "compatibility", "metadata"})
 

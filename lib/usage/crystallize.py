@@ -56,7 +56,7 @@ def chosen_calls(session, numbers=None):
         raise UsageError(f"{visible(session)!r} is not a session id (printable, at most {schema.MAX_SESSION_CHARS} "
                          "characters): see `nexus sessions`")
     picked = [c for c in sessions.calls(session)
-              if c.get("type") in ("tool", "script") and not sessions.failed(c)
+              if c.get("type") in ("tool", "script") and not sessions.failed(c) and not sessions.refused(c)
               and (numbers is None or numbers[0] <= c["n"] <= numbers[1])]
     if not picked:
         within = f" within calls {numbers[0]}-{numbers[1]}" if numbers else ""

@@ -43,27 +43,35 @@ def _logs():
     return [paths.usage_log(name) for name in usage_log.logged_skills()]
 
 
+def refused(entry):
+    """Whether the gateway refused the call (its log line's `refused` code): the skill never ran."""
+    return type(entry.get("refused")) is str
+
+
 def failed(entry):
+    """Whether a call that ran failed; a refused call did not run, so it never failed (see `refused`)."""
+    if refused(entry):
+        return False
     return entry.get("exit", 0) != 0 if "exit" in entry else bool(entry.get("error"))
 
 
 class Summary:
-    """A few running figures per session: id, first and last call, calls, skills, failures, and the agent
-    programs that made the calls (`clients`: what an MCP client said it is, as name/version) and the
-    profiles they were made under (`profiles`)."""
+    """A few running figures per session: id, first and last call, calls, skills, failures, refusals (calls
+    the gateway refused: never failures), the agent programs that made the calls (`clients`: what an MCP
+    client said it is, as name/version) and the profiles they were made under (`profiles`)."""
 
     def __init__(self):
         self.found = {}
 
     def add(self, entry, failure=None):
-        """Count one entry; `failure` when the caller knows already whether it failed."""
+        """Count one entry; `failure` when the caller knows already whether it failed (a refusal never did)."""
         session, ts = entry.get("session"), entry["ts"]
         if type(session) is not str:
             session = NO_SESSION
         item = self.found.get(session)
         if item is None:
             item = self.found[session] = {"id": session, "first": ts, "last": ts, "calls": 0, "skills": set(),
-                                          "failures": 0, "clients": set(), "profiles": set()}
+                                          "failures": 0, "refused": 0, "clients": set(), "profiles": set()}
         item["calls"] += 1
         if ts < item["first"]:
             item["first"] = ts
@@ -73,7 +81,10 @@ class Summary:
         for key, field in (("client", "clients"), ("profile", "profiles")):
             if type(entry.get(key)) is str:
                 item[field].add(entry[key])
-        item["failures"] += failed(entry) if failure is None else failure
+        if refused(entry):
+            item["refused"] += 1
+        else:
+            item["failures"] += failed(entry) if failure is None else failure
 
     def merge(self, found):
         """Add the sessions another Summary found (its `found`)."""
@@ -84,6 +95,7 @@ class Summary:
                 continue
             item["calls"] += other["calls"]
             item["failures"] += other["failures"]
+            item["refused"] += other["refused"]
             item["first"], item["last"] = min(item["first"], other["first"]), max(item["last"], other["last"])
             item["skills"] |= other["skills"]
             item["clients"] |= other["clients"]
@@ -113,6 +125,6 @@ def calls(session):
 
     for number, (_, entry) in enumerate(heapq.merge(*(of(p) for p in _logs()), key=lambda pair: pair[0]), 1):
         yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated",
-                                                     "masked", "output")
+                                                     "masked", "output", "refused")
                                if k in entry}}
 

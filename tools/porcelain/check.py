@@ -130,14 +130,7 @@ def check(ctx):
     duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are
     errors here, because the Agent Skills specification and other loaders reject them.
 
-    Codes: encoding, unreadable, too-large, symlink, frontmatter, yaml, colon, comment, duplicate-key,
-    name, description, compatibility, allowed-tools, license, homepage, metadata, os, requires (also a
-    capability nothing provides, a warning, and a cycle of requirements, an error), install,
-    execution, script, unexpected-field, alias (an alias that is a skill's name, or that two skills
-    claim), no-skill, edited (a skill copied into the managed folder by
-    `nexus skills add` whose files have changed since; see `nexus skills update`), config (the config
-    file: an error where nexus cannot use it, a warning for a key naming a skill that is not there),
-    audit (a high finding of `nexus skills audit`, in any file of the skill; its rule begins the message).
+    {codes}
 
     Exit status:
       0  no errors (there may be warnings)
@@ -172,3 +165,6 @@ def check(ctx):
                  f"{plural(errors, 'error')}, {plural(len(found) - errors, 'warning')}")
     ctx.status = 1 if errors else 0
     return found
+
+
+check.__doc__ = check.__doc__.replace("{codes}", lint.codes_paragraph())  # made from the table: it cannot go stale

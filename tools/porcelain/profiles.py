@@ -28,9 +28,13 @@ def render_profiles(found, out):
 def list_profiles(ctx):
     """A profile is a [profiles.NAME] table of the config: `skills.allow` and `skills.deny` list skill names,
     `*` globs and `capability:NAME` (the skills that provide it). An agent given a profile (`--profile`,
-    NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its skills.
+    NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its skills. Under a profile named by `--profile` or
+    NEXUS_PROFILE, as agents are given one, this lists that profile alone.
     """
     found = scope.profiles(ctx.config)
+    if scope.named():  # an agent given a profile learns nothing of the others' rules or skills
+        given = scope.chosen(ctx.config)  # an unknown profile is an error, never every profile
+        found = {given.name: given}
     records = listing.listed(ctx.config, ctx.warn, scoped=False).records() if found else []
     default = configlib.get(ctx.config, "skills.defaultProfile")
     return [{"name": name, "default": name == default, "allow": profile.allow, "deny": profile.deny,

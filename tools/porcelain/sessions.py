@@ -15,16 +15,18 @@ def render_sessions(found, out):
     if not found:
         out.write("No calls in the usage logs.\n")
         return
-    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "CLIENT", "PROFILE", "SKILLS"]]
-    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]),
+    rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "REFUSED", "CLIENT", "PROFILE", "SKILLS"]]
+    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]), str(s["refused"]),
               ", ".join(s["clients"]) or "-", ", ".join(s["profiles"]) or "-", ", ".join(s["skills"])] for s in found]
-    out.write("\n".join(fitted(rows, Style(out).columns, give=(7, 5, 6, 1))) + "\n")
+    out.write("\n".join(fitted(rows, Style(out).columns, give=(8, 6, 7, 1))) + "\n")
 
 
 @renders(render_sessions)
 def list_sessions(ctx):
     """A session is the calls made with one NEXUS_SESSION_ID (set it with
-    `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-".
+    `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-". A call
+    the gateway refused (not installed, needs setup, disabled, ...) is counted as refused, never as
+    failed: the skill did not run.
     """
     return sessions.summary(ctx.args["--days"])
 

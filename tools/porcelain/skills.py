@@ -26,6 +26,7 @@ def _kind(record):
 
 
 def _detail(record):
+    """(what the status column says, the command that fixes it or None)."""
     from nexus.gateway import plan  # human text only: `status` and --json, which agents call, never pay for them
     from nexus.style import one_line
 
@@ -33,22 +34,45 @@ def _detail(record):
         from nexus.catalog.status import state_words  # a ready skill's marks only
 
         marks = state_words(record)[1:]
-        return _kind(record) + (f" ({', '.join(marks)})" if marks else "")
-    reason, step = plan.not_ready_reason(record), plan.next_step(record)
-    return one_line(reason if not step or step in reason else f"{reason} ({step})")
+        return _kind(record) + (f" ({', '.join(marks)})" if marks else ""), None
+    reason, step = one_line(plan.not_ready_reason(record)), plan.next_step(record)
+    return reason, (None if not step or step in reason else step)
+
+
+def _said(reason, step):
+    return f"{reason} ({step})" if step else reason
+
+
+def _within(record, width):
+    """The status detail of a record in `width` columns, when the whole does not fit: never a word cut
+    into another (`shorten`), and for a skill that is not ready, the pointer to `nexus skill show NAME`
+    kept while there is room for it (the fix command itself when it fits)."""
+    from nexus.style import MIN_CELL, cells, shorten  # human text only, as in _detail
+
+    reason, step = _detail(record)
+    if step is not None or record["status"] != "ready":
+        pointer = f" (nexus skill show {record['name']})"
+        if step and cells(_said(reason, step)) <= width:
+            return _said(reason, step)
+        if cells(reason + pointer) <= width:
+            return reason + pointer
+        if width - cells(pointer) >= MIN_CELL:
+            return shorten(reason, width - cells(pointer)) + pointer
+    return shorten(_said(reason, step), width)
 
 
 def _rows(records):
     """name, detail, description: the description gives way first on a terminal, the detail only when
-    it must (style.fit)."""
+    it must (style.fit, then `_within`)."""
     from nexus.style import one_line  # human text only, as in _detail
 
-    return [[r["name"], _detail(r), one_line(r.get("description", ""))] for r in records]
+    return [[r["name"], _said(*_detail(r)), one_line(r.get("description", ""))] for r in records]
 
 
 def render_list(records, out):
     # Imported here: `status` and --json, which agents call all the time, never pay for them.
-    from nexus.style import Style, fit, one_line, plural, table
+    from nexus.cli.records import wrap
+    from nexus.style import Style, cells, fit, one_line, plural, shorten, table, terminal
 
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
@@ -56,20 +80,28 @@ def render_list(records, out):
               for status, emoji, heading in GROUPS]
     indent = "   "
     # One set of columns across every group: the rows are fitted together, then dealt out.
-    rows, sizes = fit(_rows([r for status, *_, group in groups if status != "invalid" for r in group]),
-                      style.columns, give=(2, 1), indent=indent)
+    listed = [r for status, *_, group in groups if status != "invalid" for r in group]
+    whole = _rows(listed)
+    rows, sizes = fit(whole, style.columns, give=(2, 1), indent=indent)
+    for row, record, full in zip(rows, listed, whole):
+        if row[1] != terminal(full[1], False):  # the detail was cut: cut again so that it cannot mislead
+            row[1] = _within(record, sizes[1])
     lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
     for status, emoji, heading, group in groups:
         if not group:
             continue
-        lines += ["", style.clip(f"{style.emoji(emoji)}{heading} {style.dash} {plural(len(group), 'skill')}")]
+        said = [f"{style.emoji(emoji)}{words} {style.dash} {plural(len(group), 'skill')}"
+                for words in (heading, heading.split(" (")[0])]  # a narrow terminal: without its explanation
+        lines += ["", next((line for line in said if not style.columns or cells(line) <= style.columns),
+                           shorten(said[1], style.columns))]
         if status == "invalid":
             lines += [style.clip(f"{indent}{r['filePath']}: {one_line(r.get('error', ''))}") for r in group]
         else:
             lines += table(rows[:len(group)], indent, sizes)
             rows = rows[len(group):]
-    lines += ["", "Run 'nexus skill show <name>' for details on any skill.",
-              "Run 'nexus skill run <name>' to use a skill."]
+    lines.append("")
+    for said in ("Run 'nexus skill show <name>' for details on any skill.", "Run 'nexus skill run <name>' to use a skill."):
+        lines += wrap(said, style.columns) if style.columns else [said]  # what to run next is never cut
     out.write("\n".join(lines) + "\n")
 
 

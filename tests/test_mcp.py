@@ -644,6 +644,7 @@ def test_skills_list_and_get_describe_every_file_of_a_published_skill_as_resourc
         ("skill://guide/run.sh", "run.sh", mimetypes.guess_type("run.sh")[0])]
     assert references["resources"] == [{"uri": "skill://guide/references/steps.md", "name": "steps.md",
                                         "mimeType": "text/markdown"}]
+    assert root["ttlMs"] == 0 and root["cacheScope"] == "private"  # as on every list: the Inspector checks them
     if era == "2026-07-28":
         assert capabilities.extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
     assert capabilities.resources  # the extension is declared where the revision has extensions: 2026-07-28

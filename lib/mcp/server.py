@@ -375,7 +375,9 @@ class Nexus:
                 self.records(self.watch), self.config(), params.uri, params.cursor))
         except (LookupError, ValueError) as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
-        return offer.result(resources=found, **({"nextCursor": cursor} if cursor else {}))
+        # ttlMs and cacheScope: the extension's text does not ask for them here, but hosts (the MCP
+        # Inspector 2.12) check them as on every other list of the 2026 revision
+        return offer.result(resources=found, **({"nextCursor": cursor} if cursor else {}), **UNCACHED_FIELDS)
 
     # -- the connection ------------------------------------------------------------------------
 

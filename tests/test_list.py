@@ -187,7 +187,7 @@ def test_status_reads_no_state_its_count_does_not_need(script_runner, workspace,
 
 
 EVALUATED = ["status", "missing", "disabledReason", "verified", "verifiesAgain", "degraded", "degradedReason",
-             "drifted", "driftedReason", "reason"]
+             "drifted", "driftedReason", "reason", "permissions"]
 
 
 def test_list_json_is_the_entries_with_their_status(script_runner, zoo):

@@ -116,3 +116,58 @@ def test_a_server_killed_outright_takes_its_tools_with_it_when_asked(tmp_path, p
             os.killpg(server.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+# A tool that starts a daemon the usual way: a subshell starts it in a session of its own (setsid) and exits,
+# so that it is an orphan outside the tool's process group; it writes its pid where the test reads it.
+DAEMONIZING = """#!/bin/sh
+( setsid sh -c 'echo $$ > "$0"; exec sleep 300' "$1.$$" & )
+sleep 300
+"""
+
+
+def _gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] == b"Z"  # killed, its reaper not yet there
+    except FileNotFoundError:
+        return True
+
+
+def _daemon(prefix):
+    """The daemon's pid once it has written it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [p for p in prefix.parent.glob(prefix.name + ".*") if p.read_text().strip()]
+        if found:
+            return int(found[0].read_text())
+        time.sleep(0.05)
+    raise AssertionError("the daemon never started")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a reaper of orphans is Linux's")
+def test_what_a_tool_started_in_a_session_of_its_own_dies_with_it_on_timeout_and_job_kill(workspace, bindir, tmp_path):
+    from helpers import make_tool, write_skill
+
+    make_tool(bindir, "daemonize", DAEMONIZING)
+    write_skill(workspace, "daemonize", meta={"tool": "daemonize"})
+    daemons = []
+    try:
+        timed_out = subprocess.run(["nexus", "skill", "run", "daemonize", "--timeout", "1", "--", tmp_path / "t"],
+                                   capture_output=True, text=True, timeout=60)
+        assert timed_out.returncode == 124, timed_out.stderr
+        daemons.append(_daemon(tmp_path / "t"))
+        assert _gone(daemons[-1])
+
+        job = subprocess.run(["nexus", "skill", "run", "daemonize", "--background", "--", tmp_path / "j"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        daemons.append(_daemon(tmp_path / "j"))
+        assert not _gone(daemons[-1])
+        assert subprocess.run(["nexus", "job", "kill", job], capture_output=True, timeout=60).returncode == 0
+        assert _gone(daemons[-1])
+    finally:
+        for pid in daemons:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

@@ -25,11 +25,28 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="co
 PROBE = f"""#!{sys.executable}
 import os, socket, sys
 what, where = sys.argv[1], sys.argv[2]
+if what == "writes":  # each path: appended to (made, with its folders, if need be), or why not
+    for path in sys.argv[2:]:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+            print(path, "ok", sep="\t")
+        except OSError as e:
+            print(path, e.strerror, sep="\t")
+    sys.exit(0)
 try:
     if what == "read":
         open(where).read()
     elif what == "write":
         open(where, "w").write("x")
+    elif what == "unix":  # a path, or @name for an abstract socket
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect("\\0" + where[1:] if where.startswith("@") else where)
+        s.send(b"ping")
+        assert s.recv(10) == b"pong"
+    elif what == "env":
+        print(*sorted(os.environ))
     elif what in ("tcp", "udp"):
         kind = socket.SOCK_STREAM if what == "tcp" else socket.SOCK_DGRAM
         s = socket.socket(socket.AF_INET, kind)
@@ -93,12 +110,46 @@ def listeners():
 
 
 @pytest.fixture
+def agents(tmp_path):
+    """Stand-ins for the user's agents: a Unix socket at a path and an abstract one, each answering ping with
+    pong: {'path': its path, 'abstract': '@' and its name}."""
+    path, abstract = tmp_path / "agent.sock", f"nexus-test-agent-{os.getpid()}-{id(tmp_path)}"
+    servers = [socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)]
+    servers[0].bind(str(path))
+    servers[1].bind("\0" + abstract)
+    stop = threading.Event()
+
+    def serve(server):
+        server.listen()
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.recv(10)
+                conn.send(b"pong")
+
+    threads = [threading.Thread(target=serve, args=(s,)) for s in servers]
+    for t in threads:
+        t.start()
+    yield {"path": str(path), "abstract": "@" + abstract}
+    stop.set()
+    for t in threads:
+        t.join()
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
 def home(tmp_path):
     """The fake home: a private key in ~/.ssh, and a folder the tool is called from."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     (home / "work").mkdir()
+    (home / "notes").mkdir()
     return home
 
 
@@ -114,11 +165,11 @@ echo ok "$1"
 """
 
 
-def probe_skill(root, bindir, name="probe", sandbox=None, verify=None, program=PROBE):
+def probe_skill(root, bindir, name="probe", sandbox=None, verify=None, program=PROBE, **how):
     make_tool(bindir, "probe", program)
     meta = {"tool": "probe", **({"sandbox": sandbox} if sandbox is not None else {}),
             **({"verify": verify} if verify else {})}
-    write_skill(root, name, meta=meta)
+    write_skill(root, name, meta=meta, **how)
 
 
 def run(*args, cwd=None, env=None, **how):
@@ -132,7 +183,7 @@ def last_log(nexus_home, name="probe"):
 
 
 def attempts(home, listeners):
-    return {"read": ("read", home / ".ssh" / "id_rsa"), "write-home": ("write", home / "planted"),
+    return {"read": ("read", home / ".ssh" / "id_rsa"), "write-home": ("write", home / "notes" / "planted"),
             "write-cwd": ("write", home / "work" / "out"), "tcp": ("tcp", listeners["tcp"]),
             "udp": ("udp", listeners["udp"])}
 
@@ -147,7 +198,7 @@ def test_a_confined_skill_cannot_read_write_or_reach_and_can_once_granted(manage
                                                                            nexus_home):
     probe_skill(managed, bindir)
     assert outcomes("probe", home, listeners) == {"read": 3, "write-home": 3, "write-cwd": 0, "tcp": 3, "udp": 3}
-    assert not (home / "planted").exists()
+    assert not (home / "notes" / "planted").exists()
     assert last_log(nexus_home)["sandbox"] == "landlock+netns"
 
     denied = run("probe", "--", "read", str(home / ".ssh" / "id_rsa"))
@@ -167,10 +218,74 @@ def test_a_confined_skill_cannot_read_write_or_reach_and_can_once_granted(manage
 
 
 @needs_sandbox
+def test_no_write_grant_reaches_what_would_run_outside_the_sandbox(managed, bindir, home, tmp_path, nexus_home):
+    """Granted / and called from ~, a skill still cannot write a shell's startup files, what starts at login,
+    ~/.ssh, any skill source, skills.binPath or nexus itself; it writes what lies around them."""
+    import nexus
+
+    probe_skill(managed, bindir)
+    (home / ".bashrc").write_text("# mine\n")
+    (home / ".ssh" / "authorized_keys").write_text("")
+    (home / ".config" / "app").mkdir(parents=True)
+    extra, tools, elsewhere = tmp_path / "extra", tmp_path / "tools", tmp_path / "elsewhere"
+    for folder in (extra, tools, elsewhere, nexus_home / "skills"):
+        folder.mkdir(parents=True)
+    write_config(nexus_home, f"""\
+        [skills]
+        binPath = ["{tools}"]
+        load.extraDirs = ["{extra}"]
+        [skills.entries.probe.sandbox]
+        write = ["/", "~/.ssh", "~/.config/autostart", "{managed}/probe"]
+        """)
+    package = pathlib.Path(nexus.__file__).parent
+    escalation = [home / ".bashrc", home / ".profile", home / ".zshrc", home / ".config" / "fish" / "config.fish",
+                  home / ".config" / "autostart" / "x.desktop", home / ".config" / "systemd" / "user" / "x.service",
+                  home / ".ssh" / "authorized_keys", managed / "probe" / "SKILL.md", managed / "planted",
+                  nexus_home / "skills" / "planted", package / "skills" / "planted-by-a-test", extra / "planted",
+                  tools / "planted", package / "planted-by-a-test", pathlib.Path(sys.prefix) / "planted-by-a-test",
+                  home / ".config" / "new" / "x"]
+    # a folder with one of them inside is narrowed to its entries: ~/.config/app is written, ~/.config/new not made
+    allowed = [home / "work" / "out", home / ".config" / "app" / "settings", elsewhere / "out"]
+    try:
+        done = run("probe", "--", "writes", *map(str, escalation + allowed), cwd=home)
+        assert done.returncode == 0, done.stderr
+        said = dict(line.split("\t") for line in done.stdout.splitlines())
+        assert {p: said[str(p)] for p in escalation} == {p: "Permission denied" for p in escalation}
+        assert {p: said[str(p)] for p in allowed} == {p: "ok" for p in allowed}
+    finally:
+        for planted in (package / "skills" / "planted-by-a-test", package / "planted-by-a-test",
+                        pathlib.Path(sys.prefix) / "planted-by-a-test"):
+            planted.unlink(missing_ok=True)
+    assert (home / ".bashrc").read_text() == "# mine\n"
+
+
+@needs_sandbox
+def test_without_network_a_confined_skill_cannot_reach_the_users_agents(managed, bindir, agents, nexus_home):
+    """Neither their addresses in its environment, nor a Unix socket (at a path or abstract) to reach them;
+    the variables it declares or the config gives it are still there. With network, it reaches both."""
+    probe_skill(managed, bindir, sandbox={}, program=PROBE)
+    write_skill(managed, "probe", meta={"tool": "probe", "requires": {"env": ["PROBE_TOKEN"]}})
+    write_config(nexus_home, '[skills.entries.probe]\nenv = { GIVEN_SECRET = "x" }\n')
+    mine = {"SSH_AUTH_SOCK": agents["path"], "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
+            "DOCKER_HOST": "unix:///run/docker.sock", "GPG_AGENT_INFO": "x", "PROBE_TOKEN": "declared",
+            "GITHUB_TOKEN": "ghp_secret", "AWS_SECRET_ACCESS_KEY": "secret", "FOO_SOCK": "/x", "PLAIN": "1"}
+    shown = run("probe", "--", "env", "-", env=mine)
+    assert shown.returncode == 0, shown.stderr
+    names = set(shown.stdout.split())
+    assert {"PLAIN", "PROBE_TOKEN", "GIVEN_SECRET", "NEXUS_SKILL"} <= names
+    assert not names & {"SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO", "GITHUB_TOKEN",
+                        "AWS_SECRET_ACCESS_KEY", "FOO_SOCK"}
+    for where in (agents["path"], agents["abstract"]):
+        denied = run("probe", "--", "unix", where, env=mine)
+        assert denied.returncode == 3 and "Permission denied" in denied.stderr, (where, denied.stderr)
+    write_config(nexus_home, "[skills.entries.probe.sandbox]\nnetwork = true\n")
+    assert [run("probe", "--", "unix", where, env=mine).returncode for where in agents.values()] == [0, 0]
+
+
+@needs_sandbox
 def test_a_declaration_widens_the_profile_and_the_config_narrows_it_again(managed, bindir, home, listeners,
                                                                           nexus_home):
     probe_skill(managed, bindir, sandbox={"network": True, "write": ["~/notes"]})
-    (home / "notes").mkdir()
     assert run("probe", "--", "tcp", str(listeners["tcp"])).returncode == 0
     assert run("probe", "--", "write", str(home / "notes" / "n")).returncode == 0
     assert run("probe", "--", "read", str(home / ".ssh" / "id_rsa")).returncode == 3
@@ -223,9 +338,11 @@ def test_where_confinement_cannot_be_given_the_call_is_refused_unless_the_config
     assert last_log(nexus_home)["sandbox"] == "none"
 
 
-def at_a_terminal(argv, env=None):
-    """argv with stdin and stderr on a pseudo-terminal: (exit status, what it wrote there)."""
+def at_a_terminal(argv, env=None, answer=None):
+    """argv with stdin and stderr on a pseudo-terminal (`answer` typed there): (exit status, what it wrote there)."""
     mine, theirs = pty.openpty()
+    if answer:
+        os.write(mine, answer)
     try:
         done = subprocess.run(argv, stdin=theirs, stderr=theirs, stdout=subprocess.PIPE, timeout=120,
                               env={**os.environ, **(env or {})})
@@ -335,6 +452,10 @@ def test_show_and_status_say_what_a_skill_may_do_and_what_this_system_offers(man
     assert allowed["confined"] is True and allowed["network"] is True
     assert allowed["write"] == ["{tmp}", "{state}", "{cwd}", "{cwd}/out"]
     assert allowed["available"].startswith("landlock ABI " if landlock_abi() else "no landlock")
+    listed = json.loads(subprocess.run(["nexus", "skills", "list", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert {r["name"]: r.get("permissions") for r in listed}["probe"] == {
+        key: value for key, value in allowed.items() if key != "available"}
     status = json.loads(subprocess.run(["nexus", "status", "--json"], capture_output=True, text=True,
                                        check=True).stdout)
     assert status["sandbox"]["mode"] == "untrusted" and status["sandbox"]["landlock"] == landlock_abi()
@@ -409,7 +530,7 @@ def test_skills_add_says_what_each_skill_will_be_allowed(tmp_path, bindir):
     source = tmp_path / "source"
     probe_skill(source, bindir, sandbox={"network": True})
     write_skill(source, "quiet", meta={"tool": "probe"})
-    added = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True)
+    added = subprocess.run(["nexus", "skills", "add", str(source), "--yes"], capture_output=True, text=True)
     assert added.returncode == 0, added.stderr
     assert "  probe: runs confined: network yes; writes {tmp}, {state}, {cwd}" in added.stdout
     assert "  quiet: runs confined: network no; writes {tmp}, {state}, {cwd} (to grant more: nexus skill allow quiet" \
@@ -419,9 +540,35 @@ def test_skills_add_says_what_each_skill_will_be_allowed(tmp_path, bindir):
 @needs_sandbox
 def test_skills_add_allow_network_grants_it_to_the_skills_it_adds(tmp_path, bindir, listeners, nexus_home):
     source = tmp_path / "source"
-    probe_skill(source, bindir)
-    added = subprocess.run(["nexus", "skills", "add", str(source), "--allow-network"], capture_output=True, text=True)
+    probe_skill(source, bindir, sandbox={"write": ["~/notes"]})  # granted by --allow-write: nothing to ask
+    added = subprocess.run(["nexus", "skills", "add", str(source), "--allow-network", "--allow-write", "~/notes"],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert added.returncode == 0, added.stderr
     assert "  probe: runs confined: network yes;" in added.stdout
     assert run("probe", "--", "tcp", str(listeners["tcp"])).returncode == 0
-    assert "[skills.entries.probe.sandbox]\nnetwork = true" in (nexus_home / "nexus.toml").read_text()
+    assert '[skills.entries.probe.sandbox]\nnetwork = true\nwrite = [\n    "~/notes",\n]' in (nexus_home / "nexus.toml").read_text()
+
+
+def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir, managed, nexus_home):
+    """skills add: asked at a terminal; without one, refused with the command that accepts it, unless --yes or
+    --allow-* grant it. skills update asks again only when the declaration widened."""
+    source = tmp_path / "source"
+    probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]})
+    refused = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL)
+    assert refused.returncode == 1 and not (managed / "probe").exists()
+    assert (f"refused probe: probe asks, when it runs confined, for the network (and Unix sockets); writing "
+            f"~/notes: to accept, nexus skills add {source} --yes") in refused.stderr
+    code, said = at_a_terminal(["nexus", "skills", "add", str(source)], answer=b"n\n")
+    assert code == 1 and "allow it? [y/N]" in said and not (managed / "probe").exists()
+    code, said = at_a_terminal(["nexus", "skills", "add", str(source)], answer=b"y\n")
+    assert code == 0 and (managed / "probe").is_symlink(), said
+
+    probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]}, body="# Changed\n")
+    assert subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL).returncode == 0
+    probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes", "~/more"]})
+    kept = subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert kept.returncode == 1
+    assert "probe: kept as it is: probe asks, when it runs confined, for writing ~/more: to accept, nexus skills " \
+           "update --yes" in kept.stderr

@@ -90,7 +90,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--all", "Also skills whose `os` excludes this platform."),
                      Option("--summary", "One line of counts per status: the same as `nexus status`."),
                      Option("--json", "An array of entries: name, description, source, type, status, verified, "
-                                      "missing, ..."))),
+                                      "missing, ..., and for a tool or script skill permissions (what it may do "
+                                      "when confined, as `nexus skill show --json` has them)."))),
     Command("skills refresh", "skills:refresh", DOCUMENT,
             "Rescan every skill source and rewrite the manifest.",
             usage=("[--json]",),
@@ -147,7 +148,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--max-skills N", "List at most N skills.", COUNT))),
     Command("skills add", "distribute:add", DOCUMENT,
             "Add skills from a folder or a git repository to the managed source.",
-            usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--allow-network] [--json]",),
+            usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--allow-network] [--allow-write PATH]... "
+                   "[--allow-read PATH]... [--yes] [--json]",),
             options=(Option("--skill NAME", "Only this skill (repeat for more).", repeat=True),
                      Option("--list", "Show the skills SOURCE holds; add nothing."),
                      Option("--copy", "Copy a folder's skills instead of linking them (skills from git are always "
@@ -158,6 +160,14 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--allow-network", "Let the skills added use the network when they run confined (as "
                                                "`nexus skill allow NAME network` does for one); without it, one "
                                                "that is confined has none."),
+                     Option("--allow-write PATH", "A folder the skills added may write when they run confined (as "
+                                                  "`nexus skill allow NAME --write PATH`).", FILE, repeat=True),
+                     Option("--allow-read PATH", "A folder or file of skills.sandbox.deny the skills added may read "
+                                                 "when they run confined.", FILE, repeat=True),
+                     Option("--yes", "Accept what each skill declares it needs (network, folders to write or read) "
+                                     "without asking: a skill that would run confined and declares more than the "
+                                     "default is asked about at a terminal, and refused (exit 1) where there is "
+                                     "none, unless --yes or the --allow-* options grant it."),
                      Option("--json", "The outcome as JSON: source, revision, added (each with what it shadows), "
                                       "unchanged, refused, and permissions (what each added skill will be allowed, "
                                       "as `nexus skill show --json` has it).")),
@@ -169,10 +179,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             arguments={"NAME": SKILL}),
     Command("skills update", "distribute:update", DOCUMENT,
             "Fetch added skills again and report which changed.",
-            usage=("[NAME...] [--force] [--json]",),
+            usage=("[NAME...] [--force] [--yes] [--json]",),
             options=(Option("--force", "Replace a copied skill that was edited in place with its source's files, "
                                        "and update one whose new version has a new high finding of `nexus skills "
                                        "audit`."),
+                     Option("--yes", "Accept what a changed skill now declares it needs beyond what it declared "
+                                     "(network, folders): else it is asked about at a terminal, and kept as it "
+                                     "is (exit 1) where there is none."),
                      Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put back), "
                                       "unchanged, editedLocally, removedUpstream, refused (lists of names), failed "
                                       "(name and error), findings (the audit's findings new since the version you "

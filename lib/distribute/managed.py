@@ -193,8 +193,10 @@ def select(candidates, names, source):
     return [c for c in candidates if c.name in names]
 
 
-def add(source_text, names=(), copy=False, force=False, on_problem=None):
-    """Add the skills of a source: {'source', 'revision', 'added', 'unchanged', 'refused'}."""
+def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=None):
+    """Add the skills of a source: {'source', 'revision', 'added', 'unchanged', 'refused'}. admit(name, folder,
+    its lock entry so far, {} if none), the door's question: why not to place it (text), or the sandbox
+    declaration accepted (a dict, kept in the lock entry for update to compare), or None."""
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
     with locked() as lock, sources.checkout(source_text) as source:
         if paths.contains(paths.managed_skills(), source.root):
@@ -222,10 +224,15 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None):
                                           "error": f"{plural(high, 'high finding')} of `nexus skills audit` (below); "
                                                    "--force adds it all the same"})
                 continue
+            verdict = admit(name, candidate.dir, old) if admit else None
+            if isinstance(verdict, str):
+                report["refused"].append({"name": name, "path": candidate.path, "error": verdict})
+                continue
             place(name, candidate, copy)
             trust.record(name, skill_path(name))
             lock["skills"][name] = {**entry, "audit": auditlib.keys(findings),
-                                    "addedAt": old.get("addedAt", entry["updatedAt"])}
+                                    "addedAt": old.get("addedAt", entry["updatedAt"]),
+                                    **({"sandbox": verdict} if isinstance(verdict, dict) else {})}
             report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
                                     "sha256": entry["sha256"], **({"shadows": shadows[1]} if shadows else {}),
                                     "findings": [f.as_dict() for f in findings]})
@@ -287,9 +294,10 @@ def remove(names):
             del lock["skills"][name]
 
 
-def update(names=(), force=False):
+def update(names=(), force=False, admit=None):
     """Fetch the sources of added skills again:
-    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'refused', 'failed', 'findings'}.
+    {'changed', 'restored', 'unchanged', 'editedLocally', 'removedUpstream', 'refused', 'failed', 'findings'},
+    and 'declined' {name: why} for those admit (as add's, given the skill's lock entry) refused.
 
     A copy edited in place is kept as it is (and its lock entry too) unless `force`."""
     report = {"changed": [], "restored": [], "unchanged": [], "editedLocally": [], "removedUpstream": [],
@@ -306,7 +314,7 @@ def update(names=(), force=False):
             try:
                 with sources.checkout(location) as source:
                     for name in group:
-                        _update_one(lock["skills"][name], name, source, force, report)
+                        _update_one(lock["skills"][name], name, source, force, report, admit)
             except NexusError as e:  # the source cannot be fetched: none of its skills is touched
                 report["failed"] += [{"name": n, "error": str(e)} for n in group]
     return report
@@ -320,7 +328,7 @@ def _nothing_added(names):
     return True
 
 
-def _update_one(entry, name, source, force, report):
+def _update_one(entry, name, source, force, report, admit=None):
     folder = os.path.normpath(os.path.join(source.root, entry.get("path") or "."))
     if not paths.contains(source.root, folder) or not os.path.isfile(skillmd.file_in(folder)):
         report["removedUpstream"].append(name)
@@ -350,13 +358,19 @@ def _update_one(entry, name, source, force, report):
     if any(f.severity == auditlib.HIGH for f in new) and not force:  # the classic: clean once, risky upstream
         report["refused"].append(name)
         return
+    verdict = admit(name, candidate.dir, entry) if admit else None
+    if isinstance(verdict, str):
+        report["refused"].append(name)
+        report.setdefault("declined", {})[name] = verdict
+        return
     try:
         place(name, candidate, fresh["placement"] == "copy")
         trust.record(name, skill_path(name))
     except NexusError as e:
         report["failed"].append({"name": name, "error": str(e)})
         return
-    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"], audit=auditlib.keys(findings))
+    entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"], audit=auditlib.keys(findings),
+                 **({"sandbox": verdict} if isinstance(verdict, dict) else {}))
     report["restored" if missing else "changed"].append(name)
 
 

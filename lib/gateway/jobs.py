@@ -229,6 +229,7 @@ def kill(job_id):
     if job["status"] not in ("starting", "running") or not job.get("pid"):
         return job
     open(os.path.join(folder(job_id), "kill"), "w").close()
+    process.kill_escaped(job["pid"])  # what left its group (setsid), while the tool still gathers its orphans
     for signum, patience in ((signal.SIGTERM, GRACE), (signal.SIGKILL, GRACE)):
         try:
             os.killpg(job["pid"], signum)

@@ -21,6 +21,8 @@ def environment(entry, config):
         env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
     env["NEXUS_CALLER_CWD"] = os.getcwd()
     env[MARK] = entry["name"]  # inside a gateway call: what lowers the gate is refused (refuse_inside)
+    if entry.get("source") == "nexus-managed":
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # trust counts __pycache__, where Python finds bytecode to run
     return env
 
 

@@ -20,6 +20,7 @@ and stdin bytes to feed the program.
 
 import os
 import select
+import sys
 import time
 
 import _signal as signal  # the C module: `signal` wraps its constants in enums, at a cost of ~2 ms
@@ -67,6 +68,8 @@ class Child:
 
     def __init__(self, argv, cwd=None, env=None, stdin=None, stdout=None, stderr=None, group=False, limit=None,
                  parent_death=False, prepare=None):
+        # a program in a group of its own is one we may have to end (a timeout, a cancel): it is made the reaper
+        # of what it starts, so that what leaves its group (setsid) stays where kill_escaped finds it
         self.group, self.status, self.timed_out = group, None, False
         self.sinks, self.readers = {}, {}  # 1 or 2 -> _Sink; our read end -> _Sink
         self.feed = memoryview(bytes(stdin)) if isinstance(stdin, (bytes, bytearray)) else None
@@ -90,7 +93,8 @@ class Child:
                     sink = _Sink(tail=TAIL, tee_fd=2) if how == TEE else _Sink(limit=limit)
                     self.sinks[fd] = self.readers[mine] = sink
         try:
-            self.pid = _spawn(argv, os.environ if env is None else env, actions, group, cwd, parent_death, prepare)
+            self.pid = _spawn(argv, os.environ if env is None else env, actions, group, cwd, parent_death, prepare,
+                              reaper=group)
         except BaseException:
             self._close(list(self.readers) + [self.stdin_fd])
             raise
@@ -102,9 +106,12 @@ class Child:
             self.pidfd = None
 
     def kill(self, signum=signal.SIGKILL):
-        """Signal the program, or its whole group when it has one; quiet when it is gone."""
+        """Signal the program, or its whole group when it has one; quiet when it is gone. Ending it (SIGTERM,
+        SIGKILL) also kills at once what it started that left its group."""
         if self.status is not None and not self.group:
             return
+        if self.group and signum in (signal.SIGTERM, signal.SIGKILL) and self.status is None:
+            kill_escaped(self.pid)
         try:
             os.killpg(self.pid, signum) if self.group else os.kill(self.pid, signum)
         except (ProcessLookupError, PermissionError):
@@ -207,20 +214,21 @@ class Child:
 RESETS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)  # ignored here, default in a program
 
 
-def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None):
+def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None, reaper=False):
     """Start argv with the file `actions` (posix_spawn's) and the steps asked for; its pid.
 
     cwd: its working folder. parent_death: it gets SIGKILL when the thread that started it ends (Linux),
     so that a server killed outright takes its tools with it; the thread must wait for it (Child.wait).
     prepare: called in the child last before exec (confinement); it may only make system calls, and an
-    OSError it raises is raised here.
+    OSError it raises is raised here. reaper: it becomes the reaper of its orphaned descendants (Linux).
     """
-    if cwd is None and not parent_death and prepare is None:
+    reaper = reaper and _linux()
+    if cwd is None and not parent_death and prepare is None and not reaper:
         spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
         return spawn(argv[0], argv, env, file_actions=actions, setsigdef=RESETS, **({"setpgroup": 0} if group else {}))
     # posix_spawnp looks a bare name up on our PATH, not the program's: so does this
     where = [argv[0]] if "/" in argv[0] else [os.path.join(d, argv[0]) for d in os.get_exec_path()]
-    prctl = _prctl() if parent_death else None
+    prctl = _prctl() if parent_death or reaper else None
     parent = os.getpid()
     report, report_w = os.pipe()  # both ends close on exec: EOF here means the exec happened
     try:
@@ -228,7 +236,7 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
         if pid == 0:  # the child: nothing here may return to the caller's code
             try:
                 os.close(report)
-                _steps(actions, group, cwd, prctl, parent, prepare)
+                _steps(actions, group, cwd, prctl if parent_death else None, parent, prepare, prctl if reaper else None)
                 _exec(where, argv, env)
             except BaseException as e:  # noqa: B036 (whatever happened must reach the parent)
                 failed = e if isinstance(e, OSError) else OSError(0, f"{type(e).__name__}: {e}")
@@ -258,10 +266,12 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
     return pid
 
 
-def _steps(actions, group, cwd, prctl, parent, prepare):
+def _steps(actions, group, cwd, prctl, parent, prepare, reaper=None):
     """In the child: what posix_spawn would do, then what it cannot."""
     if group:
         os.setpgid(0, 0)
+    if reaper is not None:
+        reaper(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # kept across exec: the orphans of its tree come to it
     for action in actions:
         if action[0] == os.POSIX_SPAWN_OPEN:
             _, fd, path, flags, mode = action
@@ -298,7 +308,48 @@ def _exec(where, argv, env):
     raise OSError(error.errno, error.strerror, argv[0])
 
 
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+ROUNDS = 100  # of kill_escaped: each kills a generation; a tree deeper than this that keeps forking is let be
+
+
+def kill_escaped(pid):
+    """SIGKILL every living descendant of `pid` (a reaper: see _spawn) that left its process group, as a
+    daemon does with setsid, until none is left: what each killed one started comes to `pid` and is found
+    next round. Linux (/proc); elsewhere nothing is found."""
+    for _ in range(ROUNDS):
+        children, groups = {}, {}
+        try:
+            found = os.listdir("/proc")
+        except OSError:
+            return
+        for name in found:
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rpartition(b")")[2].split()
+            except OSError:
+                continue  # gone meanwhile
+            if fields[0] != b"Z":  # a zombie is dead already, waiting for its parent
+                children.setdefault(int(fields[1]), []).append(int(name))
+                groups[int(name)] = int(fields[2])
+        escaped, todo = [], list(children.get(pid, ()))
+        while todo:
+            member = todo.pop()
+            todo += children.get(member, ())
+            if groups[member] != pid:
+                escaped.append(member)
+        if not escaped:
+            return
+        for member in escaped:
+            try:
+                os.kill(member, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _linux():
+    return sys.platform.startswith("linux")
 
 
 def libc():

@@ -5,10 +5,13 @@ A skill's permissions are the default profile widened by its declaration (metada
 set per key by the user's config (skills.entries.NAME.sandbox): it reads everything but the secrets of
 skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private temporary folder of the
 skill, kept), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
-it has no network. Landlock only allows: a denied folder is left out by allowing each of its siblings,
-and each of its ancestors' listing, instead. `network: false` is a new network namespace, so UDP and
-DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4) cuts TCP alone, and
-that is a fallback the config must accept (skills.sandbox.fallback = "warn").
+it has no network, and no Unix socket. Landlock only allows: a denied folder is left out by allowing each of
+its siblings, and each of its ancestors' listing, instead; the places where a written file would run
+outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a
+new network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock
+(ABI 4) cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn").
+Landlock does not mediate connect() to a Unix socket at a path: a seccomp filter cuts socket(AF_UNIX)
+(no_sockets). The environment loses the user's agents' addresses and secret-named variables (handed).
 
 The ruleset is built here, in the parent (`Call`); `Call.child` is the step gateway.process runs in the
 child before exec. Only confined calls import this module (gateway.plan.confined decides).
@@ -19,8 +22,11 @@ import struct
 import sys
 
 from .. import config as configlib, fileio, paths
+from ..catalog.status import injected_env
 from ..config import keys
 from ..errors import Refused
+from ..schema import secret_name
+from ..skill import entry as entrylib
 from . import plan, process
 
 XDG = {"XDG_CONFIG_HOME": ("config", "~/.config"), "XDG_CACHE_HOME": ("cache", "~/.cache"),
@@ -33,10 +39,17 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 MAKE = sum(1 << bit for bit in range(4, 13))  # remove dir and file, make char, dir, reg, sock, fifo, block, sym
 REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
 BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
-SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the sandbox
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6: no abstract socket, no signal, outside the sandbox
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file (not a folder) may hold
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx")  # written by many tools
+# The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
+AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
+# Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
+# systemd starts at login, ssh's keys and authorized_keys (nexus's own places are added: protected())
+ESCALATION = ("~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc",
+              "~/.zshenv", "~/.zprofile", "~/.zlogin", "~/.config/fish", "~/.config/autostart",
+              "~/.config/systemd/user", "~/.ssh", "~/.local/bin")
 
 
 def fallback(config):
@@ -126,6 +139,17 @@ def grant(entry, network=False, write=(), read=()):
 
     before, after = edit.change(changes)
     return before != after
+
+
+def widening(new, old, granted):
+    """What declaration `new` asks beyond declaration `old` and what is `granted` ({network, write, read}), as
+    `skills add` and `update` ask it ('the network (and Unix sockets); writing ~/x'); '' when nothing."""
+    wants = ["the network (and Unix sockets)"] if new.get("network") is True and old.get("network") is not True and \
+        not granted.get("network") else []
+    for key, doing in (("write", "writing"), ("read", "reading")):
+        more = [p for p in _strings(new.get(key)) if p not in _strings(old.get(key)) + list(granted.get(key, []))]
+        wants += [f"{doing} {', '.join(more)}"] if more else []
+    return "; ".join(wants)
 
 
 def _strings(value):
@@ -239,13 +263,19 @@ class Call:
         deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
-        self.env = dict(env, TMPDIR=self.tmp)
+        # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
+        # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
+        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
+        own = self.write[:2]
+        self.write = own + [p for p in self.write[2:] if not any(_within(p, q) for q in self.protect)]
+        self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
             if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
                 self.env[var] = os.path.join(state, name)  # where tools cache and refresh their tokens
         self.kind = "landlock+netns" if self.netns else "landlock"
         self.fd = None
+        self.filter = None if self.network else no_sockets()
         try:
             self.fd = self._ruleset()
         except BaseException:
@@ -260,7 +290,8 @@ class Call:
             TRUNCATE if self.abi >= 3 else 0)
         # Landlock cuts TCP only where there is no network namespace to cut it all ("Network is unreachable")
         net = BIND_TCP | CONNECT_TCP if self.abi >= 4 and not self.network and not self.netns else 0
-        scoped = SCOPE_SIGNAL if self.abi >= 6 else 0
+        # without network, no Unix socket either: abstract ones are scoped here, socket(AF_UNIX) is cut (no_sockets)
+        scoped = (SCOPE_SIGNAL | (0 if self.network else SCOPE_ABSTRACT_UNIX)) if self.abi >= 6 else 0
         attr = struct.pack("QQQ", fs, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
         libc = process.libc()
         fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
@@ -268,8 +299,10 @@ class Call:
             raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
-        for top, access in [("/", read)] + [(p, read) for p in self.read] + [(p, fs) for p in self.write]:
+        for top, access in [("/", read)] + [(p, read) for p in self.read]:
             rules += _allowed(top, self.deny, access)
+        for top in self.write:
+            rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
         for path, access, folder in rules:
             try:
                 target = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -300,16 +333,59 @@ class Call:
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0:
+        if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
+                or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
             import ctypes  # the error's text only
 
-            raise OSError(ctypes.get_errno(), "Landlock: " + os.strerror(ctypes.get_errno()), "sandbox")
+            raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
 
     def finish(self):
         """After the call: the ruleset is closed."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def handed(entry, config, env):
+    """The environment a confined skill gets: without the user's agents' addresses (AGENTS, *_SOCK,
+    DBUS_*) and without the variables whose name says secret (schema.secret_name), but for those the skill
+    declares (requires.env, primaryEnv, its variables) or the config gives it."""
+    own = set(entrylib.env_names(entry)) | {entrylib.primary_env(entry)} | set(injected_env(entry, config))
+    own |= {v.get("name") for v in entry.get("variables") or [] if isinstance(v, dict)}
+    return {name: value for name, value in env.items()
+            if name in own or not (name in AGENTS or name.endswith(("_SOCK", "_SOCKET")) or name.startswith("DBUS_")
+                                   or secret_name(name))}
+
+
+# seccomp (linux/seccomp.h, linux/filter.h): the architectures it is built for, {AUDIT_ARCH: socket(2)'s number}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, AF_UNIX, IO_URING_SETUP, X32 = 22, 2, 1, 425, 0x40000000
+ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+LOAD, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+ALLOW, KILL, DENIED = 0x7FFF0000, 0x80000000, 0x00050000 | 13  # the last: fail with EACCES
+
+
+def no_sockets():
+    """A seccomp filter that makes socket(AF_UNIX) fail (path sockets: Landlock does not mediate connect()
+    to one), and io_uring (which could make a socket without the system call); a program of another
+    architecture is killed (i386's socketcall would go around it). (the filter, its instructions: kept
+    alive together), or None where the architecture is not one of ARCHES."""
+    import ctypes  # confined, without network
+
+    arch = ARCHES.get(os.uname().machine)
+    if arch is None:
+        return None
+    audit, socket_nr = arch
+    code = [(LOAD, 0, 0, 4),  # seccomp_data.arch
+            (JEQ, 1, 0, audit), (RET, 0, 0, KILL),
+            (LOAD, 0, 0, 0),  # seccomp_data.nr
+            (JGE, 5, 0, X32), (JEQ, 4, 0, IO_URING_SETUP), (JEQ, 0, 2, socket_nr),
+            (LOAD, 0, 0, 16),  # seccomp_data.args[0], its low half (little-endian)
+            (JEQ, 1, 0, AF_UNIX),
+            (RET, 0, 0, ALLOW), (RET, 0, 0, DENIED)]
+    instructions = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in code))
+    program = ctypes.create_string_buffer(struct.pack("=HxxxxxxQ", len(code), ctypes.addressof(instructions)))
+    return program, instructions
 
 
 def hint(entry, config, stderr):
@@ -343,6 +419,17 @@ def _last_path(text):
     """The last absolute path-looking word of a message such as `cat: /home/me/.ssh/id_rsa`."""
     words = [w.strip("'\"`‘’“”:()") for w in text.replace(":", " ").split()]
     return next((w for w in reversed(words) if w.startswith("/") or w.startswith("~/")), None)
+
+
+def protected(config):
+    """The paths no write grant covers (ESCALATION, and what runs as nexus): nexus's home (its workspace
+    skills, its tools), every skill source's folder, skills.binPath, and nexus itself (its package, with the
+    bundled skills, and the Python installation it runs from, where a .pth file would run in every nexus)."""
+    import site  # already loaded by Python's start-up, unless -S: its user folders
+
+    return [*ESCALATION, paths.home(), *(folder for _, folder in configlib.sources(config)), *configlib.bin_path(config),
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix, sys.base_prefix,
+            site.getusersitepackages()]
 
 
 def _within(path, folder):

@@ -38,7 +38,8 @@ SANDBOX = {
     "gog": {"network": True, "read": ["~/.config/gogcli"], "write": ["~/.config/gogcli"]},
     "eve": {"network": True},
     "1password": {"network": True, "read": ["~/.config/op"], "write": ["~/.config/op"]},
-    "tmux": {"write": ["/tmp/tmux-{uid}"]},  # its server's socket folder ($TMUX_TMPDIR is not set)
+    # its server: a Unix socket (which goes with the network: gateway.sandbox.no_sockets) in its folder
+    "tmux": {"network": True, "write": ["/tmp/tmux-{uid}"]},
     "qmd": {"write": ["~/.cache/qmd"]},
     "aix": {"network": True},
     "camsnap": {"write": ["{cwd}"]},

@@ -42,13 +42,25 @@ def rows(bench):
         libc.prctl(38, 1, 0, 0, 0)
         libc.syscall(446, fd, 0)
 
+    from nexus.gateway import sandbox  # the seccomp filter a confined call without network gets
+
+    program = sandbox.no_sockets()
+
+    def seccomp():
+        libc.prctl(38, 1, 0, 0, 0)
+        libc.prctl(sandbox.PR_SET_SECCOMP, sandbox.SECCOMP_MODE_FILTER, program[0], 0, 0)
+
     spawn = floor(lambda: None)
     netns = floor(lambda: libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)) - spawn
     restrict = floor(landlock) - spawn
+    filtered = floor(seccomp) - spawn if program else None
     yield Row("floor: fork + exec + wait of true(1) (posix_spawn is the unconfined path)", f"{spawn:.1f} ms", None,
               "-", True)
     yield Row("floor: a user and network namespace, over that", f"{netns:.1f} ms", None, "-", True)
     yield Row("floor: a Landlock domain, over that", f"{restrict:.1f} ms", None, "-", True)
+    if filtered is not None:
+        yield Row("floor: the seccomp filter of a skill without network, over that", f"{filtered:.1f} ms", None, "-",
+                  True)
 
     root = bench.scratch("sandbox")
     make_catalogue(root, 2)

@@ -1,5 +1,9 @@
 """The porcelain's distribution commands: `nexus skills add|remove|update|link`."""
 
+import os
+import shlex
+import sys
+
 from nexus.agents import instructions, links
 from nexus.catalog import listing
 from nexus.cli.command import renders
@@ -30,13 +34,53 @@ def render_permissions(report, out):
     out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
 
 
-def _allow_network(ctx, names):
-    from nexus import config as configlib  # --allow-network only
+def _grants(args):
+    """What --allow-network, --allow-write and --allow-read grant: {network, write, read}."""
+    return {"network": bool(args.get("--allow-network")), "write": args.get("--allow-write") or [],
+            "read": args.get("--allow-read") or []}
+
+
+def _allow(ctx, names, grants):
+    from nexus import config as configlib  # --allow-* only
     from nexus.gateway import sandbox
 
     for name in names:
-        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), network=True)
+        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), **grants)
     return configlib.load()  # the config as it is now, for what the permissions say
+
+
+def door(ctx, again, grants=None):
+    """admit() of managed.add and update: a skill that would run confined and declares more than was accepted
+    (nothing, for a new one) is asked about at a terminal, accepted with --yes or what --allow-* grants, and
+    refused otherwise, with the command that accepts it (`again`). The declaration accepted is returned, for
+    the lockfile to keep."""
+    from nexus.gateway import sandbox  # only when skills are placed
+    from nexus.skill import entry as entrylib, skillmd
+
+    def declared(folder):
+        skill = skillmd.read(skillmd.file_in(folder), os.path.basename(folder))
+        return entrylib.build(skill, "nexus-managed", folder, 0, 0)[0] if skill.ok else None
+
+    def admit(name, folder, locked):
+        entry = declared(folder)
+        if entry is None or entry.get("type") == "prompt" or not plan.confined(entry, ctx.config):
+            return None
+        own = sandbox.declared(entry)
+        before = locked.get("sandbox")  # what was accepted; a skill added before the door: what is in its place
+        if not isinstance(before, dict):
+            placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
+            before = sandbox.declared(placed) if placed else {}
+        wants = sandbox.widening(own, before, grants or {})
+        if not wants or ctx.args["--yes"]:
+            return own
+        asked = f"{name} asks, when it runs confined, for {wants}"
+        if not (sys.stdin and not sys.stdin.closed and sys.stdin.isatty() and sys.stderr.isatty()):
+            return f"{asked}: to accept, {again} --yes"
+        sys.stderr.write(f"{asked}: allow it? [y/N] ")
+        sys.stderr.flush()
+        return own if sys.stdin.readline().strip().lower() in ("y", "yes") else f"{asked}: declined"
+
+    return admit
 
 
 def permissions(ctx, names, config=None):
@@ -46,7 +90,7 @@ def permissions(ctx, names, config=None):
 
     config, found = config or ctx.config, {}
     for name in names:
-        entry = listing.entry(config, name, ctx.warn)
+        entry = listing.entry(config, name, ctx.warn, scoped=False)  # placed whatever profile is in force
         if entry.get("type") != "prompt":
             found[name] = sandbox.effective(entry, config)
     return {"permissions": found} if found else {}
@@ -72,19 +116,25 @@ def add(ctx):
       nexus skills add OWNER/REPO --list
     """
     args = ctx.args
-    if args["--allow-network"]:
-        plan.refuse_inside("skills add --allow-network")  # no skill widens the gate for what it adds
+    if args["--allow-network"] or args["--allow-write"] or args["--allow-read"] or args["--yes"]:
+        plan.refuse_inside("skills add --allow-*/--yes")  # no skill widens the gate for what it adds
     if args["--list"]:
         with sources.checkout(args["SOURCE"]) as source:
             found = managed.select(sources.find(source, ctx.warn), args["--skill"], source)
         return {"source": source.location, "revision": source.revision, "skills": [c.as_dict() for c in found]}
     if args["--force"]:
         plan.refuse_inside("nexus skills add --force")  # no skill lowers its own gate
-    report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn)
+    grants = _grants(args)
+    again = shlex.join(["nexus", "skills", "add", args["SOURCE"], *(f"--skill={n}" for n in args["--skill"]),
+                        *(["--copy"] if args["--copy"] else []), *(["--force"] if args["--force"] else []),
+                        *(["--allow-network"] if grants["network"] else []),
+                        *(f"--allow-write={p}" for p in grants["write"]), *(f"--allow-read={p}" for p in grants["read"])])
+    report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn,
+                         admit=door(ctx, again, grants))
     if report["added"]:
         managed.refresh_manifest(ctx.config)
         names = [added["name"] for added in report["added"]]
-        config = _allow_network(ctx, names) if args["--allow-network"] else ctx.config
+        config = _allow(ctx, names, grants) if any(grants.values()) else ctx.config
         report.update(permissions(ctx, names, config))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
@@ -147,9 +197,11 @@ def update(ctx):
       0  done;  1  a skill was refused, or it or its source failed (the others are still updated);
       2  usage error
     """
-    if ctx.args["--force"]:
-        plan.refuse_inside("nexus skills update --force")
-    report = managed.update(list(dict.fromkeys(ctx.args["NAME"])), ctx.args["--force"])
+    if ctx.args["--force"] or ctx.args["--yes"]:
+        plan.refuse_inside("nexus skills update --force/--yes")
+    names = list(dict.fromkeys(ctx.args["NAME"]))
+    again = shlex.join(["nexus", "skills", "update", *names, *(["--force"] if ctx.args["--force"] else [])])
+    report = managed.update(names, ctx.args["--force"], admit=door(ctx, again))
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
         report.update(permissions(ctx, report["changed"] + report["restored"]))
@@ -159,7 +211,8 @@ def update(ctx):
         ctx.warn("new since the version you have (`nexus skills audit`):")
         show_findings(ctx, report["findings"])
     for name in report["refused"]:
-        ctx.warn(f"{name}: a new high finding since the version you have: kept as it is; --force updates it all the same")
+        ctx.warn(f"{name}: kept as it is: {report['declined'][name]}" if name in report.get("declined", {}) else
+                 f"{name}: a new high finding since the version you have: kept as it is; --force updates it all the same")
     ctx.status = 1 if report["failed"] or report["refused"] else 0
     return report
 

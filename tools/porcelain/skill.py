@@ -4,7 +4,7 @@ import os
 import shlex
 import sys
 
-from nexus import config as configlib
+from nexus import config as configlib, trust
 from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
@@ -86,6 +86,8 @@ def render_show(shown, out):
     title = f"{entry['name'].upper()} - {visible(entry['description'])}"
     lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
+    if shown.get("untrusted"):
+        lines.append(f"Refused:    {shown['untrusted']['reason']}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
     lines.append(f"Type:       {kind.get(entry['type'], 'prompt')}")
     lines.append(f"Class:      {entrylib.CLASSES[shown['class']]}")
@@ -150,8 +152,8 @@ def show(ctx):
     skill_config = configlib.skill_entry(ctx.config, entry)
     from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
                    "apiKeyEnv": entrylib.primary_env(entry)}
-    shown = {**entry, **result, "class": entrylib.skill_class(entry), "state": state, "fromConfig": from_config,
-             "prompt": prompt}
+    shown = trust.marked([{**entry, **result, "class": entrylib.skill_class(entry), "state": state,
+                           "fromConfig": from_config, "prompt": prompt}])[0]
     if entry["type"] != "prompt":
         from nexus.gateway import sandbox  # a tool or script skill's permissions only
 

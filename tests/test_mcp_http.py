@@ -88,7 +88,7 @@ def served(tmp_path_factory):
     err = open(served.root / "server.err", "w+")
     served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1"], env=served.env,
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-    assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text()), \
+    assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text(), 90), \
         (served.root / "server.err").read_text()
     served.url = (served.root / "server.err").read_text().split("serving MCP at ")[1].split()[0]
     yield served

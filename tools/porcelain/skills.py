@@ -92,18 +92,19 @@ def render_list(records, out):
     for status, emoji, heading, group in groups:
         if not group:
             continue
-        said = [f"{style.emoji(emoji)}{words} {style.dash} {plural(len(group), 'skill')}"
-                for words in (heading, heading.split(" (")[0])]  # a narrow terminal: without its explanation
-        lines += ["", next((line for line in said if not style.columns or cells(line) <= style.columns),
-                           shorten(said[1], style.columns))]
+        headings = [f"{style.emoji(emoji)}{words} {style.dash} {plural(len(group), 'skill')}"
+                    for words in (heading, heading.split(" (")[0])]  # a narrow terminal: without its explanation
+        lines += ["", next((line for line in headings if not style.columns or cells(line) <= style.columns),
+                           shorten(headings[1], style.columns))]
         if status == "invalid":
             lines += [style.clip(f"{indent}{r['filePath']}: {one_line(r.get('error', ''))}") for r in group]
         else:
             lines += table(rows[:len(group)], indent, sizes)
             rows = rows[len(group):]
     lines.append("")
-    for said in ("Run 'nexus skill show <name>' for details on any skill.", "Run 'nexus skill run <name>' to use a skill."):
-        lines += wrap(said, style.columns) if style.columns else [said]  # what to run next is never cut
+    for hint in ("Run 'nexus skill show <name>' for details on any skill.",
+                 "Run 'nexus skill run <name>' to use a skill."):
+        lines += wrap(hint, style.columns) if style.columns else [hint]  # what to run next is never cut
     out.write("\n".join(lines) + "\n")
 
 

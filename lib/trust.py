@@ -4,8 +4,9 @@ trusted with.
 $NEXUS_HOME/state/nexus/skills/NAME/trust.json keeps, for each file of the skill, its SHA-256 and its stat
 stamp (size, mtime, ctime, inode). The gateway stats every file on each run of an added skill and hashes
 only a file whose stamp moved (ctime cannot be set back by hand); a file whose content is still the
-same gets its new stamp saved, so it is not hashed again. What a skill's own runs leave behind
-(__pycache__, *.pyc) is no change.
+same gets its new stamp saved, so it is not hashed again. Python's bytecode cache is part of what is
+bound (Python loads a .pyc there whose recorded mtime and size match its source), so the gateway runs
+an added skill with PYTHONDONTWRITEBYTECODE (gateway.plan.environment): its runs leave nothing behind.
 
 A foundation module, so that the gateway and every list that offers skills can ask it: it imports only
 the foundation, and hashlib only to hash (this is on the gateway's hot path).
@@ -14,17 +15,25 @@ the foundation, and hashlib only to hash (this is on the gateway's hot path).
 import os
 
 from . import fastjson, fileio, paths
+from .errors import NexusError
 
-VERSION = 1
-
-
-def left_by_runs(name, is_dir):
-    """A file or folder a skill's own runs leave behind (Python's bytecode cache): never part of it."""
-    return name == "__pycache__" if is_dir else name.endswith((".pyc", ".pyo"))
+VERSION = 2  # 2: __pycache__ counts (a version-1 record left it out)
 
 
-def walk(skill_dir):
-    """{relative path: os.stat_result} of a skill's files, links followed inside it, a loop read once."""
+CACHE = "__pycache__"  # Python's bytecode cache: Python loads what is in it, so trust counts it
+
+
+def walk(skill_dir, root=None, caches=True):
+    """{relative path: os.stat_result, or None when unreadable} of a skill's files, in the order of a walk
+    that reads each folder's entries by name; links inside are followed, a loop is read once.
+
+    The one walk of a skill's files (trust here, what `skills add` copies and the lockfile's sha256 in
+    distribute.sources). `.git`, folder or file (a clone's, a worktree's or a submodule's), is never a
+    skill's file. `caches`: whether __pycache__ folders count. Trust counts them, for Python runs a .pyc
+    there whose recorded mtime and size match its source (the gateway runs an added skill with
+    PYTHONDONTWRITEBYTECODE, so its runs leave none); what is copied and its sha256 leave them out, as a
+    cache is not part of a skill. `root`: a symlink that leads out of it is a NexusError.
+    """
     found, seen = {}, set()
 
     def visit(folder, prefix):
@@ -33,20 +42,28 @@ def walk(skill_dir):
             return
         seen.add(real)
         with os.scandir(folder) as it:
-            for entry in it:
+            for entry in sorted(it, key=lambda e: e.name):
+                rel = prefix + entry.name
+                if entry.name == ".git":
+                    continue
+                if root is not None and entry.is_symlink() and not paths.contains(root, entry.path):
+                    raise NexusError(f"'{rel}' is a symlink that points outside the source")
                 try:
-                    is_dir = entry.is_dir()
-                    if left_by_runs(entry.name, is_dir) or entry.name == ".git":
-                        continue
-                    if is_dir:
-                        visit(entry.path, prefix + entry.name + "/")
+                    if entry.is_dir():
+                        if caches or entry.name != CACHE:
+                            visit(entry.path, rel + "/")
                     elif entry.is_file():
-                        found[prefix + entry.name] = entry.stat()
+                        found[rel] = entry.stat()
                 except OSError:
-                    found[prefix + entry.name] = None  # unreadable: it cannot be the file that was recorded
+                    found[rel] = None  # unreadable: it cannot be the file that was recorded
 
     visit(skill_dir, "")
     return found
+
+
+def in_cache(rel):
+    """True for a file of a __pycache__ folder (which walk(caches=False) leaves out)."""
+    return CACHE in rel.split("/")[:-1]
 
 
 def stamp(st):
@@ -81,10 +98,8 @@ def measure(skill_dir):
 
 
 def record(name, skill_dir):
-    """Bind the skill's trust to its files as they are now; their combined SHA-256."""
-    files = measure(skill_dir)
-    _write(name, files)
-    return combined({rel: f["sha256"] for rel, f in files.items()})
+    """Bind the skill's trust to its files as they are now."""
+    _write(name, measure(skill_dir))
 
 
 def forget(name):
@@ -96,26 +111,37 @@ def forget(name):
 
 def recorded(name):
     """{relative path: {'sha256', 'stamp'}} as last recorded, or None when nothing is."""
+    found = _read(name)
+    return found if found is None else found[1]
+
+
+def _read(name):
+    """(version, files) of the skill's trust.json, or None when there is none."""
     try:
         with open(paths.trust_file(name), "rb") as f:
             data = fastjson.loads(f.read())
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
-        return {}  # unreadable or torn: nothing matches it, so `nexus skill trust` is asked for
+        return VERSION, {}  # unreadable or torn: nothing matches it, so `nexus skill trust` is asked for
     files = data.get("files") if isinstance(data, dict) else None
-    return files if isinstance(files, dict) else {}
+    return (data.get("version"), files) if isinstance(files, dict) else (VERSION, {})
 
 
 def changes(name, skill_dir):
     """What changed in a skill's files since they were recorded: {'changed', 'added', 'removed'} (sorted
     lists, all empty when nothing did), or None when nothing is recorded."""
-    before = recorded(name)
-    if before is None:
+    found = _read(name)
+    if found is None:
         return None
+    version, before = found
     now = walk(skill_dir)
+    renew = {}
+    if version == 1:  # recorded when __pycache__ did not count: the cache there now is taken as its runs', once
+        renew = {rel: {"sha256": file_digest(os.path.join(skill_dir, rel)), "stamp": stamp(st)}
+                 for rel, st in now.items() if in_cache(rel) and st is not None and rel not in before}
+        before = {**before, **renew}
     found = {"changed": [], "added": sorted(set(now) - set(before)), "removed": sorted(set(before) - set(now))}
-    restamped = {}
     for rel in sorted(set(now) & set(before)):
         st, old = now[rel], before[rel]
         if st is not None and isinstance(old, dict) and stamp(st) == old.get("stamp"):
@@ -125,12 +151,12 @@ def changes(name, skill_dir):
         except OSError:
             same = False
         if same:
-            restamped[rel] = {**old, "stamp": stamp(st)}
+            renew[rel] = {**old, "stamp": stamp(st)}
         else:
             found["changed"].append(rel)
-    if restamped and not any(found.values()):
-        try:  # touched, not changed: the next run need not hash them again
-            _write(name, {**before, **restamped})
+    if (renew or version == 1) and not any(found.values()):
+        try:  # touched, not changed (or a version-1 record): the next run need not hash them again
+            _write(name, {**before, **renew})
         except OSError:
             pass
     return found
@@ -151,7 +177,7 @@ def bind_unbound(name, added):
     content) when they are still those the lockfile's sha256 says were added; True when it did."""
     skill_dir = os.path.join(paths.managed_skills(), paths.checked_name(name))
     files = measure(skill_dir)
-    if combined({rel: f["sha256"] for rel, f in files.items()}) != added.get("sha256"):
+    if combined({rel: f["sha256"] for rel, f in files.items() if not in_cache(rel)}) != added.get("sha256"):
         return False
     _write(name, files)
     return True
@@ -199,6 +225,16 @@ def refusal(entry):
         return None
     return (f"Skill '{name}' changed since it was added, not through nexus: {describe(found)}. Review and accept "
             f"the change with `nexus skill trust {name}` (it shows the audit of the change first)")
+
+
+def marked(records):
+    """The records, each added skill that changed behind nexus's back given `untrusted`: {'reason': what
+    refusal() says, 'step': the command that accepts the change} (`skills list`, `skill show`)."""
+    for record in records:
+        why = "dir" in record and refusal(record)
+        if why:
+            record["untrusted"] = {"reason": why, "step": f"nexus skill trust {record['name']}"}
+    return records
 
 
 def describe(found):

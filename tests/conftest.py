@@ -73,13 +73,14 @@ def nobody():
     `nobody.bin`, run with `nobody.run(argv, env)`. The installed package and its dependencies are copied
     to a world-readable folder and started by a Python nobody may run, since the venv's interpreter may
     live where nobody cannot enter (pyenv under /root)."""
-    import importlib.metadata
     import importlib.util
     import shutil
     import subprocess
     import sys
     import tempfile
     from pathlib import Path
+
+    from helpers import console_scripts
 
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("dropping to nobody needs root and setpriv (CI runs as root)")
@@ -104,11 +105,9 @@ def nobody():
             lib.mkdir(exist_ok=True)
             shutil.copy2(origin, lib / origin.name)
     bindir.mkdir()
-    for entry in importlib.metadata.entry_points(group="console_scripts"):
-        if entry.value.startswith("nexus."):
-            launcher = bindir / entry.name
-            launcher.write_text(f"#!{python}\nimport sys\nsys.path.insert(0, {str(lib)!r})\n"
-                                f"from {entry.module} import {entry.attr} as main\nsys.exit(main())\n")
+    for name, module in console_scripts(Path(__file__).resolve().parent.parent).items():
+        (bindir / name).write_text(f"#!{python}\nimport sys\nsys.path.insert(0, {str(lib)!r})\n"
+                                   f"from {module} import main\nsys.exit(main())\n")
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() or path.parent == bindir else 0o644)
 

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from helpers import console_scripts
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -48,15 +50,21 @@ def test_every_row_has_a_known_output_kind_a_function_and_options_its_usage_name
         assert placeholders == set(command.arguments), (command.words, placeholders, set(command.arguments))
 
 
-def test_the_console_scripts_are_the_plumbing_rows_and_nexus():
+def test_the_console_scripts_are_the_plumbing_rows_and_nexus_each_installed_as_is():
     import tomllib
 
     from nexus.tools.commands import PLUMBING_TOOLS
 
-    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"nexus": "nexus.tools.nexus:main",
-                       **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}:main"
-                          for tool in PLUMBING_TOOLS}}
+    scripts = console_scripts(ROOT)
+    assert scripts == {"nexus": "nexus.tools.nexus",
+                       **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}" for tool in PLUMBING_TOOLS}}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "scripts" not in project["project"]  # an entry point's launcher is the installer's, not ours
+    assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"bin/{name}" for name in scripts]
+    for name in scripts:  # what an installer rewrites (#!python) and what it keeps: nothing but the import
+        lines = (ROOT / "bin" / name).read_text().splitlines()
+        assert lines[0] == "#!python" and [line for line in lines[1:] if line] == [
+            "import sys", f"from {scripts[name]} import main", "sys.exit(main())"], name
 
 
 def test_every_help_fits_80_columns_and_nexus_help_breaks_no_word(script_runner):
@@ -212,17 +220,21 @@ def test_listing_and_status_import_no_docopt(tmp_path):
         assert done.stderr.strip().splitlines()[-1] == "False", argv
 
 
-def test_the_gateway_imports_nothing_heavy(tmp_path):
+def test_the_gateway_imports_nothing_heavy_and_loads_without_the_garbage_collector(tmp_path):
     import subprocess
     import sys
 
-    probe = ("import sys; from nexus.tools.nexus import main; code = main(['skill', 'run', 'filesystem']); "
+    probe = ("import gc, sys; from nexus.tools.nexus import main; loading = gc.isenabled(); "
+             "code = main(['skill', 'run', 'filesystem']); "
+             "print(loading, gc.isenabled(), gc.get_freeze_count() > 1000, file=sys.stderr); "
              "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib', 're', 'subprocess', 'threading')"
              " if m in sys.modules), file=sys.stderr)")
     env = {**os.environ, "NEXUS_HOME": str(tmp_path)}
     subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, check=True)  # the first run scans
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "[]"
+    # off while the modules load; on again, what they made frozen, once the command runs
+    assert done.stderr.strip().splitlines()[-2] == "False True True"
 
 
 def may_import():

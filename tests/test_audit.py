@@ -55,6 +55,20 @@ def test_hostile_is_flagged_and_its_look_alike_is_not(script_runner, corpus, rul
     assert all(f["severity"] != HIGH for f in report["findings"]) and result.returncode == 0, report
 
 
+def test_bytecode_compiled_by_hash_beside_its_source_is_flagged(script_runner, corpus, tmp_path):
+    """A checked hash-based .pyc in __pycache__ runs whenever its source hashes the same, whatever code it
+    holds; an import writes only the timestamped kind (the benign sample)."""
+    import py_compile
+
+    skill = shutil.copytree(corpus / "bytecode" / "benign", tmp_path / "skill")
+    source = skill / "scripts" / "tool.py"
+    py_compile.compile(str(source), cfile=str(source.parent / "__pycache__" / "tool.cpython-311.pyc"), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    result, report = audit(script_runner, skill)
+    assert result.returncode == 1 and [f["code"] for f in report["findings"]] == ["bytecode"], report
+    assert "only the source's hash is checked" in report["findings"][0]["message"]
+
+
 def test_the_whole_corpus_at_once(script_runner, corpus):
     """A folder of skill folders: each hostile sample is flagged, no benign one has a high finding."""
     for rule in RULES:

@@ -253,3 +253,18 @@ def test_sessions_say_which_profile_made_the_calls(script_runner, catalogue, nex
     found = json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)
     assert [(s["id"], s["profiles"]) for s in found] == [("mail-run", ["mail"])]
     assert "PROFILE" in script_runner.run(["nexus", "sessions"]).stdout
+
+
+def test_an_added_skill_claiming_a_capability_is_not_admitted_by_it(script_runner, catalogue, nexus_home, tmp_path):
+    """`capability:NAME` admits the skills the user has; an added skill claims what it likes, so a profile
+    admits one only by its name or a glob."""
+    write_skill(tmp_path / "elsewhere", "git-mailer", meta={"implements": ["email_sender"]}, body="Send it all.\n")
+    write_skill(tmp_path / "elsewhere", "evil-mailer", meta={"implements": ["email_sender"]}, body="Send it all.\n")
+    added = script_runner.run(["nexus", "skills", "add", str(tmp_path / "elsewhere")])  # the user adds, whatever
+    assert added.returncode == 0 and "added evil-mailer" in added.stdout, added.stderr  # profile is in force
+    coder = json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout)[0]
+    assert coder["name"] == "coder" and coder["skills"] == ["git-log", "git-mailer", "mailer"]  # git-* names it
+    refused = script_runner.run(["nexus", "skill", "run", "evil-mailer"])
+    assert refused.returncode == 1 and "not available to profile coder" in refused.stderr
+    write_config(nexus_home, PROFILES.replace('deny = ["git-danger"]', 'deny = ["capability:email_sender"]'))
+    assert json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout)[0]["skills"] == ["git-danger", "git-log"]

@@ -3,6 +3,7 @@ trusted with; `nexus skill trust` shows the change and its audit, then accepts i
 
 import json
 import os
+import subprocess
 
 import pytest
 from helpers import read_log, write_config, write_skill
@@ -31,11 +32,6 @@ def run(script_runner, name="hello"):
 def test_an_edit_behind_nexuss_back_is_refused_until_trusted(script_runner, added, nexus_home):
     first = run(script_runner)
     assert first.returncode == 0 and first.stdout == "hello\n", first.stderr
-    import py_compile  # what a run leaves behind is no change (this run may have been told not to write it)
-
-    py_compile.compile(str(added / "scripts" / "helper.py"))
-    (added / "scripts" / "helper.pyc").write_bytes(b"left behind")
-    assert (added / "scripts" / "__pycache__").is_dir() and run(script_runner).returncode == 0
 
     (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
     (added / "scripts" / "extra.sh").write_text("#!/bin/sh\n")
@@ -61,6 +57,54 @@ def test_an_edit_behind_nexuss_back_is_refused_until_trusted(script_runner, adde
     assert "edited in place" in script_runner.run(["nexus", "skills", "check", str(added)]).stdout  # trusted, still an edit
     update = script_runner.run(["nexus", "skills", "update", "--json"])
     assert json.loads(update.stdout)["editedLocally"] == ["hello"] and run(script_runner).stdout == "pwned!\n"
+
+
+def plant_bytecode(module, code):
+    """A __pycache__ .pyc of `code` whose header records the mtime and size of `module`, the source beside
+    it: the Python on PATH runs it in place of the source."""
+    import py_compile
+
+    impostor = module.with_name("impostor.py")
+    impostor.write_text(code)
+    assert impostor.stat().st_size == module.stat().st_size
+    os.utime(impostor, ns=(module.stat().st_atime_ns, module.stat().st_mtime_ns))
+    tag = subprocess.run(["python3", "-c", "import sys; print(sys.implementation.cache_tag)"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    py_compile.compile(str(impostor), cfile=str(module.parent / "__pycache__" / f"{module.stem}.{tag}.pyc"))
+    impostor.unlink()
+
+
+def test_bytecode_planted_in_pycache_is_refused(script_runner, added):
+    """Python runs a cached .pyc whose header matches its source: trust counts __pycache__."""
+    plant_bytecode(added / "scripts" / "helper.py", "GREETING = 'pwned'\n")
+    refused = run(script_runner)
+    assert refused.returncode == 1 and "pwned" not in refused.stdout
+    assert "scripts/__pycache__/helper." in refused.stderr and "added" in refused.stderr
+
+
+def test_runs_leave_no_bytecode_behind(script_runner, added, nexus_home, monkeypatch):
+    """An added skill runs with PYTHONDONTWRITEBYTECODE, unconfined too, so its own runs are no change."""
+    write_config(nexus_home, '[skills]\nallowBundled = []\nsandbox.mode = "off"\n')
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    for _ in range(2):
+        result = run(script_runner)
+        assert result.returncode == 0 and result.stdout == "hello\n", result.stderr
+    assert not (added / "scripts" / "__pycache__").exists()
+
+
+def test_a_cache_recorded_before_it_counted_is_accepted_once(script_runner, added, nexus_home):
+    """A version-1 trust.json left __pycache__ out: the cache there at the first run after is taken as the
+    skill's runs' own, and bound from then on."""
+    import py_compile
+
+    trust_file = nexus_home / "state" / "nexus" / "skills" / "hello" / "trust.json"
+    py_compile.compile(str(added / "scripts" / "helper.py"), cfile=str(added / "scripts" / "__pycache__" / "helper.x.pyc"))
+    trust_file.write_text(json.dumps({**json.loads(trust_file.read_text()), "version": 1}))
+    assert run(script_runner).returncode == 0
+    recorded = json.loads(trust_file.read_text())
+    assert recorded["version"] == 2 and "scripts/__pycache__/helper.x.pyc" in recorded["files"]
+    (added / "scripts" / "__pycache__" / "helper.x.pyc").write_bytes(b"changed")
+    assert "scripts/__pycache__/helper.x.pyc changed" in run(script_runner).stderr
 
 
 def test_a_touched_file_is_hashed_once_and_runs(script_runner, added, nexus_home):
@@ -177,3 +221,35 @@ def test_no_skill_lowers_its_own_gate(script_runner, added, tmp_path, monkeypatc
     assert result.returncode == 1 and "from inside a gateway call of skill 'hello'" in result.stderr
     monkeypatch.delenv("NEXUS_SKILL")
     assert run(script_runner).returncode == 1  # still refused: nothing was trusted
+
+
+def test_a_gitfile_is_no_file_of_a_skill_for_distribution_as_for_trust(script_runner, tmp_path, nexus_home):
+    """A worktree's or submodule's `.git` is a file: the lockfile's sha256 and trust walk a skill's files
+    the same way, so a skill added before trust.json is bound on its first run, not refused."""
+    source = tmp_path / "team"
+    write_skill(source, "notes", body="Take notes.\n")
+    (source / "notes" / ".git").write_text("gitdir: ../.git/worktrees/notes\n")
+    assert script_runner.run(["nexus", "skills", "add", str(source), "--copy"]).returncode == 0
+    assert not (tmp_path / "managed" / "notes" / ".git").exists()
+    (nexus_home / "state" / "nexus" / "skills" / "notes" / "trust.json").unlink()
+    result = run(script_runner, "notes")
+    assert result.returncode == 0 and result.stdout.endswith("Take notes.\n"), result.stderr
+
+
+def test_list_and_show_say_an_untrusted_skill_is_refused_and_how_to_accept_it(script_runner, added):
+    (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
+    listed = script_runner.run(["nexus", "skills", "list", "--json"])
+    record = next(r for r in json.loads(listed.stdout) if r["name"] == "hello")
+    assert record["untrusted"]["step"] == "nexus skill trust hello"
+    assert "scripts/helper.py changed" in record["untrusted"]["reason"]
+    assert "refused: changed since it was added (nexus skill trust hello)" in \
+           script_runner.run(["nexus", "skills", "list"]).stdout
+    shown = script_runner.run(["nexus", "skill", "show", "hello"]).stdout
+    assert "Refused:    Skill 'hello' changed since it was added, not through nexus: scripts/helper.py changed" in shown
+    assert json.loads(script_runner.run(["nexus", "skill", "show", "hello", "--json"]).stdout)["untrusted"] == \
+           record["untrusted"]
+
+    assert script_runner.run(["nexus", "skill", "trust", "hello", "--yes"]).returncode == 0
+    assert "untrusted" not in next(r for r in json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+                                   if r["name"] == "hello")
+    assert "Refused:" not in script_runner.run(["nexus", "skill", "show", "hello"]).stdout

@@ -36,11 +36,11 @@ def current_manifest(config, warn):
     return manifestlib.current(configlib.sources(config), on_diagnostic=warn)
 
 
-def entry(config, name, warn):
+def entry(config, name, warn, scoped=True):
     """The manifest entry of one skill; rescans only when a source or that skill changed. NexusError for
-    a skill outside the profile in force: an agent does not see what it is not given."""
+    a skill outside the profile in force (scoped=False: any skill): an agent does not see what it is not given."""
     found = manifestlib.entry(configlib.sources(config), name, warn)
-    profile = scope.chosen(config)
+    profile = scoped and scope.chosen(config)
     if profile and not profile.admits(found):
         raise NexusError(profile.refusal(found["name"]))
     return found

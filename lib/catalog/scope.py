@@ -3,6 +3,10 @@
 A profile is a `[profiles.NAME]` table of the config. Its `skills.allow` and `skills.deny` list skill
 names, `*` globs and `capability:NAME` (every skill that implements NAME). A skill is in a profile's
 scope when its allow list matches it (no allow list: every skill does) and its deny list does not.
+An added skill (`nexus skills add`: from elsewhere, as the sandbox's `untrusted` says) is admitted by
+its name or a glob, never by `capability:NAME` in an allow list: what it claims to implement is its
+author's word, and adding a skill must not widen what a profile's agent may run. A deny rule of either
+kind still keeps it out.
 
 The profile in force is `--profile`, else NEXUS_PROFILE, else the config's `skills.defaultProfile`; none of
 them: no profile, every skill in scope. A name the config does not have is an error, never "everything".
@@ -28,15 +32,17 @@ class Scope:
 
     def admits(self, entry):
         """True when the skill of a manifest entry (an invalid one has only its name) is in scope."""
-        return (self.allow is None or _matches(self.allow, entry)) and not _matches(self.deny, entry)
+        claims = entry.get("source") != "nexus-managed"  # see the module's docstring
+        return (self.allow is None or _matches(self.allow, entry, claims)) and not _matches(self.deny, entry)
 
     def refusal(self, name):
         return f"{name}: not available to profile {self.name}"
 
 
-def _matches(patterns, entry):
+def _matches(patterns, entry, claims=True):
+    """True when one of the patterns matches the entry; `capability:NAME` only with `claims`."""
     name = entry.get("name", "")
-    implements = entry.get("implements") if isinstance(entry.get("implements"), list) else ()
+    implements = entry.get("implements") if claims and isinstance(entry.get("implements"), list) else ()
     for pattern in patterns:
         if pattern.startswith(CAPABILITY):
             if pattern[len(CAPABILITY):] in implements:

@@ -6,6 +6,7 @@ written (see nexus.cli.output). Its record in the command table (tools/commands.
 options; its docstring says what it does, for --help and the man page.
 """
 
+import gc
 import os
 import sys
 
@@ -333,6 +334,9 @@ def call(command, argv, prog=None):
         for need in command.needs:
             need(ctx)
         function = command.function()
+        if not gc.isenabled():  # a console script's start-up turned it off (nexus/tools/__init__.py)
+            gc.freeze()  # what start-up loaded lives until exit: never traversed again
+            gc.enable()
         output.emit(command.output, function(ctx), function, ctx)
         sys.stdout.flush()
         return ctx.status

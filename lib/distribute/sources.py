@@ -14,6 +14,7 @@ from .. import fileio, paths, trust
 from ..errors import NexusError
 from ..gateway import process
 from ..skill import skillmd
+from ..style import Progress
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
@@ -90,7 +91,9 @@ def checkout(source):
     scratch = tempfile.mkdtemp(prefix="clone.", dir=paths.cache_dir())
     try:
         root = os.path.join(scratch, "repo")
-        _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
+        with Progress(f"cloning {location}") as progress:  # on a terminal: a large repository takes a while
+            progress.show()
+            _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
         revision = _git(["-C", root, "rev-parse", "HEAD"], f"cannot read the revision of '{location}'").strip()
         yield Source(kind, location, root, revision)
     finally:
@@ -146,28 +149,9 @@ def _walk(source, folder, depth, found, seen, on_problem):
 
 
 def files(skill_dir, root):
-    """A skill's files as sorted relative paths; NexusError for a symlink that leads out of `root`."""
-    found, seen = [], set()
-
-    def walk(folder, prefix):
-        real = os.path.realpath(folder)
-        if real in seen:
-            return
-        seen.add(real)
-        with os.scandir(folder) as it:
-            for entry in sorted(it, key=lambda e: e.name):
-                rel = utf8_name(prefix + entry.name)
-                if entry.is_symlink() and not paths.contains(root, entry.path):
-                    raise NexusError(f"'{rel}' is a symlink that points outside the source")
-                if trust.left_by_runs(entry.name, entry.is_dir()):
-                    continue
-                if entry.is_dir() and entry.name != ".git":
-                    walk(entry.path, rel + "/")
-                elif entry.is_file():
-                    found.append(rel)
-
-    walk(skill_dir, "")
-    return found
+    """A skill's files as sorted relative paths (trust.walk's, without Python's cache); NexusError for a
+    symlink that leads out of `root` or a name that is not UTF-8."""
+    return [utf8_name(rel) for rel in trust.walk(skill_dir, root=root, caches=False)]
 
 
 def utf8_name(rel):

@@ -62,7 +62,7 @@ RULES = {r.code: r for r in (
     Rule("install-remote-code", HIGH, "install specs", "a shell install spec fetches code and runs it"),
     Rule("binary", HIGH, "what ships", "a native executable or library (ELF, Mach-O, PE): it cannot be read"),
     Rule("bytecode", HIGH, "what ships", "compiled Python that runs in place of a source you can read: a .pyc "
-         "with no .py beside it, or one marked not to be checked against its source"),
+         "with no .py beside it, or a hash-based one in __pycache__ (a run of Python never writes those)"),
     Rule("symlink-out", HIGH, "what ships", "a symbolic link that leads outside the skill's folder"),
     Rule("symlink", MEDIUM, "what ships", "a symbolic link inside the skill: what it names can change"),
     Rule("archive", MEDIUM, "what ships", "an archive (zip, tar, jar, wheel, ...): its contents cannot be audited"),
@@ -485,8 +485,10 @@ def _binary(head):
 
 
 def _bytecode(path):
-    """Why Python would run this .pyc rather than a source a reader sees, or None: one Python wrote
-    beside its source (__pycache__) is checked against it on import."""
+    """Why Python would run this .pyc rather than a source a reader sees, or None. What an import writes
+    in __pycache__ is stamped with its source's mtime and size; a hash-based one (unchecked, or checked:
+    Python then runs its code whenever the source hashes the same, and that code may be anything) was
+    compiled on purpose, which a skill has no need to ship."""
     folder, name = os.path.split(path)
     if os.path.basename(folder) != "__pycache__":  # a .pyc in place of a module: `import` runs it when no .py is there
         return None if os.path.exists(path[:-1]) else "compiled Python with no source beside it: importing runs it"
@@ -497,7 +499,9 @@ def _bytecode(path):
             flags = int.from_bytes(f.read(8)[4:8], "little")
     except OSError:
         return None
-    return "compiled Python that is never checked against its source" if flags & 0b11 == 0b01 else None
+    if flags & 0b11 == 0b01:
+        return "compiled Python that is never checked against its source"
+    return "compiled Python whose code is not its source's: only the source's hash is checked" if flags & 1 else None
 
 
 def _kind(rel, head):

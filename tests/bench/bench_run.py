@@ -2,9 +2,13 @@
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import sysconfig
 import time
 
-from common import TOOL, Case, Row, bench_env, make_catalogue, median, paired, peak_mb, rounds, PYTHON_PASS
+from common import HERE, TOOL, Case, Row, bench_env, make_catalogue, median, paired, peak_mb, rounds, PYTHON_PASS
 
 GATEWAY = ["nexus", "skill", "run", TOOL, "--", "hello", "world"]
 WORKERS, RUNS_EACH = 8, 200
@@ -43,9 +47,62 @@ def script_overhead(bench, count=31):
                ratio <= 1.5)
 
 
+def pip_version(python):
+    return subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True,
+                          check=True).stdout.split()[1]
+
+
+def installed(bench):
+    """{label: (the `nexus` a way of installing writes, the Python it runs on)}: make's venv (today's
+    pip), a venv as Python's own `venv` makes it, whose bundled pip (23.2 with Python 3.11) installs
+    the same wheel, and `make install`."""
+    source = bench.scratch("source")  # a copy, so that building leaves the checkout alone
+    shutil.copytree(HERE.parent.parent, source, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "tests", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".bench"))
+    quiet = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    wheels, venv, prefix = bench.scratch("wheels"), bench.top / "venv", bench.top / "prefix"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
+                    str(wheels), str(source)], check=True, env=quiet, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", *map(str, wheels.iterdir())],
+                   check=True, env=quiet)
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site, "nexus-deps.pth"), "w") as pth:  # its dependencies: make's venv's, after its own
+        pth.write(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(["make", "--no-print-directory", "-C", str(source), "install", f"PREFIX={prefix}",
+                    f"PYTHON={sys.executable}", "PIPFLAGS=--no-deps --no-build-isolation", "EXTRAS="],
+                   check=True, env=quiet, stdout=subprocess.DEVNULL)
+    return {f"pip {pip_version(sys.executable)} (make's venv)": (shutil.which("nexus"), sys.executable),
+            f"pip {pip_version(python)} (python -m venv's own)": (str(venv / "bin" / "nexus"), python),
+            "make install": (str(prefix / "bin" / "nexus"), sys.executable)}
+
+
+def launchers(bench, count=31):
+    """`skill run`'s overhead through each way of installing, each against its own Python's `python -c
+    pass`, in the same rounds. Each has a nexus home of its own: each has its own bundled skills."""
+    cases, measured = [], []
+    for label, (nexus, python) in installed(bench).items():
+        root = bench.scratch(f"installed-{len(cases)}")
+        make_catalogue(root, 2)
+        env = bench_env(root)
+        direct, gateway = Case(f"direct {label}", [str(root / "bin" / TOOL), "hello", "world"], env), \
+            Case(label, [nexus, "skill", "run", TOOL, "--", "hello", "world"], env)
+        base = Case(f"{label} python", [python, "-c", "pass"], env) if python != sys.executable else None
+        cases += [direct, gateway] + ([base] if base else [])
+        measured.append((label, direct.label, base.label if base else "python -c pass"))
+    rounds(cases, 2)  # the first runs build the manifest and verify
+    times = rounds(cases, count)
+    for label, direct, base in measured:
+        ratio = paired(times, label, minus=direct, base=base)
+        figure = median(times[label]) - median(times[direct])
+        yield Row(f"skill run overhead over the tool, 8 skills, {label}", f"{figure:.1f} ms", ratio, "<= 1.5x",
+                  ratio <= 1.5)
+
+
 def rows(bench):
-    root, env = bench.catalogue(2)  # and the six bundled skills: 8
-    yield overhead(root, env, "8 skills")
+    yield from launchers(bench)  # 2 skills and the six bundled ones: 8
     yield script_overhead(bench)
     for count in (1000, 10000):
         root, env = bench.catalogue(count)

@@ -62,9 +62,10 @@ def median(values):
     return statistics.median(values)
 
 
-def paired(times, label, minus=None):
-    """The median, over the rounds, of (label's time - minus's time) / python's time in that round."""
-    base = times["python -c pass"]
+def paired(times, label, minus=None, base="python -c pass"):
+    """The median, over the rounds, of (label's time - minus's time) / base's time in that round (base:
+    `python -c pass`, or another yardstick timed among the cases, such as another Python's)."""
+    base = times[base]
     other = times[minus] if minus else [0] * len(base)
     return median([(t - o) / b for t, o, b in zip(times[label], other, base)])
 

@@ -93,8 +93,8 @@ def render_trust(report, out):
 @renders(render_trust)
 def trust(ctx):
     """A skill added with `nexus skills add` runs only while its files are those it was added, updated or
-    trusted with (their SHA-256s are kept in its trust.json; what its runs leave behind, __pycache__ and
-    *.pyc, does not count). When they changed behind nexus's back, an edit in its folder or in the folder a
+    trusted with (their SHA-256s are kept in its trust.json; Python's __pycache__ counts, and the gateway
+    runs it with PYTHONDONTWRITEBYTECODE so that its runs leave none). When they changed behind nexus's back, an edit in its folder or in the folder a
     linked skill comes from, `nexus skill run` and nexus-mcp refuse it and `skills link` leaves it out.
     This shows what changed and the audit of the change (`nexus skills audit`: findings in the changed
     files and any not accepted before), then binds the skill to its files as they are now.

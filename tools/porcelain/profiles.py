@@ -27,9 +27,11 @@ def render_profiles(found, out):
 @renders(render_profiles)
 def list_profiles(ctx):
     """A profile is a [profiles.NAME] table of the config: `skills.allow` and `skills.deny` list skill names,
-    `*` globs and `capability:NAME` (the skills that provide it). An agent given a profile (`--profile`,
-    NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its skills. Under a profile named by `--profile` or
-    NEXUS_PROFILE, as agents are given one, this lists that profile alone.
+    `*` globs and `capability:NAME` (the skills that provide it, but for one added with `nexus skills
+    add`, which only its name or a glob admits: it claims what it likes). An agent given a profile
+    (`--profile`, NEXUS_PROFILE, `skills.defaultProfile`, or `nexus-mcp --profile`) sees and runs only its
+    skills. Under a profile named by `--profile` or NEXUS_PROFILE, as agents are given one, this lists
+    that profile alone.
     """
     found = scope.profiles(ctx.config)
     if scope.named():  # an agent given a profile learns nothing of the others' rules or skills

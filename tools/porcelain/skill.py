@@ -4,14 +4,14 @@ import os
 import shlex
 import sys
 
-from nexus import config as configlib
+from nexus import config as configlib, trust
 from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, last_line, terminal, visible, when
+from nexus.style import Progress, Style, last_line, terminal, visible, when
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
@@ -86,6 +86,8 @@ def render_show(shown, out):
     title = f"{entry['name'].upper()} - {visible(entry['description'])}"
     lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
+    if shown.get("untrusted"):
+        lines.append(f"Refused:    {shown['untrusted']['reason']}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
     lines.append(f"Type:       {kind.get(entry['type'], 'prompt')}")
     lines.append(f"Class:      {entrylib.CLASSES[shown['class']]}")
@@ -150,8 +152,8 @@ def show(ctx):
     skill_config = configlib.skill_entry(ctx.config, entry)
     from_config = {"env": list(skill_config.get("env", {})), "apiKey": "apiKey" in skill_config,
                    "apiKeyEnv": entrylib.primary_env(entry)}
-    shown = {**entry, **result, "class": entrylib.skill_class(entry), "state": state, "fromConfig": from_config,
-             "prompt": prompt}
+    shown = trust.marked([{**entry, **result, "class": entrylib.skill_class(entry), "state": state,
+                           "fromConfig": from_config, "prompt": prompt}])[0]
     if entry["type"] != "prompt":
         from nexus.gateway import sandbox  # a tool or script skill's permissions only
 
@@ -278,7 +280,7 @@ def install(ctx):
         if args["--dry-run"]:
             return {"skill": entry["name"], "command": None, "dryRun": True, "alreadyInstalled": True, "where": where}
         ctx.warn(f"{entry['name']} is already installed ({where}): nothing to install; verifying it")
-        outcome = verified(entry, config)
+        outcome = _verified_after(entry, config)
         ctx.status = 0 if outcome["ok"] else 1
         return {"skill": entry["name"], "command": None, "installed": None, "alreadyInstalled": True,
                 "verification": outcome}
@@ -297,9 +299,16 @@ def install(ctx):
         folder, listed = os.path.dirname(placed), configlib.get(config, "skills.binPath", [])
         ctx.warn(f"{folder} is not searched: add it to skills.binPath: "
                  f"nexus config set skills.binPath {shlex.quote(inline([*listed, folder]))}")
-    report.update(installed=placed, verification=verified(entry, config))
+    report.update(installed=placed, verification=_verified_after(entry, config))
     ctx.status = 0 if report["verification"]["ok"] else 1
     return report
+
+
+def _verified_after(entry, config):
+    """`verified`, said on a terminal while its verify command runs (it may take a while)."""
+    with Progress(f"verifying {entry['name']}") as progress:
+        progress.show()
+        return verified(entry, config)
 
 
 def _confirm():

@@ -2,7 +2,7 @@
 
 import os
 
-from nexus import config as configlib, paths
+from nexus import config as configlib, paths, trust
 from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.cli.output import Encoded
@@ -30,6 +30,8 @@ def _detail(record):
     from nexus.gateway import plan  # human text only: `status` and --json, which agents call, never pay for them
     from nexus.style import one_line
 
+    if record.get("untrusted"):
+        return "refused: changed since it was added", record["untrusted"]["step"]
     if record["status"] == "ready":
         from nexus.catalog.status import state_words  # a ready skill's marks only
 
@@ -150,8 +152,10 @@ def list_skills(ctx):
     found = listing.listed(ctx.config, ctx.warn)
     keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
     if not ctx.args["--locked"]:
-        return Encoded(_with_permissions(found.texts(keep), ctx.config)) if ctx.json else found.records(keep)
-    records = found.records()
+        if ctx.json:
+            return Encoded(_with_permissions(found.texts(keep), ctx.config))
+        return trust.marked(found.records(keep))
+    records = trust.marked(found.records())
     from nexus.catalog import capabilities  # --locked only: what unlocks each skill
 
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
@@ -163,15 +167,19 @@ def list_skills(ctx):
 
 def _with_permissions(texts, config):
     """The JSON array of the records, each tool or script skill's with "permissions": what it may do when it
-    runs confined, as `nexus skill show --json` has them (but "available", which takes a fork to see)."""
+    runs confined, as `nexus skill show --json` has them (but "available", which takes a fork to see), and
+    an added skill changed behind nexus's back with "untrusted" (trust.marked)."""
     from nexus import fastjson  # --json only: the config and declaration make them, not the status cache
     from nexus.gateway import sandbox
 
     found = []
     for text in texts:
         record = fastjson.loads(text)
+        changed = "untrusted" in trust.marked([record])[0]
         if record.get("type") in ("tool", "script") and record.get("name"):
             record["permissions"] = sandbox.effective(record, config)  # last, and once, even if an entry had one
+            changed = True
+        if changed:
             text = fastjson.dumps(record).encode()
         found.append(text)
     return b"[" + b",".join(found) + b"]"

@@ -155,7 +155,7 @@ def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home,
     assert {p.name for p in prompts.prompts} == {"advice", "fetch-page", "say", "scripted"}
     # Titles: the instructions' first heading, else the name as words; hints: what the sandbox holds it to.
     assert (say.title, fetch.title) == ("Body", "Fetch page")
-    assert fetch.annotations.open_world_hint and not fetch.annotations.read_only_hint
+    assert fetch.annotations is None  # it has the network, and writes its caller's folder: the protocol's defaults
     assert say.annotations.open_world_hint is False and not say.annotations.read_only_hint  # writes its caller's folder
     assert scripted.annotations.open_world_hint is False and scripted.annotations.read_only_hint
 

@@ -199,10 +199,12 @@ def status(ctx):
     of its last 10 calls failed while over 90% of its calls of the past 30 days before those (at least
     5) succeeded; or when its verification failed after one had passed. A skill has drifted when its
     verify command printed something else than the last time it passed, until it prints the same again.
+    --check also names each added skill whose files changed behind nexus's back (untrusted: refused until
+    `nexus skill trust NAME`), so that a cron job hears of it before an agent is refused.
 
     Exit status:
-      0  success (--check: all is well);  1  --check found a skill degraded or drifted, or a sandbox
-      that cannot be given;  2  usage error
+      0  success (--check: all is well);  1  --check found a skill degraded, drifted or untrusted, or a
+      sandbox that cannot be given;  2  usage error
     """
     found = listing.listed(ctx.config, ctx.warn, states=False).briefs()
     counts = listing.summary(found)
@@ -211,9 +213,17 @@ def status(ctx):
 
         counts["sandbox"] = sandbox.status(ctx.config)
     if ctx.args.get("--check"):  # `skills list --summary` has no --check
-        counts["unhealthy"] = listing.unhealthy(found)
+        counts["unhealthy"] = listing.unhealthy(found) + _untrusted(ctx)
         ctx.status = 1 if counts["unhealthy"] or counts["sandbox"].get("problem") else 0
     return counts
+
+
+def _untrusted(ctx):
+    """(name, 'untrusted', why) of each added skill whose files changed behind nexus's back."""
+    if not trust.added_skills():
+        return []
+    records = trust.marked(listing.listed(ctx.config, ctx.warn).records())
+    return [(r["name"], "untrusted", r["untrusted"]["reason"]) for r in records if r.get("untrusted")]
 
 
 def render_refresh(summary, out):

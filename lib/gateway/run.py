@@ -167,7 +167,7 @@ class Call:
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=env, group=group, limit=limit, stderr=stderr,
                                       stdout=stdout, stdin=stdin, parent_death=parent_death, prepare=prepare)
-                forwarding.child = child
+                forwarding.attach(child)
                 if on_start:
                     on_start(child)
                 return child.wait(timeout)
@@ -295,7 +295,8 @@ def not_recorded(error):
 class _Nothing:
     """Stands in for process.Forwarding where signals are not ours to pass on."""
 
-    child = None
+    def attach(self, child):
+        pass
 
     def __enter__(self):
         return self

@@ -13,7 +13,7 @@ LIBDIR  ?= $(PREFIX)/lib
 PIPFLAGS ?=
 EXTRAS  ?= mcp
 
-SOURCES := pyproject.toml $(shell find bin lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
+SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
 
 .PHONY: run test bench man install uninstall clean
 
@@ -56,10 +56,10 @@ man: $(VENV)/.installed
 
 # The package and its dependencies go to a folder of their own, $(LIBDIR)/nexus, so any PREFIX
 # works and nothing else is touched; each console script is a small launcher in $(BINDIR) that
-# puts that folder first on sys.path, then does what the command's script in bin/ does. Launchers name
+# puts that folder first on sys.path, then does what the command's script in tools/bin/ does. Launchers name
 # the final paths, so DESTDIR staging works.
 # EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs); EXTRAS= for none.
-SCRIPTS   := $(wildcard bin/nexus*)
+SCRIPTS   := $(wildcard tools/bin/nexus*)
 PROGRAMS  := $(notdir $(SCRIPTS))
 MANPAGES  := $(wildcard man/*.1)
 PKGDIR    := $(LIBDIR)/nexus
@@ -72,7 +72,7 @@ install:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	python=$$($(PYTHON) -c 'import sys; print(sys.executable)') && \
 	for script in $(SCRIPTS); do \
-		launcher=$(DESTDIR)$(BINDIR)/$${script#bin/}; \
+		launcher=$(DESTDIR)$(BINDIR)/$${script#tools/bin/}; \
 		awk -v python="$$python" -v pkg="$(PKGDIR)" 'NR == 1 { print "#!" python; next } { print } \
 			/^import sys$$/ { print "sys.path.insert(0, \"" pkg "\")" }' $$script > $$launcher && \
 		chmod 0755 $$launcher || exit 1; \

@@ -60,9 +60,9 @@ def test_the_console_scripts_are_the_plumbing_rows_and_nexus_each_installed_as_i
                        **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}" for tool in PLUMBING_TOOLS}}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "scripts" not in project["project"]  # an entry point's launcher is the installer's, not ours
-    assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"bin/{name}" for name in scripts]
+    assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"tools/bin/{name}" for name in scripts]
     for name in scripts:  # what an installer rewrites (#!python) and what it keeps: nothing but the import
-        lines = (ROOT / "bin" / name).read_text().splitlines()
+        lines = (ROOT / "tools" / "bin" / name).read_text().splitlines()
         assert lines[0] == "#!python" and [line for line in lines[1:] if line] == [
             "import sys", f"from {scripts[name]} import main", "sys.exit(main())"], name
 

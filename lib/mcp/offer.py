@@ -165,10 +165,14 @@ def input_schema(entry):
     declared = entry.get("variables")
     if not declared:
         return INPUT_SCHEMA
-    properties = {v["name"]: {"type": "string", **({"description": v["description"]} if v.get("description") else {})}
-                  for v in declared}
+    properties = {v["name"]: {"type": "string", **described(v)} for v in declared}
     return {"type": "object", "properties": {**CALL_PROPERTIES, "variables": {
         "type": "object", "properties": properties, "additionalProperties": False}}}
+
+
+def described(variable):
+    """A declared variable's description, as a schema or a prompt argument holds it: none when it has none."""
+    return {"description": variable["description"]} if variable.get("description") else {}
 
 
 def title(name, instructions):
@@ -185,16 +189,17 @@ MAX_TITLE = 64  # characters of a heading that serves as a tool's title
 
 
 def hints(entry, config):
-    """The annotations that are true of a tool or script skill, from its sandbox permissions (declared,
-    or granted in the config): openWorldHint true when it has the network, false when it runs confined
-    without it; readOnlyHint true when it runs confined and writes only its own temporary and state
-    folders (a script skill granted no folder: a tool skill writes its caller's folder). An unconfined
-    skill that declares no network gets neither: the protocol's defaults (it may write, and reach out)."""
+    """The annotations that are true of a tool or script skill and not the protocol's defaults already
+    (which are: it may write, and it reaches out), from its sandbox permissions (declared, or granted in
+    the config): openWorldHint false when it runs confined without the network; readOnlyHint true when it
+    runs confined and writes only its own temporary and state folders (a script skill granted no folder:
+    a tool skill writes its caller's folder). Said once each, 1,000 tools at a time: a skill with the
+    network has openWorldHint true by default."""
     from ..gateway import sandbox  # tools/list in each mode only
 
     allowed, found = sandbox.effective(entry, config), {}
-    if allowed["network"] or allowed["confined"]:
-        found["openWorldHint"] = allowed["network"]
+    if allowed["confined"] and not allowed["network"]:
+        found["openWorldHint"] = False
     if allowed["confined"] and set(allowed["write"]) <= {"{tmp}", "{state}"}:
         found["readOnlyHint"] = True
     return found
@@ -222,8 +227,8 @@ def skill_named(records, name):
 def prompt(record):
     """A skill as a prompt: its declared variables are its arguments, required unless they have a default."""
     found = {"name": record["name"], "description": record.get("description", "")}
-    arguments = [{"name": v["name"], **({"description": v["description"]} if v.get("description") else {}),
-                  "required": "default" not in v} for v in record.get("variables") or ()]
+    arguments = [{"name": v["name"], **described(v), "required": "default" not in v}
+                 for v in record.get("variables") or ()]
     return {**found, "arguments": arguments} if arguments else found
 
 

@@ -25,9 +25,9 @@ def serve(ctx):
     a skill that declares variables takes them as `variables` too, an object ({"NAME": "value"}), as
     `nexus skill run --var NAME=value` does: a required one missing is a tool error naming it.
     Each has a title (the first heading of its instructions, else its name as words) and the annotations
-    its sandbox permissions make true: openWorldHint true for a skill with the network, false for one
-    confined without it; readOnlyHint for a confined script skill that writes only its own temporary
-    and state folders.
+    its sandbox permissions make true where they differ from the protocol's defaults: openWorldHint false
+    for a skill confined without the network; readOnlyHint for a confined script skill that writes only
+    its own temporary and state folders.
     A tool skill runs in the folder the client started the server in, a script skill in its own. The
     result holds the program's stdout, its stderr and a note on its exit status as text (each sent
     once), and {exit, ms, truncated, timedOut} as structured content; isError is set when the exit

@@ -165,6 +165,22 @@ def test_a_call_with_a_token_runs_through_the_gateway_in_its_sessions_folder_and
     assert served.log("where")[-1]["session"] == line["session"]
 
 
+def test_a_client_of_the_2026_revision_without_sessions_is_served_and_logged_under_its_token(served):
+    async def main():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {served.tokens['team']}"}) as http:
+            async with streamable_http_client(served.url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as client:
+                    discovered = await client.discover()
+                    return discovered, [await client.call_tool("say", {"args": [w]}) for w in ("new", "era")]
+
+    discovered, results = anyio.run(main)
+    assert "2026-07-28" in discovered.supported_versions
+    assert [r.content[0].text for r in results] == ["new\n", "era\n"]
+    lines = [line for line in served.log("say") if line.get("args") in (["new"], ["era"])]
+    assert [line["token"] for line in lines] == ["team", "team"]
+    assert lines[0]["session"] == lines[1]["session"]  # one session a token: its requests carry none of their own
+
+
 def test_without_a_token_a_request_gets_401_and_nothing_else_and_is_logged(served):
     before = len(served.auth_log())
     status, body = post(served, {})

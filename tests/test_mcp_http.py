@@ -86,7 +86,8 @@ def served(tmp_path_factory):
     served.token("gone")
     served.token("stale")
     err = open(served.root / "server.err", "w+")
-    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1"], env=served.env,
+    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1",
+                                       "--allow-origin", "https://inspector.example"], env=served.env,
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text(), 90), \
         (served.root / "server.err").read_text()
@@ -231,7 +232,7 @@ def test_a_revoked_token_is_refused_and_its_live_session_and_call_end(served):
     assert served.nexus("mcp", "token", "revoke", "gone", check=False).returncode == 1
 
 
-def test_a_foreign_origin_is_refused_and_a_local_one_let_in(served):
+def test_a_foreign_origin_is_refused_and_a_local_or_allowed_one_let_in(served):
     assert post(served, {"Origin": "http://evil.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 403
     statuses = []
     with pytest.raises(Exception):
@@ -241,6 +242,8 @@ def test_a_foreign_origin_is_refused_and_a_local_one_let_in(served):
     port = served.url.split(":")[2].split("/")[0]
     assert post(served, {"Origin": f"http://localhost:{port}", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 200
     assert post(served, {"Host": "evil.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 421
+    assert post(served, {"Origin": "https://inspector.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 200
+    assert post(served, {"Origin": "https://inspector.example.evil", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 403
 
 
 def test_a_token_bound_to_a_profile_sees_and_runs_only_its_skills(served):

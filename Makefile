@@ -17,14 +17,16 @@ SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/
 
 .PHONY: run test bench man install uninstall clean
 
-# The venv holds the dependencies (the mcp extra's too: nexus-mcp and its tests need the MCP SDK) and
+# The venv holds the dependencies (the mcp and otel extras' too: nexus-mcp and its tests need the MCP SDK,
+# the OpenTelemetry tests its SDK and opentelemetry-proto) and
 # a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
 # install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
 	@echo "make: creating $(VENV) and installing nexus's dependencies from PyPI (the first time: a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3"
+	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3" \
+		"opentelemetry-sdk>=1.30" "opentelemetry-exporter-otlp-proto-http>=1.30" "opentelemetry-proto>=1.30"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.

@@ -109,7 +109,8 @@ def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_pat
     used = {paths.home(), paths.config_file(), paths.workspace_skills(), paths.managed_skills(),
             paths.managed_lockfile(), paths.manifest_file(), paths.state_file("name"),
             paths.usage_log("name"), paths.skill_lock("name"), paths.config_cache(), paths.links_file(), paths.upgrades_file(),
-            paths.cache_dir(), paths.bin_dir(), *paths.sandbox_folders("name")}
+            paths.cache_dir(), paths.bin_dir(), *paths.sandbox_folders("name"), paths.tokens_file(), paths.auth_log(),
+            paths.session_folder("ID"), paths.telemetry_cursor()}
     table = {where.rstrip("/").replace("$NEXUS_HOME", "/H").replace("$MANAGED_SKILLS_DIR", "/M").replace("NAME", "name")
              for where, _ in paths.FILES}
     assert used <= table
@@ -227,7 +228,8 @@ def test_the_gateway_imports_nothing_heavy_and_loads_without_the_garbage_collect
     probe = ("import gc, sys; from nexus.tools.nexus import main; loading = gc.isenabled(); "
              "code = main(['skill', 'run', 'filesystem']); "
              "print(loading, gc.isenabled(), gc.get_freeze_count() > 1000, file=sys.stderr); "
-             "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib', 're', 'subprocess', 'threading')"
+             "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib', 're', 'subprocess', 'threading',"
+             " 'opentelemetry', 'nexus.usage.telemetry')"
              " if m in sys.modules), file=sys.stderr)")
     env = {**os.environ, "NEXUS_HOME": str(tmp_path)}
     subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, check=True)  # the first run scans

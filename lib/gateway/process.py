@@ -327,12 +327,12 @@ def kill_escaped(pid):
                 continue
             try:
                 with open(f"/proc/{name}/stat", "rb") as f:
-                    fields = f.read().rpartition(b")")[2].split()
-            except OSError:
-                continue  # gone meanwhile
-            if fields[0] != b"Z":  # a zombie is dead already, waiting for its parent
-                children.setdefault(int(fields[1]), []).append(int(name))
-                groups[int(name)] = int(fields[2])
+                    state, parent, group = f.read().rpartition(b")")[2].split()[:3]
+            except (OSError, ValueError):
+                continue  # gone meanwhile (its stat unreadable, or empty)
+            if state != b"Z":  # a zombie is dead already, waiting for its parent
+                children.setdefault(int(parent), []).append(int(name))
+                groups[int(name)] = int(group)
         escaped, todo = [], list(children.get(pid, ()))
         while todo:
             member = todo.pop()

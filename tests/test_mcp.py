@@ -368,7 +368,7 @@ def test_eight_concurrent_calls_run_side_by_side_and_are_logged_once_each(skills
     assert all(line["exit"] == 0 for line in lines)
 
 
-def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bindir, workspace, tmp_path):
+def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bindir, workspace, tmp_path, nexus_home):
     make_tool(bindir, "flood", "#!/bin/sh\nhead -c 20000000 /dev/zero | tr '\\0' a\necho done >&2\n")
     write_skill(workspace, "flood", "Says a lot.", meta={"tool": "flood"})
 
@@ -380,6 +380,8 @@ def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bin
     assert flooded.structured_content["truncated"] and flooded.content[1].text == "stderr:\ndone\n"
     assert flooded.content[-1].text == "output cut at 100,000 bytes per stream" and not flooded.is_error
     assert after.content[0].text == "next\n"
+    # a cut output is not the output: no fingerprint for a replay to compare with (issue 26 item 10)
+    assert "output" not in read_log(nexus_home, "flood")[-1] and "output" in read_log(nexus_home, "say")[-1]
 
 
 def test_nexus_mcp_serves_the_same(skills, tmp_path):

@@ -201,7 +201,10 @@ class Call:
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         # Where nexus holds the output anyway (captured, or in a job's file), its fingerprint is kept, so that
         # a replay can tell whether it still answers the same; a streamed call's output is never read.
-        output = fingerprint(done.stdout if capture else None, out_file, start_at or 0) if done.started else None
+        # A capture cut at its limit (an MCP server's --max-output) is not the output: no fingerprint, so that
+        # a replay of it never reports a difference that is only the cut.
+        held = done.stdout if capture and not done.truncated else None
+        output = fingerprint(held, out_file, start_at or 0) if done.started else None
         differs = self.differs(output)
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id, output=output,
                     differs=differs)

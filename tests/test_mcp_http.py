@@ -89,13 +89,16 @@ def served(tmp_path_factory):
     served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1",
                                        "--allow-origin", "https://inspector.example"], env=served.env,
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-    assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text(), 90), \
-        (served.root / "server.err").read_text()
-    served.url = (served.root / "server.err").read_text().split("serving MCP at ")[1].split()[0]
-    yield served
-    served.process.terminate()
-    assert served.process.wait(10) == -15  # ended by the signal, as a Unix tool is
-    err.close()
+    try:  # a server that does not start is ended all the same: nothing is left behind
+        assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text(), 90), \
+            (served.root / "server.err").read_text()
+        served.url = (served.root / "server.err").read_text().split("serving MCP at ")[1].split()[0]
+        yield served
+    finally:
+        served.process.terminate()
+        ended = served.process.wait(10)
+        err.close()
+    assert ended == -15  # ended by the signal, as a Unix tool is
 
 
 @contextlib.asynccontextmanager

@@ -17,14 +17,15 @@ SOURCES := pyproject.toml $(shell find bin lib tools -type f ! -path '*/__pycach
 
 .PHONY: run test bench man install uninstall clean
 
-# The venv holds the dependencies (the mcp extra's too: nexus-mcp and its tests need the MCP SDK) and
+# The venv holds the dependencies (the extras' too: nexus-mcp and its tests need the MCP SDK; the tests
+# and make bench read usage logs with orjson and without) and
 # a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
 # install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
 	@echo "make: creating $(VENV) and installing nexus's dependencies from PyPI (the first time: a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3"
+	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3" "orjson>=3.9"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
@@ -56,7 +57,8 @@ man: $(VENV)/.installed
 # works and nothing else is touched; each console script is a small launcher in $(BINDIR) that
 # puts that folder first on sys.path, then does what the command's script in bin/ does. Launchers name
 # the final paths, so DESTDIR staging works.
-# EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs); EXTRAS= for none.
+# EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs; fast: orjson, which
+# reads usage logs faster), comma-separated; EXTRAS= for none.
 SCRIPTS   := $(wildcard bin/nexus*)
 PROGRAMS  := $(notdir $(SCRIPTS))
 MANPAGES  := $(wildcard man/*.1)

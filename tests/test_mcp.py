@@ -4,6 +4,7 @@ subprocess; what the gateway records is read from the usage logs it writes."""
 import contextlib
 import hashlib
 import json
+import mimetypes
 import os
 import re
 import shutil
@@ -140,16 +141,23 @@ def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home,
     make_tool(bindir, "runner", '#!/bin/sh\nexec "$@"\n')
     folder = write_skill(skills, "scripted", "A script.", meta={"runner": "runner", "script": "go.sh"})
     make_tool(folder, "go.sh", "#!/bin/sh\necho scripted\n")
-    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.off]\nenabled = false\n")
+    write_skill(skills, "fetch-page", "Fetches.", meta={"tool": "say", "sandbox": {"network": True}}, body="Fetch.\n")
+    write_config(nexus_home, "[skills]\nallowBundled = []\n[skills.entries.off]\nenabled = false\n"
+                             '[skills.sandbox]\nmode = "all"\n')
 
     async def scenario(session):
         return await session.list_tools(), await session.list_prompts()
 
     tools, prompts = serve(tmp_path, scenario)
-    assert [t.name for t in tools.tools] == ["say", "scripted", "list_skills", "read_skill"]
-    say = tools.tools[0]
+    assert [t.name for t in tools.tools] == ["fetch-page", "say", "scripted", "list_skills", "read_skill"]
+    fetch, say, scripted = tools.tools[:3]
     assert say.description.startswith("Say the words.") and say.input_schema["properties"]["args"]["type"] == "array"
-    assert {p.name for p in prompts.prompts} == {"advice", "say", "scripted"}
+    assert {p.name for p in prompts.prompts} == {"advice", "fetch-page", "say", "scripted"}
+    # Titles: the instructions' first heading, else the name as words; hints: what the sandbox holds it to.
+    assert (say.title, fetch.title) == ("Body", "Fetch page")
+    assert fetch.annotations.open_world_hint and not fetch.annotations.read_only_hint
+    assert say.annotations.open_world_hint is False and not say.annotations.read_only_hint  # writes its caller's folder
+    assert scripted.annotations.open_world_hint is False and scripted.annotations.read_only_hint
 
 
 def test_a_call_runs_the_tool_and_logs_one_line_with_the_session(skills, nexus_home, tmp_path, script_runner):
@@ -271,7 +279,7 @@ def test_list_skills_and_read_skill_serve_clients_that_have_only_tools(skills, n
     skills_by_name = {s["name"]: s for s in listed.structured_content["skills"]}
     assert skills_by_name["say"]["status"] == "ready" and "reason" not in skills_by_name["say"]
     keyed = skills_by_name["keyed"]
-    assert keyed["status"] == "needs-setup" and keyed["reason"] == "needs: KEYED_TOKEN"
+    assert keyed["status"] == "needs-setup" and keyed["reason"] == "needs: KEYED_TOKEN. To fix: nexus skill env keyed KEYED_TOKEN=..."
     assert any("KEYED_TOKEN" in step for step in keyed["setup"])
     assert skills_by_name["tmux"]["status"] == "disabled"
     assert "Do the thing." in read.content[0].text and not read.is_error
@@ -621,9 +629,24 @@ def test_skills_list_and_get_describe_every_file_of_a_published_skill_as_resourc
                 with pytest.raises(MCPError) as caught:
                     await session.read_resource(unlisted)
                 errors.append(caught.value)
-            return initialized, listed, got, reads, errors, await session.call_tool("list_skills", {})
+            folders = [await ask(session, "resources/directory/read", {"uri": uri})
+                       for uri in ("skill://guide", "skill://guide/references")]
+            for not_a_folder in ("skill://guide/SKILL.md", "skill://guide/nope", "skill://secretive", "skill://guide/"):
+                with pytest.raises(MCPError) as caught:
+                    await ask(session, "resources/directory/read", {"uri": not_a_folder})
+                errors.append(caught.value)
+            return initialized, listed, got, reads, errors, await session.call_tool("list_skills", {}), folders
 
-    capabilities, listed, got, reads, errors, list_skills = anyio.run(main)
+    capabilities, listed, got, reads, errors, list_skills, (root, references) = anyio.run(main)
+    assert [(r["uri"], r["name"], r.get("mimeType")) for r in root["resources"]] == [
+        ("skill://guide/SKILL.md", "SKILL.md", "text/markdown"),
+        ("skill://guide/references", "references", "inode/directory"),
+        ("skill://guide/run.sh", "run.sh", mimetypes.guess_type("run.sh")[0])]
+    assert references["resources"] == [{"uri": "skill://guide/references/steps.md", "name": "steps.md",
+                                        "mimeType": "text/markdown"}]
+    assert root["ttlMs"] == 0 and root["cacheScope"] == "private"  # as on every list: the Inspector checks them
+    if era == "2026-07-28":
+        assert capabilities.extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
     assert capabilities.resources  # the extension is declared where the revision has extensions: 2026-07-28
     assert ("io.modelcontextprotocol/skills" in (capabilities.extensions or {})) == (era == "2026-07-28")
     assert [s["uri"] for s in listed["skills"]] == ["skill://guide/SKILL.md"]  # say is a tool; secretive has a .env
@@ -664,7 +687,8 @@ def test_a_digest_follows_an_edit_that_keeps_size_and_mtime_and_runnable_skills_
     assert {s["uri"] for s in listed["skills"]} == {"skill://guide/SKILL.md", "skill://say/SKILL.md"}
 
 
-def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(skills, nexus_home, tmp_path, script_runner):
+def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(declaring, skills, nexus_home, tmp_path,
+                                                                    script_runner):
     assert script_runner.run(["nexus", "skill", "run", "say", "--", "used"]).returncode == 0  # the most used
     for i in range(150):
         write_skill(skills, f"note-{i:03d}", f"Note {i}, " + "which says a great deal about many things. " * 5)
@@ -674,18 +698,65 @@ def test_the_loader_mode_offers_three_tools_and_runs_a_skill_by_name(skills, nex
                 await session.call_tool("run_skill", {"name": "say", "args": ["by name"]}),
                 await session.call_tool("run_skill", {"name": "nope"}),
                 await session.call_tool("list_skills", {"query": "NOTE 14"}),
-                await session.call_tool("list_skills", {"cursor": "50"}))
+                await session.call_tool("list_skills", {"cursor": "50"}),
+                await session.call_tool("run_skill", {"name": "greet", "variables": {"GREETING": "Hi"}}),
+                await session.call_tool("list_skills", {"query": "greets"}))
 
-    instructions, tools, ran, unknown, found, page = serve(tmp_path, scenario, "--tools", "loader")
+    instructions, tools, ran, unknown, found, page, greeted, greet = serve(tmp_path, scenario, "--tools", "loader")
+    assert greeted.content[0].text == "Hi \n" and not greeted.is_error
+    assert greet.structured_content["skills"][0]["variables"] == [{"name": "GREETING", "description": "The word said first."}]
+    assert "variables: GREETING" in greet.content[0].text
     assert [t.name for t in tools.tools] == ["run_skill", "list_skills", "read_skill"]
     assert ran.content[0].text == "by name\n" and not ran.is_error
     assert read_log(nexus_home, "say")[-1]["args"] == ["by name"]
     assert unknown.is_error and "nope" in unknown.content[0].text
     assert len(instructions.encode()) <= 8192
-    assert instructions.split("Skills, the most used first:\n")[1].startswith("- say: Say the words.\n- note-000")
+    assert instructions.split("Skills, the most used first:\n")[1].startswith("- say: Say the words.\n- greet: Greets.\n")
     assert "more: list_skills finds them" in instructions
     assert [s["name"] for s in found.structured_content["skills"]] == ["note-014"] + [f"note-{i}" for i in range(140, 150)]
     assert len(page.structured_content["skills"]) == 50 and page.structured_content["nextCursor"] == "100"
+
+
+@pytest.fixture
+def declaring(skills, bindir):
+    """A tool skill `greet` that prints its variable GREETING, and a prompt skill `letter` whose text takes
+    RECIPIENT (required) and SIGNED (by default "Ann")."""
+    make_tool(bindir, "greet", '#!/bin/sh\nprintf "%s %s\\n" "$GREETING" "$*"\n')
+    write_skill(skills, "greet", "Greets.", meta={"tool": "greet", "variables": [
+        {"name": "GREETING", "description": "The word said first."}]})
+    write_skill(skills, "letter", "A letter.", body="Dear ${RECIPIENT}, yours ${SIGNED}.\n", meta={"variables": [
+        {"name": "RECIPIENT", "description": "Who it is for."}, {"name": "SIGNED", "default": "Ann"}]})
+    return skills
+
+
+def test_tool_calls_and_prompts_take_the_variables_a_skill_declares(declaring, nexus_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("RECIPIENT", "a secret of the environment")  # never in a prompt skill's text
+
+    async def scenario(session):
+        call = session.call_tool
+        return ((await session.list_tools()).tools, (await session.list_prompts()).prompts,
+                [await call("greet", {"args": ["Bo"], "variables": {"GREETING": "Hello"}}), await call("greet", {}),
+                 await call("greet", {"variables": {"OTHER": "x"}}), await call("greet", {"variables": {"GREETING": 1}})],
+                await session.get_prompt("letter", {"RECIPIENT": "Bo"}),
+                [await call("read_skill", {"name": "letter", "variables": {"RECIPIENT": "Cy", "SIGNED": "Di"}}),
+                 await call("read_skill", {"name": "letter"})])
+
+    tools, prompts, (said, missing, unknown, wrong), prompt, (read, unfilled) = serve(tmp_path, scenario)
+    greet = next(t for t in tools if t.name == "greet")
+    assert greet.input_schema["properties"]["variables"]["properties"] == {
+        "GREETING": {"type": "string", "description": "The word said first."}}
+    assert next(t for t in tools if t.name == "say").input_schema["properties"].keys() == {"args", "stdin", "timeout"}
+    [letter] = [p for p in prompts if p.name == "letter"]
+    assert [(a.name, a.required) for a in letter.arguments] == [("RECIPIENT", True), ("SIGNED", False)]
+    assert said.content[0].text == "Hello Bo\n" and not said.is_error
+    assert missing.is_error and 'GREETING (The word said first.): variables: {"GREETING": "..."}' in missing.content[0].text
+    assert unknown.is_error and "no variable OTHER (it declares: GREETING)" in unknown.content[0].text
+    assert wrong.is_error and "variables must be an object whose values are strings" in wrong.content[0].text
+    assert prompt.messages[0].content.text == "Dear Bo, yours Ann.\n"
+    assert read.content[0].text == "Dear Cy, yours Di.\n" and not read.is_error
+    assert unfilled.is_error and "RECIPIENT" in unfilled.content[0].text and "secret" not in unfilled.content[0].text
+    assert [line.get("refused") for line in read_log(nexus_home, "greet")] == [None, "variables"]
+    assert [line.get("refused") for line in read_log(nexus_home, "letter")] == [None, None, "variables"]
 
 
 def test_auto_is_the_loader_for_a_large_catalogue_and_each_for_a_small_one(skills, bindir, nexus_home, tmp_path):
@@ -728,11 +799,12 @@ def test_a_skill_with_a_unicode_name_is_a_tool_with_a_stable_ascii_name(skills, 
 
     async def scenario(session):
         tools = (await session.list_tools()).tools
-        [tool] = [t for t in tools if t.title == "café"]
+        [tool] = [t for t in tools if t.name.startswith("cafe-")]
         return tool, await session.call_tool(tool.name, {"args": ["espresso"]})
 
     tool, result = serve(tmp_path, scenario)
     assert re.fullmatch(r"cafe-[0-9a-f]{8}", tool.name)
+    assert tool.annotations is None  # unconfined, and it declares no network: the protocol's defaults hold
     assert result.content[0].text == "espresso\n"
     assert read_log(nexus_home, "café")[0]["args"] == ["espresso"]
 

@@ -64,7 +64,7 @@ def used(workspace, nexus_home):
         for i in range(calls):
             ts = (now - datetime.timedelta(hours=7 * i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
             entry = {"ts": ts, "skill": name, "type": "tool", "ms": 10 + 37 * i % 900, "exit": 0 if i % 4 else 1,
-                     "session": f"s{i % 3}"}
+                     "session": f"s{i % 3}", **({"client": "claude-code/2.1"} if i % 3 == 0 else {})}
             if i % 4 == 0:
                 entry["error"] = f"{name} failed <the> way & more"
             lines.append(entry)
@@ -95,8 +95,8 @@ def test_the_report_parses_and_its_tables_hold_the_figures_of_skill_stats(script
     failures = tables[("Skill", "Calls", "Last seen", "Error")]
     assert sum(int(row[1]) for row in failures) == round(stats["totalInvocations"] * (1 - stats["successRate"]))
     assert "alpha failed <the> way & more" in [row[3] for row in failures]  # escaped, read back as written
-    sessions = tables[("Session", "First call", "Last call", "Calls", "Failed", "Refused", "Skills")]
-    assert sorted(row[0] for row in sessions) == ["s0", "s1", "s2"]
+    sessions = tables[("Session", "Client", "First call", "Last call", "Calls", "Failed", "Refused", "Skills")]
+    assert sorted(row[:2] for row in sessions) == [["s0", "claude-code/2.1"], ["s1", "-"], ["s2", "-"]]
     reported = json.loads(script_runner.run(["nexus", "report", "--json"]).stdout)["stats"]
     assert reported.pop("since") >= stats.pop("since")  # the window starts when each command ran
     assert reported == stats

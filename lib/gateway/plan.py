@@ -73,11 +73,15 @@ def secrets(entry, env, config):
     return sorted(found, key=len, reverse=True)
 
 
-def variables(entry, given, environ=None):
+VAR_OPTION = "--var {}=..."  # how `skill run` takes a variable: a refusal for a missing one says so
+
+
+def variables(entry, given, environ=None, asked=VAR_OPTION):
     """{name: value} of the skill's variables (skills spec 9.4): given with --var NAME=VALUE, else the
     environment's (a tool or script skill only: a prompt's text goes to the agent, and the environment
     holds secrets a skill must not pull into it), else its default. UsageError for a --var the skill
-    does not declare; Refused (`variables`) naming each required one that is still missing."""
+    does not declare; Refused (`variables`) naming each required one that is still missing, and how
+    the front end takes it (`asked`, formatted with its name)."""
     environ = os.environ if environ is None else environ
     if entry.get("type") not in ("tool", "script"):
         environ = {}
@@ -97,7 +101,7 @@ def variables(entry, given, environ=None):
             values[name] = value
     if missing:
         raise Refused("variables", f"Skill '{entry['name']}' needs " + ", ".join(
-            f"{name} ({declared[name].get('description') or 'a variable'}): --var {name}=..." for name in missing))
+            f"{name} ({declared[name].get('description') or 'a variable'}): {asked.format(name)}" for name in missing))
     return values
 
 

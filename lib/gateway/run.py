@@ -82,7 +82,7 @@ class Call:
     """
 
     def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False,
-                 variables=None, note=None, client=None):
+                 variables=None, note=None, client=None, asked=plan.VAR_OPTION):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
         self.client = client  # the agent program calling, when a front end knows it (an MCP client)
@@ -90,6 +90,7 @@ class Call:
         self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
         self.sandbox = "none"  # how the call was confined, as its log line says
         self.variables = variables or {}  # as given (--var): prepare adds the environment's and defaults
+        self.asked = asked  # how the front end takes a variable (plan.variables), for a refusal naming one
         self.id = schema.call_id()  # in its log line, and NEXUS_PARENT_CALL of the calls its program makes
         self.session = session_id(session or os.environ.get("NEXUS_SESSION_ID"), warn)
         self.env = plan.environment(entry, config)
@@ -113,7 +114,7 @@ class Call:
         started, ts = time.monotonic(), schema.now_iso()
         try:
             gate(self.entry, self.config, self.profile)
-            self.env.update(plan.variables(self.entry, self.variables))
+            self.env.update(plan.variables(self.entry, self.variables, asked=self.asked))
             self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
             missing = status.Checker(self.config).missing(self.entry)
             if missing["env"] or missing["config"]:

@@ -25,9 +25,12 @@ MODES = ("each", "loader", "auto")  # what tools/list holds: a tool per skill, o
 AUTO_LOADER = 40  # auto: the loader once this many tool and script skills are offered
 MAX_INSTRUCTIONS = 8 * 1024  # bytes of the server's instructions in loader mode
 
-CALL_ARGUMENTS = ("args", "stdin", "timeout")
+CALL_ARGUMENTS = ("args", "stdin", "timeout", "variables")
 CALL_PROPERTIES = {"args": {"type": "array", "items": {"type": "string"}}, "stdin": {"type": "string"},
                    "timeout": {"type": "number"}}
+VARIABLES = {"type": "object", "additionalProperties": {"type": "string"},
+             "description": "Values of the skill's declared variables (list_skills names them), by name."}
+ASKED = 'variables: {{"{}": "..."}}'  # how a call takes a variable, for a refusal that names a missing one
 # Bare, and one object shared by every tool: an agent reads it once for each tool, and may have 1,000 of
 # them. What args, stdin and timeout mean is said once, in the server's instructions, and call_arguments
 # checks them (no other key, a timeout above 0) with an error the model can act on.
@@ -39,22 +42,23 @@ RUN_SKILL_TOOL = {
                    f"status. Find skills with {LIST_SKILLS}; read a skill's instructions with {READ_SKILL} before "
                    "its first use.",
     "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."},
-                                                     **CALL_PROPERTIES},
+                                                     **CALL_PROPERTIES, "variables": VARIABLES},
                     "required": ["name"], "additionalProperties": False},
     "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
 }
+ONLY_READS = {"readOnlyHint": True}  # openWorldHint false is as true, but the bundled skills' list has no room
 BUILTIN_TOOLS = (
-    {"name": LIST_SKILLS,
+    {"name": LIST_SKILLS, "title": "List skills", "annotations": ONLY_READS,
      "description": "Every skill nexus knows, with its status (ready, needs-setup, not-installed, disabled, "
-                    "invalid) and, for one that is not ready, why and the steps that set it up: what to tell "
-                    "a person when the skill a task needs is not among your tools.",
+                    "invalid) and, for one that is not ready, why and how to set it up: what to tell a "
+                    "person when a task needs a skill that is not among your tools.",
      "inputSchema": {"type": "object", "properties": {
          "query": {"type": "string", "description": "Only skills whose name or description holds this."},
          "cursor": {"type": "string", "description": "The nextCursor of the page before."}},
          "additionalProperties": False}},
-    {"name": READ_SKILL,
-     "description": "The instructions (SKILL.md) of one skill, with the paths of its files resolved.",
-     "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "The skill."}},
+    {"name": READ_SKILL, "title": "Read a skill", "annotations": ONLY_READS,
+     "description": "One skill's instructions (SKILL.md), its files' paths and its variables filled in.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "variables": {"type": "object"}},
                      "required": ["name"], "additionalProperties": False}},
 )
 
@@ -128,23 +132,18 @@ LOADER_INSTRUCTIONS = f"""\
 The skills ready on this machine run through the nexus gateway. {RUN_SKILL} runs one by name: its program \
 gets `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and the answer is its \
 stdout, its stderr and its exit status (structured: exit, ms, truncated, timedOut; \
-isError when it did not exit 0). {READ_SKILL} gives a skill's instructions: read them before a first use. \
+isError when it did not exit 0), and `variables` (an object) the values of the variables a skill \
+declares. {READ_SKILL} gives a skill's instructions: read them before a first use. \
 {LIST_SKILLS} finds skills by a query, ready or not, with what one that is not ready needs. Every call \
 is logged."""
 
 
-def tool_list(chosen, records):
-    """tools/list's tools: in each mode a tool per offered tool or script skill, in loader mode run_skill;
-    then list_skills and read_skill."""
-    skills = [tool(r) for r in tools_of(records)] if chosen == "each" else [RUN_SKILL_TOOL]
-    return skills + list(BUILTIN_TOOLS)
-
-
-def tool(entry):
+def tool(entry, hints=None):
     """A tool or script skill as an MCP tool, named after it: its description, what it runs, and its
-    instructions when they are short (else they are its prompt, and read_skill's). The result's shape
-    (structured content: exit, ms, truncated, timedOut) is told once, in the server's
-    instructions, not in an output schema for every tool."""
+    instructions when they are short (else they are its prompt, and read_skill's); its title, and the
+    annotations that are true of it (`hints`: see hints). The result's shape (structured content:
+    exit, ms, truncated, timedOut) is told once, in the server's instructions, not in an output schema
+    for every tool."""
     if entry["type"] == "tool":
         description = f"{entry['description']}\n\nRuns `{entry.get('tool')}`."
     else:
@@ -155,14 +154,56 @@ def tool(entry):
         instructions = ""
     if instructions and len(instructions) <= SHORT_INSTRUCTIONS:
         description += "\n\n" + instructions
-    found = {"name": tool_name(entry["name"]), "description": description, "inputSchema": INPUT_SCHEMA}
-    return found if found["name"] == entry["name"] else {**found, "title": entry["name"]}
+    found = {"name": tool_name(entry["name"]), "title": title(entry["name"], instructions),
+             "description": description, "inputSchema": input_schema(entry)}
+    return {**found, "annotations": hints} if hints else found
+
+
+def input_schema(entry):
+    """The shared schema; for a skill that declares variables, its own, with `variables` an object of
+    them (none required: a tool's may come from the server's environment, as with `nexus skill run`)."""
+    declared = entry.get("variables")
+    if not declared:
+        return INPUT_SCHEMA
+    properties = {v["name"]: {"type": "string", **({"description": v["description"]} if v.get("description") else {})}
+                  for v in declared}
+    return {"type": "object", "properties": {**CALL_PROPERTIES, "variables": {
+        "type": "object", "properties": properties, "additionalProperties": False}}}
+
+
+def title(name, instructions):
+    """A tool's title, for people: the first heading of the skill's instructions when it opens with a
+    short one (`# GitHub (gh CLI)`), else its name as words (`disk-report` is "Disk report")."""
+    first = instructions.partition("\n")[0]
+    if first.startswith("# ") and 0 < len(first[2:].strip()) <= MAX_TITLE:
+        return first[2:].strip()
+    words = name.replace("-", " ").replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+MAX_TITLE = 64  # characters of a heading that serves as a tool's title
+
+
+def hints(entry, config):
+    """The annotations that are true of a tool or script skill, from its sandbox permissions (declared,
+    or granted in the config): openWorldHint true when it has the network, false when it runs confined
+    without it; readOnlyHint true when it runs confined and writes only its own temporary and state
+    folders (a script skill granted no folder: a tool skill writes its caller's folder). An unconfined
+    skill that declares no network gets neither: the protocol's defaults (it may write, and reach out)."""
+    from ..gateway import sandbox  # tools/list in each mode only
+
+    allowed, found = sandbox.effective(entry, config), {}
+    if allowed["network"] or allowed["confined"]:
+        found["openWorldHint"] = allowed["network"]
+    if allowed["confined"] and set(allowed["write"]) <= {"{tmp}", "{state}"}:
+        found["readOnlyHint"] = True
+    return found
 
 
 def tool_name(name):
     """A skill's tool name: its own when it is ASCII (a skill name is then within the protocol's
-    [A-Za-z0-9_.-]); else its letters folded to ASCII and 8 hex digits of its digest, stable and distinct,
-    the skill's own name kept as the tool's title (`café` is the tool cafe-8c5d2b9e)."""
+    [A-Za-z0-9_.-]); else its letters folded to ASCII and 8 hex digits of its digest, stable and distinct
+    (`café` is the tool cafe-8c5d2b9e, titled "Café")."""
     if name.isascii():
         return name
     import hashlib  # a skill name that is not ASCII only
@@ -179,7 +220,11 @@ def skill_named(records, name):
 
 
 def prompt(record):
-    return {"name": record["name"], "description": record.get("description", "")}
+    """A skill as a prompt: its declared variables are its arguments, required unless they have a default."""
+    found = {"name": record["name"], "description": record.get("description", "")}
+    arguments = [{"name": v["name"], **({"description": v["description"]} if v.get("description") else {}),
+                  "required": "default" not in v} for v in record.get("variables") or ()]
+    return {**found, "arguments": arguments} if arguments else found
 
 
 def signature(kind, records, chosen="each"):
@@ -197,11 +242,13 @@ def signature(kind, records, chosen="each"):
 
 
 def call_arguments(arguments):
-    """(args, stdin as bytes or None, timeout) from a tool call's arguments; UsageError saying what is wrong."""
+    """(args, stdin as bytes or None, timeout, variables) from a tool call's arguments; UsageError saying
+    what is wrong."""
     arguments = arguments or {}
     unknown = sorted(set(arguments) - set(CALL_ARGUMENTS))
     if unknown:
-        raise UsageError(f"unknown argument {unknown[0]!r}: a skill takes args (a list of strings), stdin and timeout")
+        raise UsageError(f"unknown argument {unknown[0]!r}: a skill takes args (a list of strings), stdin, timeout "
+                         "and variables")
     args = arguments.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise UsageError("args must be a list of strings")
@@ -215,7 +262,19 @@ def call_arguments(arguments):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise UsageError("timeout must be a number of seconds")
         timeout = number(timeout, "timeout")
-    return args, None if stdin is None else stdin.encode(), timeout
+    return args, None if stdin is None else stdin.encode(), timeout, given_variables(arguments.get("variables"))
+
+
+def given_variables(value):
+    """{name: value} of a call's `variables` (an object of strings; None: none); UsageError else. Which
+    the skill declares, plan.variables checks."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UsageError("variables must be an object whose values are strings")
+    if any("\0" in v for v in value.values()):
+        raise UsageError("a variable's value contains a NUL character, which no environment can hold")
+    return value
 
 
 def call_result(done, timeout, limit, masked=lambda text: text):
@@ -254,20 +313,34 @@ def result(**fields):
 # -- instructions and files -----------------------------------------------------------------------
 
 
-def instructions(catalog, config, name, caller, warn):
-    """A skill's instructions ({baseDir} resolved), logged as a prompt call; NexusError when the skill
-    is not found, and Refused (logged) when it is kept from models, disabled or not for this platform, as
-    `nexus skill run` refuses a prompt skill."""
+def instructions(catalog, config, name, caller, warn, given=None):
+    """A skill's instructions ({baseDir} resolved, its variables filled in from `given`, else their
+    defaults: never the environment's), logged as a prompt call; NexusError when the skill is not found
+    or `given` names a variable it does not declare, and Refused (logged) when it is kept from models,
+    disabled, not for this platform or a required variable is missing, as `nexus skill run` refuses a
+    prompt skill."""
     entry = catalog.entry(config, name)
     try:
         check_invocable(entry)
         gateway.gate(entry, config)
+        values = filled(entry, given or {})
     except Refused as e:
         raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, **caller) from None
     started, ts = time.monotonic(), schema.now_iso()
-    text = skillmd.prompt(entry)
+    text = plan.fill(skillmd.prompt(entry), values)
     log_read(entry, config, ts, started, None, caller, warn)
     return entry, text
+
+
+def filled(entry, given):
+    """The values that fill a prompt skill's text (plan.variables: never the environment's); a tool or
+    script skill's variables go to its program with a call, not into its instructions."""
+    if entry.get("type") == "prompt":
+        return plan.variables(entry, given, asked=ASKED)
+    if given:
+        raise UsageError(f"{entry['name']} is a {entry['type']} skill: its variables go with a call of it, "
+                         "not into its instructions")
+    return {}
 
 
 def check_invocable(entry):
@@ -304,20 +377,30 @@ def skill_list(records, unpublished, arguments):
         skill = {"name": record["name"], "description": record.get("description", ""),
                  "type": record.get("type"), "status": record["status"]}
         if record["status"] != "ready":
-            skill["reason"] = plan.not_ready_reason(record)
+            skill["reason"] = reason(record)
         if record["status"] in ("needs-setup", "not-installed"):
             skill["setup"] = plan.setup_steps(record, record["missing"])
+        if record.get("variables"):
+            skill["variables"] = record["variables"]
         if record["name"] in unpublished:
             skill["notPublished"] = unpublished[record["name"]]
         found.append(skill)
     start = int(cursor)
     page, more = found[start:start + LIST_PAGE], start + LIST_PAGE < len(found)
     lines = [f"{s['name']} ({s['status']}): {s['description']}" + (f"\n  why: {s['reason']}" if "reason" in s else "")
+             + (f"\n  variables: {', '.join(v['name'] for v in s['variables'])}" if "variables" in s else "")
              for s in page]
     if more:
         lines.append(f"(more: call {LIST_SKILLS} with cursor {start + LIST_PAGE})")
     structured = {"skills": page, **({"nextCursor": str(start + LIST_PAGE)} if more else {})}
     return result(content=[text_content("\n".join(lines) or "No skills.")], structuredContent=structured)
+
+
+def reason(record):
+    """Why a skill is not ready, ending with the one command that fixes it where there is one, as the
+    gateway's refusals end."""
+    why, step = plan.not_ready_reason(record), plan.next_step(record)
+    return why if not step or step in why else f"{why}. To fix: {step}"
 
 
 def files(entry, warn):

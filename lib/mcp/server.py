@@ -4,11 +4,31 @@ cancelled one can be killed. The only module that imports the SDK; lib/mcp/offer
 """
 
 import base64
+import importlib.util
 import json
 import os
 import signal
+import sys
 import threading
 import time
+
+
+def skip_package_inits(names):
+    """Make each package importable without running its __init__: the SDK's `mcp` and `mcp.server` import
+    its client, its high-level server (MCPServer) and more, which nexus-mcp never uses, for some 40% of
+    the SDK's import time. Its submodules are then imported as usual. Where the SDK (a later version)
+    needs what an __init__ sets, the packages are imported in full after all (see below)."""
+    for name in names:
+        if name not in sys.modules:
+            sys.modules[name] = importlib.util.module_from_spec(importlib.util.find_spec(name))
+
+
+skip_package_inits(("mcp", "mcp.server"))  # before the SDK's imports below, so they come after code
+try:
+    import mcp.server.lowlevel  # noqa: F401 (the module that needs the most of the SDK)
+except ImportError:
+    for loaded in [name for name in sys.modules if name == "mcp" or name.startswith("mcp.")]:
+        del sys.modules[loaded]
 
 import anyio
 import anyio.to_thread
@@ -32,11 +52,11 @@ from . import offer, skills
 
 INSTRUCTIONS = """\
 These tools are the skills that are ready on this machine; each runs one program through the nexus
-gateway, with `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and answers
-with its stdout, its stderr and its exit status (as text; structured: exit, ms, truncated,
-timedOut). read_skill, or the prompt named after a skill, gives its instructions; a skill's files are
-resources. list_skills names every skill, ready or not, with what one that is not ready needs. Every
-call is logged."""
+gateway, with `args` (a list of strings, no shell), `stdin` (text), `timeout` (seconds) and the
+`variables` a skill declares (an object), and answers with its stdout, its stderr and its exit status
+(as text; structured: exit, ms, truncated, timedOut). read_skill, or the prompt named after a skill,
+gives its instructions; a skill's files are resources. list_skills names every skill, ready or not,
+with what one that is not ready needs. Every call is logged."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The 2026 revision has results say how long a client may cache them: not at all, the skills are live.
@@ -93,9 +113,10 @@ class Nexus:
                         on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
                         on_list_resources=self.list_resources, on_read_resource=self.read_resource,
                         on_list_resource_templates=self.list_resource_templates, on_subscriptions_listen=listen)
-        server.extensions[skills.EXTENSION] = {}
+        server.extensions[skills.EXTENSION] = {"directoryRead": True}
         server.add_request_handler("skills/list", PaginatedRequestParams, self.list_published)
         server.add_request_handler("skills/get", SkillParams, self.get_published)
+        server.add_request_handler("resources/directory/read", DirectoryParams, self.read_directory)
         server.add_notification_handler("notifications/initialized", NotificationParams, self.on_initialized)
         server.middleware.append(self.remember_client)
         server.middleware.append(self.checked_tool_list)
@@ -175,8 +196,13 @@ class Nexus:
 
     async def list_tools(self, ctx, params):
         """tools/list as the SDK checks every result: for the 2026 protocol, and before initialize."""
-        found = await self.work(lambda: [offer.tool(r) for r in self.listed("tools")])
+        found = await self.work(lambda: [offer.tool(r, hints) for r, hints in self.skill_tools()])
         return offer.result(tools=(found if self.mode == "each" else [offer.RUN_SKILL_TOOL]) + list(offer.BUILTIN_TOOLS))
+
+    def skill_tools(self):
+        """(record, its annotations) of each offered tool or script skill: its tool in each mode."""
+        config = self.config()
+        return [(r, offer.hints(r, config)) for r in self.listed("tools")]
 
     async def checked_tool_list(self, ctx, call_next):
         """tools/list from tools the SDK checked (and shaped for the protocol version) once each, not on
@@ -188,8 +214,9 @@ class Nexus:
             return await call_next(ctx)
 
         def tools():
-            found = [self.checked_tool(version, (r["name"], r["sha256"], r["dir"]), lambda r=r: offer.tool(r))
-                     for r in self.listed("tools")] if self.mode == "each" else [offer.RUN_SKILL_TOOL]
+            found = [self.checked_tool(version, (r["name"], r["sha256"], r["dir"], *sorted(hints.items())),
+                                       lambda r=r, hints=hints: offer.tool(r, hints))
+                     for r, hints in self.skill_tools()] if self.mode == "each" else [offer.RUN_SKILL_TOOL]
             return found + [self.checked_tool(version, (t["name"],), lambda t=t: t) for t in offer.BUILTIN_TOOLS]
 
         return {"tools": await self.work(tools)}
@@ -242,10 +269,10 @@ class Nexus:
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
         try:
-            args, stdin, timeout = offer.call_arguments(arguments)
+            args, stdin, timeout, given = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
-        call = gateway.Call(entry, config, args, self.warn, **self.caller())
+        call = gateway.Call(entry, config, args, self.warn, variables=given, asked=offer.ASKED, **self.caller())
         try:
             offer.check_invocable(entry)
         except Refused as e:
@@ -258,6 +285,8 @@ class Nexus:
             call.prepare(on_start=running.started)  # gated (a refusal is logged), configured, verified on first use
         except Refused as e:  # a tool error, which clients show the model: the reason and the setup step
             return offer.error_result(f"{name}: not run: {e}")
+        except UsageError as e:  # a variable the skill does not declare
+            return offer.error_result(f"{name}: {e}")
         if running.cancelled:
             return offer.error_result("cancelled")
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
@@ -273,10 +302,11 @@ class Nexus:
     def read_skill(self, arguments):
         arguments = arguments or {}
         name = arguments.get("name")
-        if not isinstance(name, str) or set(arguments) != {"name"}:
-            return offer.error_result(f"{offer.READ_SKILL} takes one argument, name: the skill's name")
+        if not isinstance(name, str) or set(arguments) - {"name", "variables"}:
+            return offer.error_result(f"{offer.READ_SKILL} takes name (the skill's) and variables (an object)")
         try:
-            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), self.warn)
+            given = offer.given_variables(arguments.get("variables"))
+            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), self.warn, given)
         except NexusError as e:
             return offer.error_result(str(e).splitlines()[0])
         return offer.result(content=[offer.text_content(text)])
@@ -289,7 +319,8 @@ class Nexus:
     async def get_prompt(self, ctx, params):
         try:
             entry, text = await self.work(
-                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), self.warn))
+                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), self.warn,
+                                           params.arguments))
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
         return offer.result(description=entry["description"],
@@ -336,6 +367,17 @@ class Nexus:
         except LookupError as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         return offer.result(skill=found.entry, **UNCACHED_FIELDS)
+
+    async def read_directory(self, ctx, params):
+        """resources/directory/read: the direct children of a published skill's folder, a page at a time."""
+        try:
+            found, cursor = await self.work(lambda: self.shelf.directory(
+                self.records(self.watch), self.config(), params.uri, params.cursor))
+        except (LookupError, ValueError) as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from None
+        # ttlMs and cacheScope: the extension's text does not ask for them here, but hosts (the MCP
+        # Inspector 2.12) check them as on every other list of the 2026 revision
+        return offer.result(resources=found, **({"nextCursor": cursor} if cursor else {}), **UNCACHED_FIELDS)
 
     # -- the connection ------------------------------------------------------------------------
 
@@ -391,6 +433,12 @@ class Nexus:
 
 class SkillParams(RequestParams):
     """skills/get's params."""
+
+    uri: str
+
+
+class DirectoryParams(PaginatedRequestParams):
+    """resources/directory/read's params."""
 
     uri: str
 

@@ -19,11 +19,21 @@ from ..skill import skillmd
 
 EXTENSION = "io.modelcontextprotocol/skills"
 MAX_FILES, MAX_BYTES = 512, 16 * 1024 * 1024  # the extension's limits per skill
-PAGE = 100  # skills per page of skills/list
+PAGE = 100  # skills per page of skills/list, resources per page of resources/directory/read
 NOT_CONTENT = (".git", ".hg", ".svn", "__pycache__")  # folders that are a tool's bookkeeping, not the skill's
 SECRETS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
            ".netrc", ".npmrc", ".pypirc", "credentials*", "*.keystore", "*.jks")  # file names that look like secrets
 RUNNABLE_CONFIG = "mcp.publishRunnable"
+
+
+DIRECTORY = "inode/directory"  # the mime type of a directory resource
+
+
+def file_type(name):
+    """A file's mime type by its name: Markdown's for .md (as SKILL.md's), else as Python guesses it."""
+    import mimetypes  # directory reads only
+
+    return "text/markdown" if name.endswith(".md") else mimetypes.guess_type(name)[0]
 
 
 class Digests:
@@ -142,6 +152,16 @@ def standard_frontmatter(data, name):
     return skillmd.jsonable(loaded), None
 
 
+def paged(items, cursor):
+    """(the page of `items` from `cursor`, PAGE of them; the next cursor or None): a cursor is the offset
+    as text. ValueError for a cursor nexus did not give."""
+    start = int(cursor) if cursor and cursor.isdigit() else 0 if cursor is None else None
+    if start is None:
+        raise ValueError(f"invalid cursor {cursor!r}")
+    end = start + PAGE
+    return items[start:end], str(end) if end < len(items) else None
+
+
 class Shelf:
     """What a server publishes of the offered skills: entries by name, kept while the records they were
     made from are the same; and for list_skills, why an offered skill is not published."""
@@ -159,12 +179,7 @@ class Shelf:
 
     def page(self, records, config, cursor):
         """(entries of one page, the next cursor or None); ValueError for a cursor nexus did not give."""
-        start = int(cursor) if cursor and cursor.isdigit() else 0 if cursor is None else None
-        if start is None:
-            raise ValueError(f"invalid cursor {cursor!r}")
-        published = [p for p in self.all(records, config).values() if isinstance(p, Published)]
-        end = start + PAGE
-        return [p.entry for p in published[start:end]], str(end) if end < len(published) else None
+        return paged([p.entry for p in self.all(records, config).values() if isinstance(p, Published)], cursor)
 
     def get(self, records, config, skill_uri):
         """The Published skill whose SKILL.md is at `skill_uri`; LookupError saying why there is none."""
@@ -178,6 +193,27 @@ class Shelf:
         if published is None:
             raise LookupError(f"No skill is served at {skill_uri}: not published: {why}")
         return published
+
+    def directory(self, records, config, directory_uri, cursor):
+        """resources/directory/read: (the direct children of a directory of a published skill, as
+        resources, one page from `cursor`; the next cursor or None). A directory is the skill's root,
+        skill://NAME, or a folder its files lie in, written without a trailing slash; its children are
+        what the skill's entry lists (a file nexus does not serve is in no directory). LookupError when
+        `directory_uri` is no such directory, ValueError for a cursor nexus did not give."""
+        name, _, folder = directory_uri.removeprefix("skill://").partition("/")
+        if not directory_uri.startswith("skill://") or directory_uri.endswith("/"):
+            raise LookupError(f"{directory_uri} is not a directory resource: one is skill://NAME or a folder in it")
+        published = self.get(records, config, uri(name))
+        prefix = uri(name, folder + "/" if folder else "")
+        children = {}
+        for file_uri in published.files:
+            if file_uri.startswith(prefix):
+                child, below, _ = file_uri[len(prefix):].partition("/")
+                children[prefix + child] = DIRECTORY if below else file_type(child)
+        if not children:
+            raise LookupError(f"{directory_uri} is not a directory resource of skill {name}")
+        return paged([{"uri": child, "name": child.rpartition("/")[2], **({"mimeType": mime} if mime else {})}
+                      for child, mime in sorted(children.items())], cursor)
 
     def file(self, records, config, file_uri):
         """(the skill's record, the path) of a file a published entry lists at `file_uri`; LookupError else."""

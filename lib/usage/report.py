@@ -347,12 +347,14 @@ def _failures(failures, groups, days):
 
 def _sessions(found):
     title = "Sessions"
-    rows = [[_e(s["id"]), _e(s["first"][:16].replace("T", " ")), _e(s["last"][:16].replace("T", " ")),
-             f"{s['calls']:,}", f"{s['failures']:,}", f"{s['refused']:,}", _e(", ".join(s["skills"]))] for s in found]
-    table = _table(title, ["Session", "First call", "Last call", "Calls", "Failed", "Refused", "Skills"], rows,
-                   numeric=(3, 4, 5), nowrap=(0, 1, 2), stack=True)
-    return (f"<section><h2>{_e(title)}</h2><p>Each agent session (NEXUS_SESSION_ID) in this window, newest first; "
-            f"\"-\" gathers the calls made without one.</p>{table}</section>")
+    rows = [[_e(s["id"]), _e(", ".join(s["clients"]) or "-"), _e(s["first"][:16].replace("T", " ")),
+             _e(s["last"][:16].replace("T", " ")), f"{s['calls']:,}", f"{s['failures']:,}", f"{s['refused']:,}",
+             _e(", ".join(s["skills"]))] for s in found]
+    table = _table(title, ["Session", "Client", "First call", "Last call", "Calls", "Failed", "Refused", "Skills"], rows,
+                   numeric=(4, 5, 6), nowrap=(0, 2, 3), stack=True)
+    return (f"<section><h2>{_e(title)}</h2><p>Each agent session (NEXUS_SESSION_ID) in this window, newest first, "
+            f"with the agent program that made its calls (Client: what an MCP client said it is); \"-\" gathers "
+            f"the calls made without a session.</p>{table}</section>")
 
 
 def _health(found):

@@ -21,7 +21,13 @@ def serve(ctx):
     with `nexus skills prompt`, `agents-md`, `cursor-rules` and `skills link`.
 
     Tools (--tools each): each offered tool or script skill is a tool named after it, taking `args` (a
-    list of strings), `stdin` (text) and `timeout` (seconds), all tools sharing one bare input schema.
+    list of strings), `stdin` (text) and `timeout` (seconds), all tools sharing one bare input schema;
+    a skill that declares variables takes them as `variables` too, an object ({"NAME": "value"}), as
+    `nexus skill run --var NAME=value` does: a required one missing is a tool error naming it.
+    Each has a title (the first heading of its instructions, else its name as words) and the annotations
+    its sandbox permissions make true: openWorldHint true for a skill with the network, false for one
+    confined without it; readOnlyHint for a confined script skill that writes only its own temporary
+    and state folders.
     A tool skill runs in the folder the client started the server in, a script skill in its own. The
     result holds the program's stdout, its stderr and a note on its exit status as text (each sent
     once), and {exit, ms, truncated, timedOut} as structured content; isError is set when the exit
@@ -31,17 +37,21 @@ def serve(ctx):
     a tool error with the reason and the setup step, which the model reads and can act on.
 
     Tools (--tools loader): tools/list stays small however large the catalogue: `run_skill` (name, args,
-    stdin, timeout) runs any offered skill by name, and the server's instructions (at most 8 KB) name the
+    stdin, timeout, variables) runs any offered skill by name, and the server's instructions (at most 8 KB) name the
     offered skills, the most used first, then point to list_skills. --tools auto (the default) is the
     loader once 40 tool and script skills are offered, else each; it is settled as the server starts.
 
-    In both modes, `list_skills` (query, cursor: 50 a page) names every skill with its status and, for
-    one that is not ready, why and the steps that set it up; `read_skill` gives one skill's instructions.
+    In both modes, `list_skills` (query, cursor: 50 a page) names every skill with its status, its
+    variables and, for one that is not ready, why, ending with the command that fixes it, and the steps
+    that set it up; `read_skill` gives one skill's instructions, a prompt skill's with the `variables`
+    given filled in (never from the server's environment). A prompt skill's variables are its prompt's
+    arguments.
 
     Skills extension (io.modelcontextprotocol/skills): skills/list (paged) and skills/get give each
     published skill as an entry: its URI skill://NAME/SKILL.md, its frontmatter as a standard YAML parser
     reads it, and every file of it with its sha256 digest and size; resources/read serves exactly those
-    files by their skill:// URIs. Published: the offered prompt skills; tool and script skills only with
+    files by their skill:// URIs, and resources/directory/read (directoryRead) lists what lies directly
+    in a skill's folder (skill://NAME, skill://NAME/references). Published: the offered prompt skills; tool and script skills only with
     mcp.publishRunnable = true in the config, since a host that runs a skill's files itself bypasses the
     gate, the log and the sandbox. A skill over the extension's limits (512 files, 16 MiB), holding a
     secret-looking file (.env, keys), a link out of its folder or a frontmatter standard YAML reads

@@ -82,18 +82,21 @@ def scan(source_list, known=None):
 
 def _read_all(reads):
     """A Scan of each (source, skill folder) read, in their order: many in a process per CPU (shares),
-    each saying on a terminal how far it got."""
+    this one saying on a terminal how far it got once it has read MANY_FOLDERS."""
     if len(reads) < MANY_FOLDERS:
         return [_read(read) for read in reads]
     from .. import shares  # both for a scan that reads many folders: a run that reads one never needs them
     from ..style import Progress  # as shares
 
     here = os.getpid()
-    with Progress("reading skills", total=len(reads), now=True) as progress:
+    with Progress("reading skills", now=True) as progress:
         def read_one(read):
-            if os.getpid() == here:  # this process's own count: the others' come back at the end
-                progress.step()
-            return _read(read)
+            found = _read(read)
+            if os.getpid() == here:  # this process's own count, said once it is many: the others' come at the end
+                progress.count += 1
+                if progress.count >= MANY_FOLDERS:
+                    progress.step(0)
+            return found
 
         return shares.mapped(read_one, reads, least=IN_PROCESSES)
 

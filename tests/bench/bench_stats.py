@@ -76,9 +76,9 @@ def rows(bench):
     times = rounds([stats, plain, mawk], 7)
     # the fallback's promise is the speed it had before orjson (2.91x mawk on a quiet machine): no worse
     for case, what, most in ((stats, "with orjson" if fast else "orjson not installed", 1.5),
-                             (plain, "standard library's parser", 3)):
+                             (plain, "no orjson (the fallback)", 3)):
         ratio = median([s / m for s, m in zip(times[case.label], times["mawk"])])
-        yield Row(f"skill stats --json, {SKILLS * ENTRIES:,} lines, {what}, as a multiple of mawk",
+        yield Row(f"skill stats --json, {SKILLS * ENTRIES:,} lines, {what}",
                   f"{median(times[case.label]) / 1000:.2f} s", ratio, f"<= {most:g}x mawk", ratio <= most)
     yield Row("  mawk counting the same (for reference)", f"{median(times['mawk']) / 1000:.2f} s",
               paired(times, "mawk"), "", True)

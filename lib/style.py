@@ -116,17 +116,21 @@ class Progress:
     """Long work said as it goes ('reading skills: 1,200'), one line on stderr rewritten in place and
     wiped at the end: only for a person at a terminal (`allowed`, which the output layer sets for a
     human rendering while stdout and stderr are both terminals, as gh does: never in a pipe, never
-    with --json), and only once the work is long: after DELAY seconds, or at once with `now`."""
+    with --json), and only once the work is long: after DELAY seconds, or at once with `now`. `show`
+    says a step that blocks (a clone, a verification) before it starts. The line is cut to the
+    terminal's width, so that it never wraps; with NO_COLOR, or a terminal that takes no escape codes,
+    it is rewritten and wiped with spaces alone."""
 
     allowed = False
     DELAY = 0.5
+    on_screen = None  # the Progress whose line is shown: a message wipes it first (`pause`)
 
-    def __init__(self, what, total=None, now=False):
+    def __init__(self, what, total=None, now=False, size=False):
         import time  # long work only: style is imported by every renderer, which needs no clock
 
-        self.what, self.total, self.count, self.clock, self.visible = what, total, 0, time.monotonic, False
+        self.what, self.total, self.count, self.clock, self.size = what, total, 0, time.monotonic, size
         self.started = self.clock() - (self.DELAY if now else 0)
-        self.last = None
+        self.last, self.shown = None, 0  # when the line was last written, and how wide (0: not shown)
 
     def step(self, n=1):
         self.count += n
@@ -134,26 +138,52 @@ class Progress:
             return
         moment = self.clock()
         if moment - self.started >= self.DELAY and (self.last is None or moment - self.last >= 0.1):
-            import sys  # as in __init__: only when progress is shown
+            self.last = moment
+            total = f" of {self._amount(self.total)}" if self.total else ""
+            self._write(f"{self.what}: {self._amount(self.count)}{total}")
 
-            self.last, self.visible = moment, True
-            total = f" of {self.total:,}" if self.total else ""
-            sys.stderr.write(f"\r{self.what}: {self.count:,}{total}\033[K")
-            sys.stderr.flush()
+    def show(self, what=None):
+        """Say `what` (else the work's name) at once: a step that blocks until it is done."""
+        if self.allowed:
+            self.what = what or self.what
+            self._write(f"{self.what}...")
+
+    def _amount(self, n):
+        return f"{n / 1048576:,.1f} MB" if self.size else f"{n:,}"
+
+    def _write(self, text):
+        import sys  # as in __init__: only when progress is shown
+
+        line = clip(text, max(shutil.get_terminal_size().columns - 1, 10))  # the cursor stays on this row
+        width, before = cells(line), Progress.on_screen.shown if Progress.on_screen else 0  # this one's or another's
+        sys.stderr.write(f"\r{line}" + (" " * max(before - width, 0) if _plain() else "\033[K"))
+        sys.stderr.flush()
+        self.shown, Progress.on_screen = width, self
+
+    @classmethod
+    def pause(cls):
+        """Wipe the line shown, so that a message written now stands alone; the next step writes it again."""
+        if cls.on_screen is not None:
+            cls.on_screen.close()
 
     def close(self):
-        if self.visible:
+        if self.shown:
             import sys  # as in __init__
 
-            sys.stderr.write("\r\033[K")
+            sys.stderr.write("\r" + " " * self.shown + "\r" if _plain() else "\r\033[K")
             sys.stderr.flush()
-            self.visible = False
+            self.shown, Progress.on_screen = 0, None
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _plain():
+    """No escape codes on stderr: NO_COLOR asks for none, a dumb terminal would show them."""
+    return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
 
 
 def plural(count, noun):

@@ -79,6 +79,18 @@ def test_success_rate_decides_between_equals_and_the_preference_list_beats_it(sc
     assert resolve(script_runner, "email_sender").stdout == "gog\n"
 
 
+def test_an_added_skill_claiming_a_capability_does_not_take_it_over(script_runner, mail, nexus_home, tmp_path):
+    """A skill added from elsewhere ranks after the skills the user has, whatever its name or record;
+    the preference list still chooses it."""
+    write_skill(tmp_path / "elsewhere", "aaa-mailer", meta={"implements": ["email_sender"]})
+    assert script_runner.run(["nexus", "skills", "add", str(tmp_path / "elsewhere")]).returncode == 0
+    report = json.loads(resolve(script_runner, "email_sender", "--json").stdout)
+    assert report["chosen"] == "gog" and [p["name"] for p in report["ranking"]][:2] == ["gog", "aaa-mailer"]
+    assert "added with `nexus skills add`" in report["ranking"][1]["why"]
+    write_config(nexus_home, '[capabilities.email_sender]\nprefer = ["aaa-mailer"]\n')
+    assert resolve(script_runner, "email_sender").stdout == "aaa-mailer\n"
+
+
 def test_requirement_cycles_make_the_skills_invalid_and_check_reports_them(script_runner, workspace):
     write_skill(workspace, "alpha", meta={"implements": ["a_cap"], "requires": {"skills": ["beta"]}})
     write_skill(workspace, "beta", meta={"requires": {"capabilities": ["a_cap"]}})

@@ -445,7 +445,7 @@ def test_skill_allow_grants_in_one_command_and_is_refused_from_inside_a_gateway_
 
 
 def test_show_and_status_say_what_a_skill_may_do_and_what_this_system_offers(managed, bindir, nexus_home):
-    probe_skill(managed, bindir, sandbox={"network": True, "write": ["{cwd}/out"]})
+    probe_skill(managed, bindir, sandbox={"network": True, "write": ["{cwd}/out", "~/.bashrc"]})  # the last: dropped
     shown = json.loads(subprocess.run(["nexus", "skill", "show", "probe", "--json"], capture_output=True,
                                       text=True, check=True).stdout)
     allowed = shown["permissions"]

@@ -219,3 +219,29 @@ def test_bad_job_ids_and_prompt_skills_in_the_background_are_refused(script_runn
     write_skill(workspace, "notes")
     refused = script_runner.run(["nexus", "skill", "run", "notes", "--background"])
     assert refused.returncode == 2 and "nothing to run in the background" in refused.stderr
+
+
+def test_a_replay_says_when_a_steps_output_differs_from_its_session(script_runner, workspace, bindir, nexus_home,
+                                                                    tmp_path, monkeypatch):
+    """skills spec 9.2: a call whose output nexus held (--json here) keeps a fingerprint; its replay compares
+    the step's output with it and says on stderr and in the log when it differs. A streamed call is not read."""
+    answer = tmp_path / "answer"
+    answer.write_text("42\n")
+    monkeypatch.setenv("ANSWER_FILE", str(answer))
+    make_tool(bindir, "answer", '#!/bin/sh\ncat "$ANSWER_FILE"\n')
+    write_skill(workspace, "answer", meta={"tool": "answer"})
+    assert run_in_session("s-fp", "answer", "--json", "--", "held").returncode == 0
+    assert run_in_session("s-fp", "answer", "--", "streamed").returncode == 0
+    held = read_log(nexus_home, "answer")[0]["output"]
+    assert script_runner.run(["nexus", "session", "crystallize", "s-fp", "--name", "ask-again"]).returncode == 0
+    same = subprocess.run(["nexus", "skill", "run", "ask-again"], capture_output=True, text=True)
+    assert (same.returncode, same.stdout) == (0, "42\n42\n") and "differs" not in same.stderr, same.stderr
+    compared, streamed = read_log(nexus_home, "answer")[-2:]
+    assert compared["output"] == held and "outputDiffers" not in compared and "output" not in streamed
+    answer.write_text("43!\n")
+    other = subprocess.run(["nexus", "skill", "run", "ask-again"], capture_output=True, text=True)
+    assert (other.returncode, other.stdout) == (0, "43!\n43!\n")  # shown as it is: a difference is said, not a failure
+    assert other.stderr.count("differs") == 1
+    assert "answer: its output differs from the one the crystallized session saw (3 bytes then, 4 now)" in other.stderr
+    compared, streamed = read_log(nexus_home, "answer")[-2:]
+    assert compared["outputDiffers"] == held and compared["output"]["bytes"] == 4 and "outputDiffers" not in streamed

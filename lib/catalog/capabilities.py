@@ -167,17 +167,22 @@ def catalogue(records):
 
 def ranking(capability, records, prefer, success_rates):
     """The providers of `capability`, best first, each with why it stands where it does: ready first;
-    then the config's preference list; then verified before unverified; then the best success rate over
-    the usage logs' window; then name."""
+    then the config's preference list; then the skills the user has before those added with `nexus
+    skills add` (what an added skill claims to implement is its author's word: adding one must not take
+    a capability over); then verified before unverified; then the best success rate over the usage
+    logs' window; then name."""
     ranked = []
     for record in providers(records).get(capability, []):
         name = record["name"]
         rate = success_rates.get(name)
-        key = (record["status"] != "ready", prefer.index(name) if name in prefer else len(prefer),
+        added = record.get("source") == "nexus-managed"
+        key = (record["status"] != "ready", prefer.index(name) if name in prefer else len(prefer), added,
                not record.get("verified"), -(rate if rate is not None else -1), name)
         reasons = ["ready" if record["status"] == "ready" else why_not_ready(record)]
         if name in prefer:
             reasons.append(f"preference {prefer.index(name) + 1} in capabilities.{capability}.prefer")
+        if added:
+            reasons.append("added with `nexus skills add`")
         reasons.append("verified" if record.get("verified") else "not verified yet")
         reasons.append(f"success rate {rate:.0%}" if rate is not None else "no recent calls")
         ranked.append((key, {"name": name, "status": record["status"], "ready": record["status"] == "ready",

@@ -71,8 +71,9 @@ class Shown:
 
 def say(prog, message):
     """A warning or an error on stderr, under the command's name: its hostile text shown, never obeyed."""
-    from ..style import terminal  # style only when something is said: a gateway call that goes well never is
+    from ..style import Progress, terminal  # style only when something is said: a gateway call that goes well never is
 
+    Progress.pause()  # a progress line on stderr is wiped, not run into
     print(f"{prog}: {terminal(message)}", file=sys.stderr)
 
 

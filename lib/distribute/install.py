@@ -13,6 +13,7 @@ from .. import fileio, paths
 from ..errors import NexusError
 from ..gateway import process
 from ..skill.installspec import argv, command, describe, download_name, installer, ordered
+from ..style import Progress
 
 MAX_DOWNLOAD = 512 * 1024 * 1024
 
@@ -84,12 +85,17 @@ def _fetch(url, out):
     digest, size = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=60) as response:
+            length = response.headers.get("Content-Length", "")
+            name = url.rstrip("/").rsplit("/", 1)[-1]
+            progress = Progress(f"downloading {name}", int(length) if length.isdigit() else None, now=True, size=True)
             while chunk := response.read(1 << 16):
+                progress.step(len(chunk))  # on a terminal: how much came, of how much
                 size += len(chunk)
                 if size > MAX_DOWNLOAD:
                     raise NexusError(f"download of {url} is over {MAX_DOWNLOAD >> 20} MB: stopped")
                 digest.update(chunk)
                 out.write(chunk)
+            progress.close()
     except (urllib.error.URLError, OSError) as e:
         raise NexusError(f"cannot download {url}: {getattr(e, 'reason', None) or e}") from None
     return digest.hexdigest()

@@ -14,7 +14,7 @@ from ..errors import BadInput, NexusError
 from ..schema import now_iso
 from ..skill import audit as auditlib, skillmd
 from ..skill.skillmd import Problem
-from ..style import plural
+from ..style import Progress, plural
 from . import sources
 
 LOCK_VERSION = 1
@@ -204,7 +204,10 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=N
         report.update(source=source.location, revision=source.revision)
         copy = copy or source.kind == "git"  # a clone is scratch: its skills are copied out
         seen, others = set(), skills_elsewhere()
-        for candidate in select(sources.find(source, on_problem or (lambda m: None)), names, source):
+        chosen = select(sources.find(source, on_problem or (lambda m: None)), names, source)
+        progress = Progress("adding skills", total=len(chosen))  # each is audited: a large source takes a while
+        for candidate in chosen:
+            progress.step()
             shadows = _shadows(candidate, lock, source, others)
             why = _refusal(candidate, seen, lock, source, force) or (
                 shadows and not force and shadows[0] + "; --force adds it all the same")
@@ -236,6 +239,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=N
             report["added"].append({"name": name, "path": candidate.path, "placement": entry["placement"],
                                     "sha256": entry["sha256"], **({"shadows": shadows[1]} if shadows else {}),
                                     "findings": [f.as_dict() for f in findings]})
+        progress.close()  # an error on the way wipes it as it is said (cli.output.say)
     return report
 
 
@@ -310,13 +314,16 @@ def update(names=(), force=False, admit=None):
         by_source = {}
         for name in names:
             by_source.setdefault(lock["skills"][name].get("source"), []).append(name)
+        progress = Progress("updating skills", total=len(names))  # as in add
         for location, group in by_source.items():
             try:
                 with sources.checkout(location) as source:
                     for name in group:
+                        progress.step()
                         _update_one(lock["skills"][name], name, source, force, report, admit)
             except NexusError as e:  # the source cannot be fetched: none of its skills is touched
                 report["failed"] += [{"name": n, "error": str(e)} for n in group]
+        progress.close()
     return report
 
 

@@ -14,6 +14,7 @@ from .. import fileio, paths, trust
 from ..errors import NexusError
 from ..gateway import process
 from ..skill import skillmd
+from ..style import Progress
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
@@ -90,7 +91,9 @@ def checkout(source):
     scratch = tempfile.mkdtemp(prefix="clone.", dir=paths.cache_dir())
     try:
         root = os.path.join(scratch, "repo")
-        _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
+        with Progress(f"cloning {location}") as progress:  # on a terminal: a large repository takes a while
+            progress.show()
+            _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
         revision = _git(["-C", root, "rev-parse", "HEAD"], f"cannot read the revision of '{location}'").strip()
         yield Source(kind, location, root, revision)
     finally:

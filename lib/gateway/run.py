@@ -11,6 +11,7 @@ printed is the command's (tools/plumbing/run.py); this module writes to no termi
 """
 
 import os
+import stat
 import time
 
 from .. import schema
@@ -98,6 +99,7 @@ class Call:
             self.env[scope.ENV] = self.profile.name
         self.secrets = plan.secrets(entry, self.env, config)
         self.env["NEXUS_PARENT_CALL"] = self.id
+        self.expected = self.env.pop(EXPECTED_OUTPUT, None)  # a replay's step (usage.crystallize): not the tool's
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
@@ -152,6 +154,9 @@ class Call:
         """
         group = timeout is not None or not forward  # a group of its own can be ended as a whole
         to_file, out_file = stderr, stdout if isinstance(stdout, int) and not capture else None
+        start_at = _held_stdout() if self.expected and not capture and stdout is None else None
+        if start_at is not None:  # a replay's step writes to a file the replay reads: the tool's own stdout still
+            out_file = 1
         if capture:
             stdout = stderr = process.CAPTURE
         elif stderr is None:
@@ -196,11 +201,25 @@ class Call:
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         # Where nexus holds the output anyway (captured, or in a job's file), its fingerprint is kept, so that
         # a replay can tell whether it still answers the same; a streamed call's output is never read.
-        output = fingerprint(done.stdout if capture else None, out_file) if done.started else None
-        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id, output=output)
+        output = fingerprint(done.stdout if capture else None, out_file, start_at or 0) if done.started else None
+        differs = self.differs(output)
+        self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id, output=output,
+                    differs=differs)
         if self.confined and done.started and done.exit != 0 and not self.cancelled:
             self.warn_denied(done)
         return done
+
+    def differs(self, output):
+        """The fingerprint a replay's step expected (from the session it was crystallized from, skills spec
+        9.2) when the output it gave now is another, said on stderr; else None."""
+        if not self.expected or not output:
+            return None
+        digest, _, size = self.expected.partition(":")
+        if (digest, size) == (output["sha256"], str(output["bytes"])) or not size.isdigit():
+            return None
+        self.warn(f"{self.entry['name']}: its output differs from the one the crystallized session saw "
+                  f"({int(size):,} bytes then, {output['bytes']:,} now): the replay may no longer do what it did")
+        return {"sha256": digest, "bytes": int(size)}
 
     def warn_denied(self, done):
         """A confined call that failed: the permission to grant, where its stderr says what it was denied."""
@@ -210,7 +229,7 @@ class Call:
         if grant:
             self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
 
-    def record(self, ts, ms, exit_code, error=None, changes=None, call=None, output=None):
+    def record(self, ts, ms, exit_code, error=None, changes=None, call=None, output=None, differs=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
         args = [self.masked(a) for a in self.args]
@@ -219,7 +238,7 @@ class Call:
         try:
             record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
                    tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                   sandbox=self.sandbox, call=call, output=output, client=self.client)
+                   sandbox=self.sandbox, call=call, output=output, client=self.client, differs=differs)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -233,9 +252,9 @@ def session_id(value, warn):
     return None
 
 
-def fingerprint(data, fd=None):
-    """{"sha256", "bytes"} of a call's output: `data` captured, or the file behind `fd` (a job's); None
-    when there is neither."""
+def fingerprint(data, fd=None, start=0):
+    """{"sha256", "bytes"} of a call's output: `data` captured, or the file behind `fd` from `start` (a
+    job's, a replay step's); None when there is neither."""
     if data is None and fd is None:
         return None
     import hashlib  # only for a call whose output nexus holds anyway
@@ -245,10 +264,25 @@ def fingerprint(data, fd=None):
         digest.update(data)
         size = len(data)
     else:
-        while chunk := os.pread(fd, 1 << 20, size):
+        while chunk := os.pread(fd, 1 << 20, start + size):
             digest.update(chunk)
             size += len(chunk)
     return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+EXPECTED_OUTPUT = "NEXUS_EXPECTED_OUTPUT"  # SHA256:BYTES: what a replay's step gave in its session
+
+
+def _held_stdout():
+    """Where in our stdout the tool's output begins, when stdout is a regular file we may read back (a replay
+    opens it so: `1<>FILE`); else None."""
+    try:
+        if not stat.S_ISREG(os.fstat(1).st_mode):
+            return None
+        os.pread(1, 0, 0)  # EBADF: opened for writing only
+        return os.lseek(1, 0, os.SEEK_CUR)
+    except OSError:
+        return None
 
 
 def not_recorded(error):
@@ -268,7 +302,7 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None):
+           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None, differs=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
     the agent says of itself in the environment (schema.call_context)."""
@@ -285,7 +319,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
                                       profile=profile.name if profile else None, sandbox=sandbox, client=client)
             line.update(schema.call_context(os.environ), **({"call": call} if call else {}),
-                        **({"output": output} if output else {}))
+                        **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}))
             usage_log.append(entry["name"], state, line, config)
 
 

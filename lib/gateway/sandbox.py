@@ -157,10 +157,15 @@ def _strings(value):
 
 
 def effective(entry, config):
-    """What `skill show` and `skills add` show: confined or not, and the permissions it has (folders as written)."""
+    """What `skill show` and `skills add` show: confined or not, and the permissions it has (folders as written),
+    but a write grant that lies in a protected place (~/.ssh, say), which a call drops."""
     allowed = permissions(entry, config)
-    return {"confined": plan.confined(entry, config), "network": allowed["network"],
-            "write": writable(entry, allowed), "read": allowed["read"]}
+    write = writable(entry, allowed)
+    if allowed["write"]:  # most skills have no grant: protected() is not worth its stats for them
+        guarded = [os.path.realpath(expand(p, {})) for p in protected(config)]
+        write = [p for p in write if p.startswith("{") or not _guarded(os.path.realpath(expand(p, {})), guarded)]
+    return {"confined": plan.confined(entry, config), "network": allowed["network"], "write": write,
+            "read": allowed["read"]}
 
 
 def said(name, allowed):
@@ -266,8 +271,7 @@ class Call:
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
-        own = self.write[:2]
-        self.write = own + [p for p in self.write[2:] if not any(_within(p, q) for q in self.protect)]
+        self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
@@ -430,6 +434,11 @@ def protected(config):
     return [*ESCALATION, paths.home(), *(folder for _, folder in configlib.sources(config)), *configlib.bin_path(config),
             os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix, sys.base_prefix,
             site.getusersitepackages()]
+
+
+def _guarded(path, protect):
+    """Whether a real path lies in (or is) one of the real paths `protect`: no write grant reaches it."""
+    return any(_within(path, q) for q in protect)
 
 
 def _within(path, folder):

@@ -79,14 +79,27 @@ def plan(name, session, picked, named, skills):
             env.append(secret_var)
         args = [(arg, _masked(call, i, arg)) for i, arg in enumerate(call.get("args") or [])]
         words = [_word(arg, parts, secret_var if masked else None, masked) for arg, masked in args]
-        lines.append(b"nexus skill run " + _word(skill, (), None) + b" --" + b"".join(b" " + w for w in words)
-                     + b" || exit $?")
+        expected = _expected(call)  # a step whose output the session held: compared when it is replayed
+        lines.append((b"step '" + expected.encode() + b"' " if expected else b"") + b"nexus skill run "
+                     + _word(skill, (), None) + b" --" + b"".join(b" " + w for w in words) + b" || exit $?")
         shown = " ".join(_shown(arg, parts, secret_var if masked else None, masked) for arg, masked in args)
         steps.append(f"`nexus skill run {skill} -- {visible(shown)}`")
-    called = list(dict.fromkeys(c["skill"] for c in picked))
+    called, compared = list(dict.fromkeys(c["skill"] for c in picked)), any(map(_expected, picked))
     return {"skillMd": _skill_md(name, session, picked, named, env, called, steps),
-            "script": _script(session, picked, named) + b"\n".join(lines) + b"\n", "env": env,
+            "script": _script(session, picked, named, compared) + b"\n".join(lines) + b"\n", "env": env,
             "calls": [c["n"] for c in picked], "requires": called}
+
+
+def _expected(call):
+    """SHA256:BYTES of the output the session's call gave, as replay.sh hands it to the gateway
+    (NEXUS_EXPECTED_OUTPUT), or None when its output was not held (a streamed call) or the log line's is
+    not a fingerprint: text from a log reaches the script only once checked."""
+    output = call.get("output")
+    digest, size = (output.get("sha256"), output.get("bytes")) if isinstance(output, dict) else (None, None)
+    if type(digest) is str and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest) \
+            and type(size) is int and size >= 0:
+        return f"{digest}:{size}"
+    return None
 
 
 def _masked(call, index, arg):
@@ -152,8 +165,11 @@ def _shown(arg, parts, secret_var, masked=True):
                    for ref, text in _pieces(arg, parts, secret_var, masked)) or "''"
 
 
-def _script(session, picked, named):
-    """The head of replay.sh: its parameters, read as --NAME VALUE or in order, and the caller's folder."""
+def _script(session, picked, named, compared=False):
+    """The head of replay.sh: its parameters, read as --NAME VALUE or in order, the caller's folder, and
+    when a step's output is `compared`, the function that runs such a step: its tool writes to a file
+    the gateway reads back (Call.differs says on stderr and in the log when it is not what the session
+    saw), shown when the step ends; the other steps' output streams as it comes."""
     calls = ", ".join(str(c["n"]) for c in picked)
     flags = " ".join(f"[--{n} VALUE]" for n, _ in named)
     order = " ".join(f"[{n.upper()}" for n, _ in named) + "]" * len(named)
@@ -177,6 +193,11 @@ def _script(session, picked, named):
     else:
         lines.append("[ $# -eq 0 ] || usage")
     lines.append('cd "${NEXUS_CALLER_CWD:-.}" || exit $?  # the tools run where the caller is, as when recorded')
+    if compared:
+        lines += ["step() {  # SHA256:BYTES COMMAND...: the output compared with the session's, then shown",
+                  "    expected=$1; shift", "    out=$(mktemp) || exit 1",
+                  '    NEXUS_EXPECTED_OUTPUT=$expected "$@" 1<>"$out"', "    status=$?",
+                  '    cat "$out"', '    rm -f "$out"', "    return $status", "}"]
     return "\n".join(lines).encode() + b"\n"
 
 

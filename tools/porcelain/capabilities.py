@@ -63,7 +63,8 @@ def render_resolved(resolved, out):
 def resolve(ctx):
     """Prints the name of the ready provider to use, for scripts:
       nexus skill run "$(nexus capability resolve email_sender)" -- ...
-    The choice: the preference list capabilities.CAPABILITY.prefer in the config, then a verified
+    The choice: the preference list capabilities.CAPABILITY.prefer in the config, then a skill you
+    have before one added with `nexus skills add` (what it claims is its author's word), then a verified
     provider before an unverified one, then the best success rate over the past 30 days, then the name.
 
     Exit status:

@@ -10,7 +10,7 @@ from nexus.cli.command import renders
 from nexus.distribute import managed, sources
 from nexus.gateway import plan
 from nexus.skill import audit
-from nexus.style import table
+from nexus.style import Progress, table
 
 
 def render_listed(report, out):
@@ -76,6 +76,7 @@ def door(ctx, again, grants=None):
         asked = f"{name} asks, when it runs confined, for {wants}"
         if not (sys.stdin and not sys.stdin.closed and sys.stdin.isatty() and sys.stderr.isatty()):
             return f"{asked}: to accept, {again} --yes"
+        Progress.pause()  # the question stands alone, not after "adding skills: 3 of 40"
         sys.stderr.write(f"{asked}: allow it? [y/N] ")
         sys.stderr.flush()
         return own if sys.stdin.readline().strip().lower() in ("y", "yes") else f"{asked}: declined"

@@ -11,7 +11,7 @@ from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Style, last_line, terminal, visible, when
+from nexus.style import Progress, Style, last_line, terminal, visible, when
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
@@ -280,7 +280,7 @@ def install(ctx):
         if args["--dry-run"]:
             return {"skill": entry["name"], "command": None, "dryRun": True, "alreadyInstalled": True, "where": where}
         ctx.warn(f"{entry['name']} is already installed ({where}): nothing to install; verifying it")
-        outcome = verified(entry, config)
+        outcome = _verified_after(entry, config)
         ctx.status = 0 if outcome["ok"] else 1
         return {"skill": entry["name"], "command": None, "installed": None, "alreadyInstalled": True,
                 "verification": outcome}
@@ -299,9 +299,16 @@ def install(ctx):
         folder, listed = os.path.dirname(placed), configlib.get(config, "skills.binPath", [])
         ctx.warn(f"{folder} is not searched: add it to skills.binPath: "
                  f"nexus config set skills.binPath {shlex.quote(inline([*listed, folder]))}")
-    report.update(installed=placed, verification=verified(entry, config))
+    report.update(installed=placed, verification=_verified_after(entry, config))
     ctx.status = 0 if report["verification"]["ok"] else 1
     return report
+
+
+def _verified_after(entry, config):
+    """`verified`, said on a terminal while its verify command runs (it may take a while)."""
+    with Progress(f"verifying {entry['name']}") as progress:
+        progress.show()
+        return verified(entry, config)
 
 
 def _confirm():

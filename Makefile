@@ -13,19 +13,21 @@ LIBDIR  ?= $(PREFIX)/lib
 PIPFLAGS ?=
 EXTRAS  ?= mcp
 
-SOURCES := pyproject.toml $(shell find bin lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
+SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
 
 .PHONY: run test bench man install uninstall clean
 
-# The venv holds the dependencies (the extras' too: nexus-mcp and its tests need the MCP SDK; the tests
-# and make bench read usage logs with orjson and without) and
+# The venv holds the dependencies (the mcp, otel and fast extras' too: nexus-mcp and its tests need the MCP
+# SDK, the OpenTelemetry tests its SDK and opentelemetry-proto; the tests and make bench read usage logs
+# with orjson and without) and
 # a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
 # install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
 	@echo "make: creating $(VENV) and installing nexus's dependencies from PyPI (the first time: a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3" "orjson>=3.9"
+	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3" \
+		"opentelemetry-sdk>=1.30" "opentelemetry-exporter-otlp-proto-http>=1.30" "opentelemetry-proto>=1.30" "orjson>=3.9"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
@@ -55,11 +57,11 @@ man: $(VENV)/.installed
 
 # The package and its dependencies go to a folder of their own, $(LIBDIR)/nexus, so any PREFIX
 # works and nothing else is touched; each console script is a small launcher in $(BINDIR) that
-# puts that folder first on sys.path, then does what the command's script in bin/ does. Launchers name
+# puts that folder first on sys.path, then does what the command's script in tools/bin/ does. Launchers name
 # the final paths, so DESTDIR staging works.
 # EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs; fast: orjson, which
 # reads usage logs faster), comma-separated; EXTRAS= for none.
-SCRIPTS   := $(wildcard bin/nexus*)
+SCRIPTS   := $(wildcard tools/bin/nexus*)
 PROGRAMS  := $(notdir $(SCRIPTS))
 MANPAGES  := $(wildcard man/*.1)
 PKGDIR    := $(LIBDIR)/nexus
@@ -72,7 +74,7 @@ install:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	python=$$($(PYTHON) -c 'import sys; print(sys.executable)') && \
 	for script in $(SCRIPTS); do \
-		launcher=$(DESTDIR)$(BINDIR)/$${script#bin/}; \
+		launcher=$(DESTDIR)$(BINDIR)/$${script#tools/bin/}; \
 		awk -v python="$$python" -v pkg="$(PKGDIR)" 'NR == 1 { print "#!" python; next } { print } \
 			/^import sys$$/ { print "sys.path.insert(0, \"" pkg "\")" }' $$script > $$launcher && \
 		chmod 0755 $$launcher || exit 1; \

@@ -4,7 +4,7 @@
 _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
-        'nexus') subcommands='skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
+        'nexus') subcommands='skills skill config telemetry profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
         'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
@@ -39,6 +39,8 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus config list') flags='--json --help' ;;
         'nexus config path') flags='--json --help' ;;
         'nexus config edit') flags='--help' ;;
+        'nexus telemetry') subcommands='push'; flags='--help' ;;
+        'nexus telemetry push') flags='--dry-run --json --help' ;;
         'nexus profiles') flags='--json --help' ;;
         'nexus status') flags='--check --json --help' ;;
         'nexus capabilities') flags='--json --help' ;;
@@ -57,9 +59,13 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job logs') flags='--follow --help'; args='job' ;;
         'nexus job wait') flags='--timeout --help'; args='job' ;;
         'nexus job kill') flags='--json --help'; args='job' ;;
-        'nexus mcp') subcommands='config'; flags='--max-output --watch --max-calls --tools --help' ;;
+        'nexus mcp') subcommands='config token'; flags='--max-output --watch --max-calls --tools --http --host --port --no-auth --certfile --keyfile --help' ;;
         'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
-        'nexus help') flags='--help'; args='words skills skill config profiles status capabilities capability connectors sessions session report jobs job mcp help...' ;;
+        'nexus mcp token') subcommands='add list revoke'; flags='--help' ;;
+        'nexus mcp token add') flags='--profile --expires --max-calls --json --help'; args='none' ;;
+        'nexus mcp token list') flags='--json --help' ;;
+        'nexus mcp token revoke') flags='--help'; args='none' ;;
+        'nexus help') flags='--help'; args='words skills skill config telemetry profiles status capabilities capability connectors sessions session report jobs job mcp help...' ;;
         'nexus-discover') flags='--shadowed --valid --invalid --help'; args='dir...'; dashdash=1 ;;
         'nexus-manifest') subcommands='write read check'; flags='--help' ;;
         'nexus-manifest write') flags='--help' ;;
@@ -67,16 +73,16 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus-manifest check') flags='--help' ;;
         'nexus-verify') flags='--timeout --jobs --all --stale --static --help'; args='skill...' ;;
         'nexus-run') flags='--dry-run --no-verify --no-log --json --background --no-sandbox --timeout --var --help'; args='skill'; dashdash=1 ;;
-        'nexus-stats') flags='--days --session --stdin --json --help'; args='skill' ;;
-        'nexus-mcp') flags='--max-output --watch --max-calls --tools --help' ;;
+        'nexus-stats') flags='--days --session --stdin --json --otlp --dry-run --help'; args='skill' ;;
+        'nexus-mcp') flags='--max-output --watch --max-calls --tools --http --host --port --no-auth --certfile --keyfile --help' ;;
         *) return 1 ;;
     esac
 }
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls') echo 'none' ;;
-        'nexus skills agents-md --write'|'nexus skills add --allow-write'|'nexus skills add --allow-read'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp config --command') echo 'file' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port') echo 'none' ;;
+        'nexus skills agents-md --write'|'nexus skills add --allow-write'|'nexus skills add --allow-read'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp --certfile'|'nexus mcp --keyfile'|'nexus mcp config --command'|'nexus-mcp --certfile'|'nexus-mcp --keyfile') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;
         'nexus skills link --dir'|'nexus mcp config --dir') echo 'dir' ;;

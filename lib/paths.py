@@ -33,6 +33,13 @@ FILES = (  # (where, what), in the order a reader meets them
                                               "with when."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
+    ("$NEXUS_HOME/state/nexus/mcp/tokens.json", "The bearer tokens of nexus-mcp --http (`nexus mcp token`): each "
+                                                "one's name, profile, expiry and SHA-256, never the token."),
+    ("$NEXUS_HOME/state/nexus/mcp/auth.log", "Every request nexus-mcp --http turned away, one JSON object a line."),
+    ("$NEXUS_HOME/state/nexus/mcp/sessions/ID/", "The working folder of an HTTP session, where its tool skills run; "
+                                                 "removed when the session ends."),
+    ("$NEXUS_HOME/state/nexus/telemetry-cursor.json", "What `nexus telemetry push` sent last of each skill's log: the "
+                                                       "line's timestamp, SHA-256 and number."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
     ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
     ("DIR/.cursor/rules/nexus-skills.mdc", "The Cursor rules `nexus skills cursor-rules --write` writes."),
@@ -183,6 +190,29 @@ def links_file():
 
 def jobs_dir():
     return os.path.join(state_root(), "jobs")
+
+
+def mcp_state():
+    return os.path.join(state_root(), "mcp")
+
+
+def tokens_file():
+    return os.path.join(mcp_state(), "tokens.json")
+
+
+def auth_log():
+    return os.path.join(mcp_state(), "auth.log")
+
+
+def session_folder(session):
+    """The working folder of an HTTP session; its id (a server's own, `mcp-` and hex digits) is a file name."""
+    if not session or "/" in session or session.startswith("."):
+        raise UsageError(f"not a session id for a folder: {session!r}")
+    return os.path.join(mcp_state(), "sessions", session)
+
+
+def telemetry_cursor():
+    return os.path.join(state_root(), "telemetry-cursor.json")
 
 
 def cache_dir():

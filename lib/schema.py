@@ -148,13 +148,13 @@ def is_session_id(value):
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
-                masked=None, profile=None, sandbox=None, client=None):
+                masked=None, profile=None, sandbox=None, client=None, token=None):
     """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a
     secret was masked, given whenever an argument holds ***, so that a literal *** is never taken for one;
     `sandbox`: how a tool or script was confined, or 'none'; `client`: the agent program that made the call
-    (an MCP client's name/version)."""
+    (an MCP client's name/version); `token`: the name of the bearer token it came with (nexus-mcp --http)."""
     entry = {"ts": ts, "skill": skill, "type": type_, "ms": ms}
     optional = {"args": args, "exit": exit, "error": error, "tool": tool, "session": session, "refused": refused,
-                "masked": masked, "profile": profile, "sandbox": sandbox, "client": client}
+                "masked": masked, "profile": profile, "sandbox": sandbox, "client": client, "token": token}
     entry.update((k, v) for k, v in optional.items() if v is not None)
     return entry

@@ -141,10 +141,10 @@ def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
 
 
 def console_scripts(root):
-    """{program: module} of the commands' scripts in root/bin (pyproject.toml's script-files): each runs
+    """{program: module} of the commands' scripts in root/tools/bin (pyproject.toml's script-files): each runs
     its module's main()."""
     found = {}
-    for script in sorted((root / "bin").iterdir()):
+    for script in sorted((root / "tools" / "bin").iterdir()):
         imports = [line.split() for line in script.read_text().splitlines() if line.startswith("from ")]
         found[script.name] = imports[0][1] if imports and imports[0][2:] == ["import", "main"] else None
     return found

@@ -60,9 +60,9 @@ def test_the_console_scripts_are_the_plumbing_rows_and_nexus_each_installed_as_i
                        **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}" for tool in PLUMBING_TOOLS}}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "scripts" not in project["project"]  # an entry point's launcher is the installer's, not ours
-    assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"bin/{name}" for name in scripts]
+    assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"tools/bin/{name}" for name in scripts]
     for name in scripts:  # what an installer rewrites (#!python) and what it keeps: nothing but the import
-        lines = (ROOT / "bin" / name).read_text().splitlines()
+        lines = (ROOT / "tools" / "bin" / name).read_text().splitlines()
         assert lines[0] == "#!python" and [line for line in lines[1:] if line] == [
             "import sys", f"from {scripts[name]} import main", "sys.exit(main())"], name
 
@@ -109,7 +109,8 @@ def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_pat
     used = {paths.home(), paths.config_file(), paths.workspace_skills(), paths.managed_skills(),
             paths.managed_lockfile(), paths.manifest_file(), paths.state_file("name"),
             paths.usage_log("name"), paths.skill_lock("name"), paths.config_cache(), paths.links_file(), paths.upgrades_file(),
-            paths.cache_dir(), paths.bin_dir(), *paths.sandbox_folders("name")}
+            paths.cache_dir(), paths.bin_dir(), *paths.sandbox_folders("name"), paths.tokens_file(), paths.auth_log(),
+            paths.session_folder("ID"), paths.telemetry_cursor()}
     table = {where.rstrip("/").replace("$NEXUS_HOME", "/H").replace("$MANAGED_SKILLS_DIR", "/M").replace("NAME", "name")
              for where, _ in paths.FILES}
     assert used <= table
@@ -227,7 +228,8 @@ def test_the_gateway_imports_nothing_heavy_and_loads_without_the_garbage_collect
     probe = ("import gc, sys; from nexus.tools.nexus import main; loading = gc.isenabled(); "
              "code = main(['skill', 'run', 'filesystem']); "
              "print(loading, gc.isenabled(), gc.get_freeze_count() > 1000, file=sys.stderr); "
-             "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib', 're', 'subprocess', 'threading')"
+             "print(sorted(m for m in ('yaml', 'docopt', 'jsonlines', 'tomllib', 're', 'subprocess', 'threading',"
+             " 'opentelemetry', 'nexus.usage.telemetry')"
              " if m in sys.modules), file=sys.stderr)")
     env = {**os.environ, "NEXUS_HOME": str(tmp_path)}
     subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, check=True)  # the first run scans

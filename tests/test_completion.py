@@ -44,7 +44,7 @@ def words_after(*group):
 
 @pytest.mark.parametrize("words, expected", [
     (["nexus", ""], words_after()),
-    (["nexus", "mcp", ""], ["config"]),
+    (["nexus", "mcp", ""], ["config", "token"]),
     (["nexus", "mcp", "config", "--client", "c"],
      ["claude-code", "claude-desktop", "cursor", "codex", "cline", "copilot-cli", "continue"]),
     (["nexus", "mcp", "config", "--scope", ""], ["project", "user"]),

@@ -155,7 +155,7 @@ def test_only_ready_tool_and_script_skills_are_tools(skills, bindir, nexus_home,
     assert {p.name for p in prompts.prompts} == {"advice", "fetch-page", "say", "scripted"}
     # Titles: the instructions' first heading, else the name as words; hints: what the sandbox holds it to.
     assert (say.title, fetch.title) == ("Body", "Fetch page")
-    assert fetch.annotations.open_world_hint and not fetch.annotations.read_only_hint
+    assert fetch.annotations is None  # it has the network, and writes its caller's folder: the protocol's defaults
     assert say.annotations.open_world_hint is False and not say.annotations.read_only_hint  # writes its caller's folder
     assert scripted.annotations.open_world_hint is False and scripted.annotations.read_only_hint
 
@@ -368,7 +368,7 @@ def test_eight_concurrent_calls_run_side_by_side_and_are_logged_once_each(skills
     assert all(line["exit"] == 0 for line in lines)
 
 
-def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bindir, workspace, tmp_path):
+def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bindir, workspace, tmp_path, nexus_home):
     make_tool(bindir, "flood", "#!/bin/sh\nhead -c 20000000 /dev/zero | tr '\\0' a\necho done >&2\n")
     write_skill(workspace, "flood", "Says a lot.", meta={"tool": "flood"})
 
@@ -380,6 +380,8 @@ def test_a_tool_that_floods_stdout_is_cut_and_the_stream_stays_clean(skills, bin
     assert flooded.structured_content["truncated"] and flooded.content[1].text == "stderr:\ndone\n"
     assert flooded.content[-1].text == "output cut at 100,000 bytes per stream" and not flooded.is_error
     assert after.content[0].text == "next\n"
+    # a cut output is not the output: no fingerprint for a replay to compare with (issue 26 item 10)
+    assert "output" not in read_log(nexus_home, "flood")[-1] and "output" in read_log(nexus_home, "say")[-1]
 
 
 def test_nexus_mcp_serves_the_same(skills, tmp_path):
@@ -439,7 +441,7 @@ def test_nothing_but_the_mcp_server_imports_the_sdk():
     sources = [*(root / "lib").rglob("*.py"), *(root / "tools").rglob("*.py")]
     importers = [str(p.relative_to(root)) for p in sources for line in p.read_text().splitlines()
                  if line.lstrip().startswith(("import mcp", "from mcp ", "from mcp.", "from mcp_types", "import anyio"))]
-    assert sorted(set(importers)) == ["lib/mcp/server.py"]
+    assert sorted(set(importers)) == ["lib/mcp/http.py", "lib/mcp/server.py"]
 
 
 class Lines:

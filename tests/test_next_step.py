@@ -53,3 +53,12 @@ def test_one_name_for_one_state(script_runner, workspace, nexus_home, bindir):
     assert plumbing["ok"] is False and plumbing["configured"] is False
     assert "NOT INSTALLED" in script_runner.run(["nexus", "skills", "list"]).stdout  # and verifying changed nothing
     assert listed_line(script_runner, "needs-gh").split()[1] == "missing:"
+
+
+def test_a_prompt_skill_that_needs_a_binary_is_not_said_to_need_nothing(script_runner, workspace):
+    """skill show of a prompt skill whose binary is missing (github without gh): its class says what it is
+    (instructions), never "nothing to set up" beside "Not installed"."""
+    write_skill(workspace, "uses-bin", meta={"requires": {"bins": ["polish-missing-bin"]}})
+    shown = script_runner.run(["nexus", "skill", "show", "uses-bin"]).stdout
+    assert "Status:     Not installed" in shown and "nothing to set up" not in shown
+    assert "Class:      Prompt (instructions the agent follows: nexus runs nothing)" in shown

@@ -171,3 +171,19 @@ def test_what_a_tool_started_in_a_session_of_its_own_dies_with_it_on_timeout_and
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_a_signal_that_comes_before_the_child_is_held_reaches_it_once_it_is():
+    # An agent may cancel (SIGINT to the gateway) the moment the tool starts, before the gateway holds its
+    # Child: the signal was dropped then, and the call ran on until its timeout (the 124 below).
+    done = python("""
+        import os, signal
+        from nexus.gateway import process
+        with process.Forwarding(group=True) as forwarding:
+            os.kill(os.getpid(), signal.SIGINT)  # nothing to pass it on to yet
+            child = process.Child(["sh", "-c", "trap 'exit 7' INT; while :; do sleep 0.05; done"], group=True)
+            forwarding.attach(child)
+            print(child.wait(timeout=5).exit)
+        """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() in ("7", "130")  # its trap, or the signal itself when it came before the trap

@@ -275,9 +275,10 @@ def test_without_network_a_confined_skill_cannot_reach_the_users_agents(managed,
     assert {"PLAIN", "PROBE_TOKEN", "GIVEN_SECRET", "NEXUS_SKILL"} <= names
     assert not names & {"SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO", "GITHUB_TOKEN",
                         "AWS_SECRET_ACCESS_KEY", "FOO_SOCK"}
-    for where in (agents["path"], agents["abstract"]):
+    for where in (agents["abstract"], agents["path"]):
         denied = run("probe", "--", "unix", where, env=mine)
         assert denied.returncode == 3 and "Permission denied" in denied.stderr, (where, denied.stderr)
+    assert "to grant it, nexus skill allow probe network" in denied.stderr  # at a socket's path: the network
     write_config(nexus_home, "[skills.entries.probe.sandbox]\nnetwork = true\n")
     assert [run("probe", "--", "unix", where, env=mine).returncode for where in agents.values()] == [0, 0]
 

@@ -80,6 +80,8 @@ def test_a_refused_call_counts_as_refused_and_is_never_replayed(script_runner, w
     assert table[0].split()[3:6] == ["CALLS", "FAILED", "REFUSED"] and table[1].split()[5:8] == ["4", "1", "2"]
     shown = json.loads(script_runner.run(["nexus", "session", "show", "s-refused", "--json"]).stdout)
     assert [c.get("refused") for c in shown] == [None, "needs-setup", None, "disabled"]
+    human = script_runner.run(["nexus", "session", "show", "s-refused"]).stdout.splitlines()
+    assert "refused (needs-setup): needs: MAILER_KEY  send two" in human[2] and "! smtp" in human[3]
     made = script_runner.run(["nexus", "session", "crystallize", "s-refused", "--name", "resend", "--dry-run", "--json"])
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["calls"] == [1]  # neither the failure nor either refusal is replayed

@@ -248,8 +248,11 @@ def test_list_and_show_say_an_untrusted_skill_is_refused_and_how_to_accept_it(sc
     assert "Refused:    Skill 'hello' changed since it was added, not through nexus: scripts/helper.py changed" in shown
     assert json.loads(script_runner.run(["nexus", "skill", "show", "hello", "--json"]).stdout)["untrusted"] == \
            record["untrusted"]
+    check = script_runner.run(["nexus", "status", "--check"])  # what a cron job reads
+    assert check.returncode == 1 and "hello: untrusted: Skill 'hello' changed since it was added" in check.stdout
 
     assert script_runner.run(["nexus", "skill", "trust", "hello", "--yes"]).returncode == 0
     assert "untrusted" not in next(r for r in json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
                                    if r["name"] == "hello")
     assert "Refused:" not in script_runner.run(["nexus", "skill", "show", "hello"]).stdout
+    assert script_runner.run(["nexus", "status", "--check"]).returncode == 0

@@ -67,7 +67,9 @@ RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and 
                                           "default; one still missing is a refusal that names it.", repeat=True))
 
 MCP = "nexus.tools.plumbing.mcp:serve"
-MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]",)
+MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]",
+             "--http [--host HOST] [--port PORT] [--no-auth] [--certfile FILE] [--keyfile FILE] "
+             "[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]")
 MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, and of its stderr, that a result "
                                             "carries; also the largest resource.", BYTES, default=256 * 1024),
                Option("--watch SECONDS", "How often to look for changed skills; 0: never.", INTERVAL, default=2),
@@ -76,7 +78,17 @@ MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, 
                Option("--tools MODE", "What tools/list holds: each (a tool per skill), loader (run_skill, "
                                       "list_skills and read_skill, however many skills there are) or auto (loader "
                                       "once 40 tool and script skills are offered, else each); the config's "
-                                      "mcp.tools, else auto.", choice("nexus.mcp.offer:MODES")))
+                                      "mcp.tools, else auto.", choice("nexus.mcp.offer:MODES")),
+               Option("--http", "Serve over MCP's streamable HTTP transport at http://HOST:PORT/mcp, many clients "
+                                "at once, each with a bearer token (`nexus mcp token add`), instead of one client "
+                                "on stdin and stdout."),
+               Option("--host HOST", "The address to listen on; one that is not loopback needs a token.", STRING,
+                      default="127.0.0.1"),
+               Option("--port PORT", "The port to listen on; 0: any free one (the server says which on stderr).",
+                      whole(0, 65535), default=8765),
+               Option("--no-auth", "Let in requests without a token: on a loopback address alone."),
+               Option("--certfile FILE", "Serve HTTPS with this certificate (PEM), with --keyfile.", FILE),
+               Option("--keyfile FILE", "The certificate's private key (PEM).", FILE))
 
 # -- the table ---------------------------------------------------------------------------------------------
 
@@ -328,6 +340,12 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("config edit", "config:edit_file", DOCUMENT,
             "Edit the config in $VISUAL or $EDITOR; an invalid result is never saved.",
             usage=("",)),
+    Command("telemetry push", "telemetry:push", DOCUMENT,
+            "Send the calls not sent yet to an OpenTelemetry collector, one span each (for cron).",
+            usage=("[--dry-run] [--json]",),
+            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, sent, pruned, prunedBySkill, "
+                                         "spans}); send nothing, move no cursor."),
+                     Option("--json", 'Print {"endpoint", "sent", "pruned", "prunedBySkill"}.'))),
     Command("profiles", "profiles:list_profiles", DOCUMENT,
             "Each profile: what it allows and denies, and the skills an agent given it may see and run.",
             usage=("[--json]",),
@@ -448,6 +466,17 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--dir DIR", "The project folder.", DIR, default="."),
                      Option("--list-clients", "Every client, its format and where its project and user files are."),
                      Option("--json", "The list of clients as JSON."))),
+    Command("mcp token", "mcp:token", TEXT,
+            "Bearer tokens for nexus-mcp --http: add one (printed once), list them, revoke one.",
+            usage=("add TOKEN [--profile PROFILE] [--expires DAYS] [--max-calls N] [--json]", "list [--json]",
+                   "revoke TOKEN"),
+            options=(Option("--profile PROFILE", "Bind the token to a profile (see `nexus profiles`): its sessions "
+                                                 "see and run only that profile's skills.", STRING),
+                     Option("--expires DAYS", "The token stops working DAYS days from now.", DAYS),
+                     Option("--max-calls N", "The most tool calls the token may make in all.", COUNT),
+                     Option("--json", 'add: {"name", "token", "profile", "expires", "maxCalls"}; list: an array of '
+                                      "{name, profile, created, expires, expired, maxCalls, calls}.")),
+            arguments={"TOKEN": STRING}),
     Command("help", "nexus.tools.nexus:help_text", TEXT, "Show the help of a command, a group, or of nexus.",
             usage=("[COMMAND...]",), arguments={"COMMAND": COMMAND}),
 )
@@ -488,12 +517,15 @@ PLUMBING_TOOLS = (
             category=PLUMBING),
     Command("nexus-stats", "nexus.tools.plumbing.stats:usage_stats", DOCUMENT,
             "usage statistics from the per-skill usage logs, or from usage entries on stdin.",
-            usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]",),
+            usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]", "--otlp [--dry-run] [--json]"),
             options=(Option("--days N", "The window: the past N days.", DAYS, default=30),
                      Option("--session ID", "Only the calls of one session (NEXUS_SESSION_ID; see `nexus "
                                             "sessions`).", SESSION),
                      Option("--stdin", "Read usage entries (JSON Lines) from stdin instead of every "
                                        "$NEXUS_HOME/state/nexus/skills/NAME/usage.log."),
+                     Option("--otlp", "Send the entries not sent yet to the OpenTelemetry collector (OTLP/HTTP), "
+                                      "as `nexus telemetry push` does."),
+                     Option("--dry-run", "With --otlp: print what would be sent as JSON, send nothing."),
                      Option("--json", "One JSON document: totalInvocations, successRate (0 to 1), avgDurationMs, "
                                       "lastUsed, skills, recentFailures, categories, skippedLines; with NAME, that "
                                       "skill's figures with daily, commonCommands and recentErrors.")),
@@ -513,6 +545,7 @@ GROUPS = {  # the first word of a command -> what its commands are about
     "session": "One agent session: its calls, a fresh id, and a skill made from it.",
     "job": "One background run: show it, read its output, wait for it, end it.",
     "mcp": "The ready skills over the Model Context Protocol, for the agents that speak it.",
+    "telemetry": "Every call as a span in the team's tracing backend (OpenTelemetry).",
 }
 
 

@@ -14,6 +14,7 @@ them: no profile, every skill in scope. A name the config does not have is an er
 This module is on the gateway's hot path: it matches globs by hand, since fnmatch imports `re`.
 """
 
+import contextvars
 import os
 
 from .. import config as configlib, schema
@@ -21,6 +22,9 @@ from ..errors import NexusError, UsageError
 
 ENV = schema.PROFILE_ENV
 FLAG = None  # the NAME of --profile NAME, as this process's command took it (take_option)
+# The profile of the connection a server of many (nexus-mcp --http) serves, its token's: set around the work
+# done for that connection (a context variable, so that every connection and its worker threads have their own).
+SERVED = contextvars.ContextVar("nexus_served_profile", default=None)
 CAPABILITY = "capability:"
 
 
@@ -106,14 +110,17 @@ def named():
 
 
 def chosen(config, flag=None):
-    """The Scope in force (see the module's docstring), or None; UsageError for a profile the config lacks."""
-    flag = flag or FLAG
+    """The Scope in force (see the module's docstring; a served connection's first of all), or None;
+    UsageError for a profile the config lacks."""
+    served = SERVED.get()
+    flag = flag or served or FLAG
     name = flag or os.environ.get(ENV, "").strip() or configlib.get(config, "skills.defaultProfile")
     if not name:
         return None
     table = configlib.get(config, "profiles", {}).get(name) if isinstance(config.get("profiles"), dict) else None
     if table is None:
         known = ", ".join(sorted(configlib.get(config, "profiles", {}))) or "none"
-        origin = "--profile" if flag else ENV if os.environ.get(ENV, "").strip() else "skills.defaultProfile"
+        origin = ("the token's profile" if served and flag == served else "--profile" if flag
+                  else ENV if os.environ.get(ENV, "").strip() else "skills.defaultProfile")
         raise UsageError(f"profile '{name}' ({origin}) is not in the config (profiles: {known})")
     return of(name, table)

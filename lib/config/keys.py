@@ -136,6 +136,10 @@ KEYS = (
     Key("mcp.tools", _choice("each", "loader", "auto"), "What nexus-mcp's tools/list holds: each (a tool per "
         "skill), loader (run_skill, list_skills, read_skill) or auto (loader from 40 offered tool skills); "
         "nexus-mcp --tools overrides it.", "auto"),
+    Key("telemetry.enabled", BOOL, "nexus-mcp exports a span and metrics per call over OpenTelemetry (the extra "
+        "nexus-skills[otel]); on by itself when OTEL_EXPORTER_OTLP_ENDPOINT is set.", False),
+    Key("telemetry.endpoint", TEXT, "The OTLP/HTTP endpoint (http://HOST:4318) where nexus-mcp and `nexus "
+        "telemetry push` send, when OTEL_EXPORTER_OTLP_ENDPOINT is not set."),
     Key("capabilities.<capability>.prefer", NAMES, "The skills that provide the capability, in the order "
         "`nexus capability resolve` prefers them.", []),
 )

@@ -327,12 +327,12 @@ def kill_escaped(pid):
                 continue
             try:
                 with open(f"/proc/{name}/stat", "rb") as f:
-                    fields = f.read().rpartition(b")")[2].split()
-            except OSError:
-                continue  # gone meanwhile
-            if fields[0] != b"Z":  # a zombie is dead already, waiting for its parent
-                children.setdefault(int(fields[1]), []).append(int(name))
-                groups[int(name)] = int(fields[2])
+                    state, parent, group = f.read().rpartition(b")")[2].split()[:3]
+            except (OSError, ValueError):
+                continue  # gone meanwhile (its stat unreadable, or empty)
+            if state != b"Z":  # a zombie is dead already, waiting for its parent
+                children.setdefault(int(parent), []).append(int(name))
+                groups[int(name)] = int(group)
         escaped, todo = [], list(children.get(pid, ()))
         while todo:
             member = todo.pop()
@@ -383,7 +383,8 @@ def in_terminal_foreground():
 
 
 class Forwarding:
-    """`with Forwarding(group) as f:` passes SIGINT, SIGQUIT, SIGTERM and SIGHUP on to f.child (main thread only).
+    """`with Forwarding(group) as f:` passes SIGINT, SIGQUIT, SIGTERM and SIGHUP on to the child f.attach(child) names
+    (main thread only); one that comes before is passed on when it is attached.
 
     Ctrl-C at our terminal reaches a child in our process group by itself: then we only outlive it, to
     record the call. Sent any other way (an agent's kill -INT), or to a child with a group of its own,
@@ -393,15 +394,22 @@ class Forwarding:
     SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self, group):
-        self.child = None  # set once started: a signal before that has no one to reach
+        self.child = self.pending = None  # a signal before the child is attached waits for it (pending)
         by_terminal = not group and in_terminal_foreground()
         self.handlers = {signal.SIGINT: signal.SIG_IGN if by_terminal else self.forward,
                          signal.SIGQUIT: signal.SIG_IGN if by_terminal else self.forward,
                          signal.SIGTERM: self.forward, signal.SIGHUP: self.forward}
 
     def forward(self, signum, _frame):
-        if self.child is not None:
+        if self.child is None:
+            self.pending = signum  # an agent may cancel the moment the program starts, before we hold it
+        else:
             self.child.kill(signum)
+
+    def attach(self, child):
+        self.child = child
+        if self.pending is not None:
+            child.kill(self.pending)
 
     def __enter__(self):
         self.previous = {s: signal.signal(s, h) for s, h in self.handlers.items()}

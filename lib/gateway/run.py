@@ -58,16 +58,19 @@ def gate(entry, config, profile=None):
     return checker
 
 
-def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None, client=None):
+def refuse(entry, config, refused, warn, args=(), no_log=False, session=None, secrets=(), profile=None, client=None,
+           token=None, call=None):
     """Record a refused call of the skill (exit 1, `refused`: the Refused's code, its first line as the
     error) and return the Refused for the caller to raise: the one way every refusal is logged, whether
     the gateway, a sandbox, trust or a profile's scope refuses. A refusal for policy is a call, but never
-    a failure of the skill (schema.POLICY_REFUSALS)."""
+    a failure of the skill (schema.POLICY_REFUSALS). `call`: the Call refused, which keeps the entry logged."""
     try:
-        record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
+        logged = record(entry, config, no_log, schema.now_iso(), 0, 1, error=plan.mask(str(refused).splitlines()[0], secrets),
                args=[plan.mask(a, secrets) for a in args] or None, tool=plan.runs(entry),
                session=session or os.environ.get("NEXUS_SESSION_ID"), refused=refused.code, profile=profile,
-               client=client)
+               client=client, token=token)
+        if call is not None:
+            call.logged = logged
     except OSError as e:
         warn(not_recorded(e))
     return refused
@@ -83,10 +86,11 @@ class Call:
     """
 
     def __init__(self, entry, config, args, warn, no_log=False, session=None, profile=None, no_sandbox=False,
-                 variables=None, note=None, client=None, asked=plan.VAR_OPTION):
+                 variables=None, note=None, client=None, asked=plan.VAR_OPTION, token=None):
         self.entry, self.config, self.args, self.warn, self.no_log = entry, config, list(args), warn, no_log
         self.note = note or warn  # what the gateway says as it goes ("Verifying skill ..."), on stderr
         self.client = client  # the agent program calling, when a front end knows it (an MCP client)
+        self.token = token  # the name of the bearer token the call came with (nexus-mcp --http)
         self.profile = profile or scope.chosen(config)  # a server gives the profile of its connection
         self.confined = not no_sandbox and plan.confined(entry, config)  # the sandbox module: only when confined
         self.sandbox = "none"  # how the call was confined, as its log line says
@@ -103,6 +107,7 @@ class Call:
         self.argv = self.cwd = None
         self.changes = {}
         self.cancelled = False  # set by the front end that kills the call (on_start's child), so the log says so
+        self.logged = None  # the usage log entry of the call, once recorded
         self.cancel_mark = None  # or a file whose existence says the same (`nexus job kill` makes it)
 
     def masked(self, text):
@@ -139,7 +144,7 @@ class Call:
     def refuse(self, refused):
         """Record this call as refused (see refuse); the Refused, to raise."""
         return refuse(self.entry, self.config, refused, self.warn, self.args, self.no_log, self.session, self.secrets,
-                      self.profile, self.client)
+                      self.profile, self.client, self.token, self)
 
     def execute(self, capture=False, stdin=None, timeout=None, limit=None, tee=True, forward=False, on_start=None,
                 stdout=None, stderr=None, parent_death=False):
@@ -167,7 +172,7 @@ class Call:
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=env, group=group, limit=limit, stderr=stderr,
                                       stdout=stdout, stdin=stdin, parent_death=parent_death, prepare=prepare)
-                forwarding.child = child
+                forwarding.attach(child)
                 if on_start:
                     on_start(child)
                 return child.wait(timeout)
@@ -201,7 +206,10 @@ class Call:
         error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
         # Where nexus holds the output anyway (captured, or in a job's file), its fingerprint is kept, so that
         # a replay can tell whether it still answers the same; a streamed call's output is never read.
-        output = fingerprint(done.stdout if capture else None, out_file, start_at or 0) if done.started else None
+        # A capture cut at its limit (an MCP server's --max-output) is not the output: no fingerprint, so that
+        # a replay of it never reports a difference that is only the cut.
+        held = done.stdout if capture and not done.truncated else None
+        output = fingerprint(held, out_file, start_at or 0) if done.started else None
         differs = self.differs(output)
         self.record(ts, done.ms, done.exit, error=error, changes=self.changes, call=self.id, output=output,
                     differs=differs)
@@ -236,9 +244,10 @@ class Call:
         masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
                   if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
         try:
-            record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
-                   tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                   sandbox=self.sandbox, call=call, output=output, client=self.client, differs=differs)
+            self.logged = record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
+                                 tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
+                                 sandbox=self.sandbox, call=call, output=output, client=self.client, differs=differs,
+                                 token=self.token)
         except OSError as e:
             self.warn(not_recorded(e))
 
@@ -292,7 +301,8 @@ def not_recorded(error):
 class _Nothing:
     """Stands in for process.Forwarding where signals are not ours to pass on."""
 
-    child = None
+    def attach(self, child):
+        pass
 
     def __enter__(self):
         return self
@@ -302,10 +312,11 @@ class _Nothing:
 
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
-           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None, differs=None):
+           refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None, differs=None,
+           token=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
-    the agent says of itself in the environment (schema.call_context)."""
+    the agent says of itself in the environment (schema.call_context). Returns the entry logged (None: no_log)."""
     profile = profile or scope.chosen(config)
     policy = refused in schema.POLICY_REFUSALS
     session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
@@ -317,10 +328,13 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
         if not no_log:
             line = schema.usage_entry(ts, entry["name"], schema.logged_type(entry), ms, args=args, exit=exit_code,
                                       error=error, tool=tool, session=session, refused=refused, masked=masked,
-                                      profile=profile.name if profile else None, sandbox=sandbox, client=client)
+                                      profile=profile.name if profile else None, sandbox=sandbox, client=client,
+                                      token=token)
             line.update(schema.call_context(os.environ), **({"call": call} if call else {}),
                         **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}))
             usage_log.append(entry["name"], state, line, config)
+            return line
+    return None
 
 
 def prompt(entry, config, no_log, warn, values=None):

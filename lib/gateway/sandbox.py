@@ -409,6 +409,8 @@ def hint(entry, config, stderr):
         path = _last_path(head) if sep else None
         if path:
             path = os.path.abspath(os.path.expanduser(path))
+            if not permissions(entry, config)["network"] and _socket(path):  # cut with the network (no_sockets)
+                return f"nexus skill allow {name} network"
             if any(paths.contains(d, path) for d in deny):
                 return f"nexus skill allow {name} --read {path}"
             return f"nexus skill allow {name} --write {os.path.dirname(path)}"
@@ -417,6 +419,13 @@ def hint(entry, config, stderr):
 
 NETWORK_ERRORS = ("Network is unreachable", "Temporary failure in name resolution", "Could not resolve host",
                   "Name or service not known", "No address associated", "Connection refused")
+
+
+def _socket(path):
+    try:
+        return os.stat(path).st_mode & 0o170000 == 0o140000  # S_IFSOCK
+    except OSError:
+        return False
 
 
 def _last_path(text):

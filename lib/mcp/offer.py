@@ -165,10 +165,14 @@ def input_schema(entry):
     declared = entry.get("variables")
     if not declared:
         return INPUT_SCHEMA
-    properties = {v["name"]: {"type": "string", **({"description": v["description"]} if v.get("description") else {})}
-                  for v in declared}
+    properties = {v["name"]: {"type": "string", **described(v)} for v in declared}
     return {"type": "object", "properties": {**CALL_PROPERTIES, "variables": {
         "type": "object", "properties": properties, "additionalProperties": False}}}
+
+
+def described(variable):
+    """A declared variable's description, as a schema or a prompt argument holds it: none when it has none."""
+    return {"description": variable["description"]} if variable.get("description") else {}
 
 
 def title(name, instructions):
@@ -185,16 +189,17 @@ MAX_TITLE = 64  # characters of a heading that serves as a tool's title
 
 
 def hints(entry, config):
-    """The annotations that are true of a tool or script skill, from its sandbox permissions (declared,
-    or granted in the config): openWorldHint true when it has the network, false when it runs confined
-    without it; readOnlyHint true when it runs confined and writes only its own temporary and state
-    folders (a script skill granted no folder: a tool skill writes its caller's folder). An unconfined
-    skill that declares no network gets neither: the protocol's defaults (it may write, and reach out)."""
+    """The annotations that are true of a tool or script skill and not the protocol's defaults already
+    (which are: it may write, and it reaches out), from its sandbox permissions (declared, or granted in
+    the config): openWorldHint false when it runs confined without the network; readOnlyHint true when it
+    runs confined and writes only its own temporary and state folders (a script skill granted no folder:
+    a tool skill writes its caller's folder). Said once each, 1,000 tools at a time: a skill with the
+    network has openWorldHint true by default."""
     from ..gateway import sandbox  # tools/list in each mode only
 
     allowed, found = sandbox.effective(entry, config), {}
-    if allowed["network"] or allowed["confined"]:
-        found["openWorldHint"] = allowed["network"]
+    if allowed["confined"] and not allowed["network"]:
+        found["openWorldHint"] = False
     if allowed["confined"] and set(allowed["write"]) <= {"{tmp}", "{state}"}:
         found["readOnlyHint"] = True
     return found
@@ -222,8 +227,8 @@ def skill_named(records, name):
 def prompt(record):
     """A skill as a prompt: its declared variables are its arguments, required unless they have a default."""
     found = {"name": record["name"], "description": record.get("description", "")}
-    arguments = [{"name": v["name"], **({"description": v["description"]} if v.get("description") else {}),
-                  "required": "default" not in v} for v in record.get("variables") or ()]
+    arguments = [{"name": v["name"], **described(v), "required": "default" not in v}
+                 for v in record.get("variables") or ()]
     return {**found, "arguments": arguments} if arguments else found
 
 
@@ -434,27 +439,33 @@ def inside(entry, path):
     return paths.contains(entry["dir"], path) and os.path.isfile(path)
 
 
-def resource(entry, path):
+def resource(entry, path, remote=False):
+    """A file of a skill as a resource: its file:// URI, or for a remote client (nexus-mcp --http), which is to
+    learn no path of this machine, its skill://NAME/PATH URI, the one the Skills extension names it by."""
     import mimetypes  # resources only: a server that lists none never pays for them
     import pathlib
 
     relative = os.path.relpath(path, entry["dir"])
-    found = {"uri": pathlib.Path(path).as_uri(), "name": f"{entry['name']}/{relative}",
+    uri = skills.uri(entry["name"], relative) if remote else pathlib.Path(path).as_uri()
+    found = {"uri": uri, "name": f"{entry['name']}/{relative}",
              "mimeType": "text/markdown" if path.endswith(".md") else mimetypes.guess_type(path)[0]}
     return {k: v for k, v in found.items() if v}
 
 
-def read_resource(records, config, uri, limit, caller, warn, shelf):
+def read_resource(records, config, uri, limit, caller, warn, shelf, remote=False):
     """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, or that a
     published skill's entry lists, by its skill:// URI (see skills.Shelf); logged as a prompt call with
     the file's path in the skill. UsageError when it is no such file (a hidden one, say) or larger than
-    `limit` (a skill:// file: than the Skills extension's limit)."""
+    `limit` (a skill:// file: than the Skills extension's limit). A remote client's resources/list names
+    every file by a skill:// URI (resource): one that no published entry lists is a listed file."""
     if uri.startswith("skill://"):
         try:
             entry, path = shelf.file(records, config, uri)
+            limit = skills.MAX_BYTES
         except LookupError as e:
-            raise UsageError(str(e)) from None
-        limit = skills.MAX_BYTES
+            if not remote:
+                raise UsageError(str(e)) from None
+            entry, path = listed_file(records, uri, warn)
     else:
         entry, path = listed_file(records, uri, warn)
     size = os.path.getsize(path)
@@ -468,13 +479,19 @@ def read_resource(records, config, uri, limit, caller, warn, shelf):
 
 
 def listed_file(records, uri, warn):
-    """(the skill's record, the path) of a file resources/list shows, by its file:// URI; UsageError else."""
+    """(the skill's record, the path) of a file resources/list shows, by its file:// URI (or a remote client's
+    skill://NAME/PATH); UsageError else."""
     from urllib.parse import unquote, urlsplit  # a resource read only: urllib brings `re`
 
-    parts = urlsplit(uri)
-    path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
-    owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
-    entry = max(owners, key=lambda r: len(r["dir"]), default=None)
+    if uri.startswith("skill://"):
+        name, _, relative = uri.removeprefix("skill://").partition("/")
+        entry = next((r for r in offered(records) if r["name"] == name), None)
+        path = os.path.normpath(os.path.join(entry["dir"], relative)) if entry and relative else ""
+    else:
+        parts = urlsplit(uri)
+        path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
+        owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
+        entry = max(owners, key=lambda r: len(r["dir"]), default=None)
     if entry is None or path not in files(entry, warn):
         raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
     return entry, path

@@ -1,9 +1,11 @@
 """The MCP server of `nexus-mcp`: the MCP Python SDK's low-level server on stdio, whose handlers run each
 call through the gateway (gateway.run.Call) in a worker thread, so that calls run side by side and a
-cancelled one can be killed. The only module that imports the SDK; lib/mcp/offer.py shapes the data.
+cancelled one can be killed. With lib/mcp/http.py (the same handlers over HTTP, a Nexus per session), the
+only module that imports the SDK; lib/mcp/offer.py shapes the data.
 """
 
 import base64
+import copy
 import importlib.util
 import json
 import os
@@ -45,10 +47,11 @@ from mcp_types import methods as wire
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__, config as configlib
+from ..catalog import scope
 from ..errors import NexusError, Refused, UsageError
 from ..gateway import process, run as gateway
-from ..usage import sessions
-from . import offer, skills
+from ..usage import sessions, telemetry
+from . import offer, skills, tokens
 
 INSTRUCTIONS = """\
 These tools are the skills that are ready on this machine; each runs one program through the nexus
@@ -64,6 +67,9 @@ UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "re
 
 
 UNCACHED_FIELDS = {"ttlMs": 0, "cacheScope": "private"}  # the same, for the Skills extension's results
+CHANGED = (("tools", ToolsListChanged(), "send_tool_list_changed"),  # what the watch tells a client of, and how
+           ("prompts", PromptsListChanged(), "send_prompt_list_changed"),
+           ("resources", ResourcesListChanged(), "send_resource_list_changed"))
 WORKERS = 4  # threads for lists and reads, apart from the tool calls' own and the transport's
 
 
@@ -74,7 +80,9 @@ def serve(limit, watch, max_calls, tools, warn):
 
 
 class Nexus:
-    """The server's state for its one connection: the catalogue, the session id, the calls in flight."""
+    """The server's state for one connection: the catalogue, the session id, the calls in flight. A server
+    of many connections (nexus-mcp --http) makes one for each (connection), sharing what is not the
+    connection's own."""
 
     def __init__(self, limit, watch, max_calls, tools, warn):
         self.limit, self.watch, self.max_calls, self.warn_always = limit, watch, max_calls, warn
@@ -92,35 +100,19 @@ class Nexus:
         self.client = None  # the initialized client's session: where list_changed goes (the handshake's era)
         self.bus = None  # where list changes go to subscriptions/listen (the 2026-07-28 revision's)
         self.initialized = None  # an anyio.Event, set when the client is initialized (made in the event loop)
+        self.token = None  # over HTTP: the name of the bearer token the connection came with
+        self.profile = None  # over HTTP: the profile of that token, served to this connection alone (scope.SERVED)
+        self.folder = None  # over HTTP: the session's working folder, where its tool skills run
+        self.remote = False  # over HTTP: resource URIs name no path of this machine
+        self.problem = None  # what the watch's last look could not do, said once
+        self.telemetry = None  # a usage.telemetry.Live when OpenTelemetry is turned on (start)
 
     async def run(self):
-        self.initialized = anyio.Event()
-        # Threads of their own for tool calls (at most --max-calls) and for the other requests: anyio's
-        # default limiter is the transport's, which reads stdin and writes stdout in threads too. Were the
-        # calls to take its threads, cancels and the client's EOF would go unread (issue 23).
-        self.calls, self.workers = anyio.CapacityLimiter(self.max_calls), anyio.CapacityLimiter(WORKERS)
+        await self.start()
         wire = Wire()
         instructions = await self.work(self.settle_mode)
-        self.bus = InMemorySubscriptionBus()
-        listener = ListenHandler(self.bus)
-
-        async def listen(ctx, params):  # a client of the 2026 revision: no handshake, its listen is where changes go
-            self.initialized.set()
-            return await listener(ctx, params)
-
-        server = Server("nexus", version=__version__, instructions=instructions, cache_hints=UNCACHED,
-                        on_list_tools=self.list_tools, on_call_tool=self.call_tool,
-                        on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
-                        on_list_resources=self.list_resources, on_read_resource=self.read_resource,
-                        on_list_resource_templates=self.list_resource_templates, on_subscriptions_listen=listen)
-        server.extensions[skills.EXTENSION] = {"directoryRead": True}
-        server.add_request_handler("skills/list", PaginatedRequestParams, self.list_published)
-        server.add_request_handler("skills/get", SkillParams, self.get_published)
-        server.add_request_handler("resources/directory/read", DirectoryParams, self.read_directory)
-        server.add_notification_handler("notifications/initialized", NotificationParams, self.on_initialized)
-        server.middleware.append(self.remember_client)
-        server.middleware.append(self.checked_tool_list)
-        options = server.create_initialization_options(NotificationOptions(True, True, True))
+        server = self.server(instructions)
+        options = server.create_initialization_options()
         self.warn(f"session {self.session}")
         async with stdio_server(stdin=wire) as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(wire.answer, write)
@@ -132,7 +124,66 @@ class Nexus:
             finally:
                 wire.close()
             await self.end_calls()  # the client is gone: what it left running is ended, and logged
+            self.stop_telemetry()
             tasks.cancel_scope.cancel()
+
+    def stop_telemetry(self):
+        """Send the spans and metrics still batched."""
+        if self.telemetry is not None:
+            self.telemetry.shutdown()
+
+    async def start(self):
+        """What is made in the event loop: the limiters, the events; and OpenTelemetry, when it is turned on."""
+        config = self.config()
+        self.telemetry = telemetry.Live(config) if telemetry.wanted(config) else None
+        self.initialized, self.bus = anyio.Event(), InMemorySubscriptionBus()
+        # Threads of their own for tool calls (at most --max-calls) and for the other requests: anyio's
+        # default limiter is the transport's, which reads stdin and writes stdout in threads too. Were the
+        # calls to take its threads, cancels and the client's EOF would go unread (issue 23).
+        self.calls, self.workers = anyio.CapacityLimiter(self.max_calls), anyio.CapacityLimiter(WORKERS)
+
+    def server(self, instructions, of=None):
+        """The SDK's Server, whose handlers are this Nexus's methods; of(ctx): the Nexus of the request's
+        connection instead, for a server of many (nexus-mcp --http)."""
+
+        def handler(name):
+            if of is None:
+                return getattr(self, name)
+
+            async def routed(ctx, params):
+                return await getattr(of(ctx), name)(ctx, params)
+            return routed
+
+        server = Announcing("nexus", version=__version__, instructions=instructions, cache_hints=UNCACHED,
+                            on_list_tools=handler("list_tools"), on_call_tool=handler("call_tool"),
+                            on_list_prompts=handler("list_prompts"), on_get_prompt=handler("get_prompt"),
+                            on_list_resources=handler("list_resources"), on_read_resource=handler("read_resource"),
+                            on_list_resource_templates=handler("list_resource_templates"),
+                            on_subscriptions_listen=handler("listen"))
+        server.extensions[skills.EXTENSION] = {"directoryRead": True}
+        server.add_request_handler("skills/list", PaginatedRequestParams, handler("list_published"))
+        server.add_request_handler("skills/get", SkillParams, handler("get_published"))
+        server.add_request_handler("resources/directory/read", DirectoryParams, handler("read_directory"))
+        server.add_notification_handler("notifications/initialized", NotificationParams, handler("on_initialized"))
+        server.middleware.append(handler("remember_client"))
+        server.middleware.append(handler("checked_tool_list"))
+        return server
+
+    def connection(self, session, **fields):
+        """A Nexus for another connection to the same server (over HTTP, one serves many): the catalogue,
+        the threads and the tools checked are shared; the session, its client, its calls and what it was
+        shown are its own. `fields`: token, profile, folder."""
+        other = copy.copy(self)
+        other.session, other.agent, other.client, other.found = session, None, None, None
+        other.running, other.shown = set(), {}
+        other.initialized, other.bus = anyio.Event(), InMemorySubscriptionBus()
+        other.__dict__.update(fields)
+        return other
+
+    async def listen(self, ctx, params):
+        """subscriptions/listen: a client of the 2026 revision has no handshake; its listen is where changes go."""
+        self.initialized.set()
+        return await ListenHandler(self.bus)(ctx, params)
 
     def settle_mode(self):
         """each or loader, for the whole connection (auto: by the catalogue as it is now); the server's
@@ -150,8 +201,21 @@ class Nexus:
     # -- what every handler needs --------------------------------------------------------------
 
     def caller(self):
-        """The fields of a usage log line that say who called: the session, the client program."""
-        return {"session": self.session, "client": self.agent}
+        """The fields of a usage log line that say who called: the session, the client program, the token."""
+        return {"session": self.session, "client": self.agent, **({"token": self.token} if self.token else {})}
+
+    def served(self, function):
+        """function, to run with this connection's profile in force (over HTTP: its token's; scope.SERVED)."""
+        if self.profile is None:
+            return function
+
+        def within():
+            mark = scope.SERVED.set(self.profile)
+            try:
+                return function()
+            finally:
+                scope.SERVED.reset(mark)
+        return within
 
     async def remember_client(self, ctx, call_next):
         """The client program's name and version, from initialize or, in the 2026 revision, the request's
@@ -245,7 +309,8 @@ class Nexus:
         running = Running()
         self.running.add(running)
         try:
-            return await in_thread(lambda: self.run_skill(name, arguments, running), self.calls, running.cancel)
+            return await in_thread(self.served(lambda: self.run_skill(name, arguments, running)), self.calls,
+                                   running.cancel)
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         except MCPError as e:
@@ -254,6 +319,8 @@ class Nexus:
             return offer.error_result(f"{offer.RUN_SKILL}: {e.message}")  # its argument was off, not the tool
         finally:
             self.running.discard(running)
+            if self.telemetry is not None and running.call is not None and running.call.logged:
+                self.telemetry.call(running.call.logged)  # onto the SDK's span of this tools/call
 
     def run_skill(self, name, arguments, running):
         """What `nexus skill run NAME --json -- ARGS` does, the output captured up to the limit."""
@@ -273,12 +340,18 @@ class Nexus:
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
         call = gateway.Call(entry, config, args, self.warn, variables=given, asked=offer.ASKED, **self.caller())
+        running.call = call
         try:
             offer.check_invocable(entry)
         except Refused as e:
             raise call.refuse(e) from None
-        call.env["NEXUS_CALLER_CWD"] = self.cwd
-        running.call = call
+        try:
+            if self.token:
+                tokens.spend(self.token)  # a token's --max-calls
+        except Refused as e:
+            call.refuse(e)
+            return offer.error_result(f"{name}: not run: {e}")
+        call.env["NEXUS_CALLER_CWD"] = self.folder or self.cwd
         if running.cancelled:  # before anything ran: nothing to log
             return offer.error_result("cancelled")
         try:
@@ -289,6 +362,8 @@ class Nexus:
             return offer.error_result(f"{name}: {e}")
         if running.cancelled:
             return offer.error_result("cancelled")
+        if self.folder and entry["type"] == "tool":  # a remote client's tool runs in its session's folder
+            call.cwd = self.working_folder()
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started,
                             parent_death=True)  # never our stdin: the protocol's
@@ -328,12 +403,14 @@ class Nexus:
 
     async def list_resources(self, ctx, params):
         return offer.result(resources=await self.work(
-            lambda: [offer.resource(r, path) for r in self.listed("resources") for path in offer.files(r, self.warn)]))
+            lambda: [offer.resource(r, path, self.remote) for r in self.listed("resources")
+                     for path in offer.files(r, self.warn)]))
 
     async def read_resource(self, ctx, params):
         try:
             mime, data = await self.work(lambda: offer.read_resource(
-                self.records(self.watch), self.config(), params.uri, self.limit, self.caller(), self.warn, self.shelf))
+                self.records(self.watch), self.config(), params.uri, self.limit, self.caller(), self.warn, self.shelf,
+                self.remote))
         except (NexusError, OSError) as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         content = {"uri": params.uri, **({"mimeType": mime} if mime else {})}
@@ -345,7 +422,14 @@ class Nexus:
 
     async def work(self, function):
         """function() in a worker thread: the lists and reads, whose threads no tool call takes."""
-        return await in_thread(function, self.workers)
+        return await in_thread(self.served(function), self.workers)
+
+    def working_folder(self):
+        """The session's working folder (made private on first use)."""
+        from .. import fileio, paths  # a remote session's tool call only
+
+        fileio.private_dirs(self.folder, paths.state_root())
+        return self.folder
 
     async def list_resource_templates(self, ctx, params):
         return offer.result(resourceTemplates=[])
@@ -386,31 +470,33 @@ class Nexus:
         self.initialized.set()
 
     async def watch_catalogue(self):
-        """Every --watch seconds, a fresh look at the skills; the client is told of each list that would
-        now show other than what it was last shown: by a notification in the handshake's era, through
-        subscriptions/listen in the 2026 revision's (the Skills extension's skill:// files are resources)."""
+        """Every --watch seconds, a fresh look at the skills (look)."""
         await self.initialized.wait()
-        changed = (("tools", ToolsListChanged(), "send_tool_list_changed"),
-                   ("prompts", PromptsListChanged(), "send_prompt_list_changed"),
-                   ("resources", ResourcesListChanged(), "send_resource_list_changed"))
-        problem = None
         while True:
-            try:
-                records = await self.work(self.records)
-            except (NexusError, MCPError, OSError) as e:
-                if str(e) != problem:
-                    self.warn(str(e))
-                problem = str(e)
-            else:
-                problem = None
-                for kind, event, send in changed:
-                    now = offer.signature(kind, records, self.mode)
-                    if self.shown.get(kind, now) != now:
-                        self.shown[kind] = now
-                        if self.client is not None:
-                            await getattr(self.client, send)()
-                        await self.bus.publish(event)
+            await self.look()
             await anyio.sleep(self.watch)
+
+    async def look(self, records=None):
+        """A fresh look at the skills (`records`: one just taken for another connection of the same profile);
+        the client is told of each list that would now show other than what it was last shown: by a
+        notification in the handshake's era, through subscriptions/listen in the 2026 revision's (the Skills
+        extension's skill:// files are resources). A problem is said once. Returns the records, or None."""
+        try:
+            records = records or await self.work(self.records)
+        except (NexusError, MCPError, OSError) as e:
+            if str(e) != self.problem:
+                self.warn(str(e))
+            self.problem = str(e)
+            return None
+        self.problem = None
+        for kind, event, send in CHANGED:
+            now = offer.signature(kind, records, self.mode)
+            if self.shown.get(kind, now) != now:
+                self.shown[kind] = now
+                if self.client is not None:
+                    await getattr(self.client, send)()
+                await self.bus.publish(event)
+        return records
 
     async def end_calls(self):
         """Kill the calls in flight and wait until each is logged: a worker thread is not waited for at exit."""
@@ -427,8 +513,17 @@ class Nexus:
             async for signum in signals:
                 break
         await self.end_calls()
+        self.stop_telemetry()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+
+
+class Announcing(Server):
+    """The SDK's Server, saying by default (as the HTTP transport asks it) that it tells of list changes."""
+
+    def create_initialization_options(self, notification_options=None, *more, **named):
+        return super().create_initialization_options(notification_options or NotificationOptions(True, True, True),
+                                                     *more, **named)
 
 
 class SkillParams(RequestParams):

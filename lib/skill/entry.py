@@ -180,7 +180,7 @@ def primary_env(entry):
 
 
 CLASSES = {  # a skill's class (the gateway design's `Class:`): what a person must set up before it works
-    "prompt": "Prompt (instructions only: nothing to set up)",
+    "prompt": "Prompt (instructions the agent follows: nexus runs nothing)",  # it may still need a binary
     "oauth": "OAuth/Complex (signs in to an account)",
     "api-key": "API key (needs a secret in its environment)",
     "cli": "CLI (needs its binary only)",

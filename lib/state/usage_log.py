@@ -66,6 +66,7 @@ def append(name, state, entry, config):
     max_entries, max_bytes = limits(config)
     size = fileio.append(paths.usage_log(name), encode(entry))
     state["logEntries"] = state.get("logEntries", 0) + 1
+    state["logged"] = state.get("logged", 0) + 1  # the line's number, for ever: what `telemetry push` counts by
     if state["logEntries"] > max_entries or size > max_bytes:
         state["logEntries"] = prune(name, int(max_entries * LOW_WATER) or 1, int(max_bytes * LOW_WATER))
 

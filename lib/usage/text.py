@@ -105,3 +105,20 @@ def render(report, out):
     style = Style(out)
     lines = _one_skill(report, style) if "daily" in report else _all_skills(report, style)
     out.write("\n".join(lines) + "\n")
+
+
+def render_push(report, out):
+    """What `nexus telemetry push` sent, and what rotation pruned before it could."""
+    where = visible(report["endpoint"] or "-")
+    lines = [f"{plural(report['sent'], 'span')} sent to {where}" if report["sent"] else "Nothing new to send."]
+    lines += [f"  {visible(name)}: {count} {'entry' if count == 1 else 'entries'} pruned by rotation before they were sent"
+              if count != "unknown" else f"  {visible(name)}: entries may have been pruned before they were sent"
+              for name, count in sorted(report["prunedBySkill"].items())]
+    out.write("\n".join(lines) + "\n")
+
+
+def render_dry(report, out):
+    """--dry-run: the spans that would be sent, as JSON (what the push would send, readable)."""
+    import json  # indented, for a person
+
+    out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -168,7 +168,7 @@ def rows(bench):
     shutil.rmtree(workdir / "nexus" / "skills")
     tool_skills(workdir / "nexus" / "skills", 1000)
     for watch in ("2", "0"):  # the default: lists answered from the last look, at most 2 s old; 0: each looks afresh
-        client = Client(env, "--watch", watch)
+        client = Client(env, "--tools", "each", "--watch", watch)  # a tool per skill (auto: the loader's three)
         try:
             first_ms, _ = client.request("tools/list")
             lists = [client.request("tools/list") for _ in range(LISTS)]

@@ -25,9 +25,9 @@ def serve(ctx):
     a skill that declares variables takes them as `variables` too, an object ({"NAME": "value"}), as
     `nexus skill run --var NAME=value` does: a required one missing is a tool error naming it.
     Each has a title (the first heading of its instructions, else its name as words) and the annotations
-    its sandbox permissions make true: openWorldHint true for a skill with the network, false for one
-    confined without it; readOnlyHint for a confined script skill that writes only its own temporary
-    and state folders.
+    its sandbox permissions make true where they differ from the protocol's defaults: openWorldHint false
+    for a skill confined without the network; readOnlyHint for a confined script skill that writes only
+    its own temporary and state folders.
     A tool skill runs in the folder the client started the server in, a script skill in its own. The
     result holds the program's stdout, its stderr and a note on its exit status as text (each sent
     once), and {exit, ms, truncated, timedOut} as structured content; isError is set when the exit
@@ -85,14 +85,31 @@ def serve(ctx):
     error (-32700), a request whose params are not an object with invalid params (-32602). When the client closes stdin, the calls in flight are cancelled so and the server exits 0;
     on SIGTERM, SIGHUP or SIGINT it does the same, then ends by that signal.
 
+    Over HTTP (--http): the same server on MCP's streamable HTTP transport, at http://HOST:PORT/mcp (https
+    with --certfile and --keyfile, or behind a reverse proxy that terminates TLS), for agents on other
+    machines: many sessions in one process, each with its own session id (printed on stderr as it
+    begins), client and calls, every call through the gateway as on stdio, with the same modes and
+    notifications. Every request needs `Authorization: Bearer TOKEN`, a token made by `nexus mcp token
+    add`; one without a usable token (none, unknown, revoked, expired) gets 401 and nothing else, and is
+    written to $NEXUS_HOME/state/nexus/mcp/auth.log. Each call's log line records the token's name as
+    `token`. A token bound to a profile (--profile of token add) sees, reads and runs only that profile's
+    skills; a token with --max-calls is refused (a tool error) past them. Revoking a token ends its live
+    sessions within a second. --no-auth lets requests in without a token, on a loopback address alone;
+    listening on another address with no token made is refused. A request from a browser whose Origin is
+    not this server's own is refused (403), and on loopback one whose Host is not a loopback name (421),
+    against DNS rebinding. A tool skill called over HTTP runs in a working folder of its session,
+    $NEXUS_HOME/state/nexus/mcp/sessions/ID (NEXUS_CALLER_CWD), removed when the session ends; a script
+    skill in its own folder. Resources are named skill://NAME/PATH, never by a path of this machine.
+
     Environment:
-      NEXUS_SESSION_ID  Recorded with each call instead of the connection's own id.
+      NEXUS_SESSION_ID  Recorded with each call instead of the connection's own id (stdio alone).
       NEXUS_PROFILE     The profile served (`--profile NAME` first of all sets it): the agent sees, reads
                         and runs only its skills. One server per profile; see `nexus profiles`.
       NEXUS_HOME, NEXUS_CONFIG, MANAGED_SKILLS_DIR  As for every nexus command.
 
     Exit status:
       0      the client closed stdin
+      1      --http: no usable token to let anyone in, or the address cannot be listened on
       2      usage error, or the MCP SDK (the extra nexus-skills[mcp]) is not installed
       128+N  ended by signal N (SIGTERM, SIGHUP, SIGINT), once the calls in flight were ended and logged
 
@@ -101,15 +118,27 @@ def serve(ctx):
       claude mcp add nexus -- nexus-mcp               # or for you alone
       NEXUS_SESSION_ID=review-42 nexus-mcp            # calls logged as review-42
       nexus-mcp --profile NAME                        # one profile's skills only
+      nexus-mcp --http --host ADDRESS --port 8765     # a team's server (tokens)
     """
+    args = ctx.args
+    if args["--http"]:
+        from nexus.mcp import tokens  # over HTTP only: who may come in, settled before the server's imports
+
+        tokens.check_door(args["--host"], args["--no-auth"], args["--certfile"], args["--keyfile"])
     try:
-        from nexus.mcp import server  # the SDK is an optional extra: only a server that starts needs it
+        if args["--http"]:
+            from nexus.mcp import http  # the SDK and uvicorn are an optional extra: only a server that starts needs them
+        else:
+            from nexus.mcp import server  # the SDK is an optional extra: only a server that starts needs it
     except ImportError as e:
-        if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
+        if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types", "uvicorn", "starlette"):
             raise
         raise UsageError(INSTALL_HINT) from None
-    return server.serve(ctx.args["--max-output"], ctx.args["--watch"], ctx.args["--max-calls"], ctx.args["--tools"],
-                        ctx.warn)
+    served = args["--max-output"], args["--watch"], args["--max-calls"], args["--tools"], ctx.warn
+    if args["--http"]:
+        return http.serve(*served, args["--host"], args["--port"], args["--no-auth"], args["--certfile"],
+                          args["--keyfile"])
+    return server.serve(*served)
 
 
 main = script("nexus-mcp", scope.take_option)

@@ -5,11 +5,11 @@ Its usage and options are its record in the command table (tools/commands.py).
 
 from nexus.cli.command import renders
 from nexus.cli.output import piped_stdin
-from nexus.usage import stats, text
+from nexus.usage import stats, telemetry, text
 from nexus.tools.commands import script
 
 
-@renders(text.render)
+@renders(text.render, {"--dry-run": text.render_dry, "--otlp": text.render_push})
 def usage_stats(ctx):
     """Streams usage entries as `nexus skill run` logs them ({"ts", "skill", "type", "ms", "exit", "error",
     "args", ...}) and keeps only running figures, so logs of any size take little memory. For every
@@ -18,6 +18,9 @@ def usage_stats(ctx):
     the user's accounts), credentials (it needs a secret: primaryEnv, requires.env), prompts, other.
     With NAME, one skill in detail: calls per day over the past week, its most common commands and
     its latest errors.
+
+    With --otlp, the plumbing of `nexus telemetry push` (see it): the entries not sent yet go to the
+    OpenTelemetry collector as spans; what rotation pruned before it was sent is counted and said.
 
     A line that is not a JSON object, an entry without a valid ts, skill, type or ms, and an
     entry timestamped in the future are skipped, reported on stderr per file and counted in
@@ -34,12 +37,19 @@ def usage_stats(ctx):
       cat "$NEXUS_HOME"/state/nexus/skills/*/usage.log | nexus-stats --stdin
     """
     args = ctx.args
+    if args["--otlp"]:
+        return push(ctx)
     stream = None
     if args["--stdin"]:
         stream = piped_stdin("usage entries (JSON Lines)")
         if hasattr(stream, "reconfigure"):  # read as a log is read: a stray byte spoils one entry, not all
             stream.reconfigure(errors="replace", newline="\n")
     return stats.collect(ctx.config, args["--days"], args["NAME"], stream, warn=ctx.warn, session=args["--session"])
+
+
+def push(ctx):
+    """`nexus-stats --otlp`: what `nexus telemetry push` does."""
+    return telemetry.push(ctx.config, ctx.args["--dry-run"], warn=ctx.warn)
 
 
 main = script("nexus-stats")

@@ -1,9 +1,11 @@
-"""`nexus mcp config`, which registers the MCP server (`nexus mcp`, `nexus-mcp`) with a client."""
+"""`nexus mcp config`, which registers the MCP server (`nexus mcp`, `nexus-mcp`) with a client, and `nexus mcp
+token`, the bearer tokens of `nexus-mcp --http`."""
 
 import json
 
 from nexus import style
-from nexus.mcp import clients
+from nexus.catalog import scope
+from nexus.mcp import clients, tokens
 
 
 def config(ctx):
@@ -74,3 +76,54 @@ def _changed(ctx, path, outcome, backup):
     ctx.warn(f"{path}: " + ("no nexus entry: unchanged" if outcome == "unchanged" and not ctx.args["--write"]
                             else f"nexus {outcome}") + (f" (the old file is kept as {backup})" if backup else ""))
     return path + "\n"
+
+
+def token(ctx):
+    """add makes a token and prints it on stdout, the one time it is shown; nexus keeps only its SHA-256
+    (in $NEXUS_HOME/state/nexus/mcp/tokens.json, 0600), so a token lost is revoked and made again. A client
+    sends it with every request as `Authorization: Bearer TOKEN`. A running server takes a new token at once.
+
+    list shows each token's name, profile, expiry and, for one with --max-calls, the calls it made of those
+    it may make; never the token.
+
+    revoke forgets a token: a running nexus-mcp --http refuses it from its next request (401), and within a
+    second ends the sessions it opened, their calls in flight killed and logged as cancelled.
+
+    Exit status:
+      0  done
+      1  add: a token of that name exists; revoke: there is no such token
+      2  usage error, or a profile the config does not have
+
+    Examples:
+      nexus mcp token add ci --expires 30
+      nexus mcp token add agent --profile PROFILE --max-calls 500
+      nexus mcp token list
+      nexus mcp token revoke ci
+    """
+    args = ctx.args
+    if args["list"]:
+        found = tokens.listing()
+        return json.dumps(found, indent=2) + "\n" if args["--json"] else _tokens_table(found)
+    if args["revoke"]:
+        tokens.revoke(args["TOKEN"])
+        ctx.warn(f"token {args['TOKEN']} revoked")
+        return ""
+    profile = args["--profile"]
+    if profile:
+        scope.chosen(ctx.config, profile)  # a profile the config lacks is a usage error
+    made, record = tokens.add(args["TOKEN"], profile, args["--expires"], args["--max-calls"])
+    if args["--json"]:
+        return json.dumps({"name": record["name"], "token": made, "profile": profile, "expires": record["expires"],
+                           "maxCalls": record["maxCalls"]}, indent=2) + "\n"
+    ctx.warn(f"token {record['name']}" + (f" (profile {profile})" if profile else "")
+             + (f", expires {record['expires']}" if record["expires"] else "")
+             + ": shown this once; a client sends it as `Authorization: Bearer TOKEN`")
+    return made + "\n"
+
+
+def _tokens_table(found):
+    if not found:
+        return "No tokens: nexus-mcp --http lets nobody in. Make one with\n  nexus mcp token add NAME\n"
+    rows = [[t["name"], t["profile"] or "-", (t["expires"] or "never") + (" (expired)" if t["expired"] else ""),
+             f"{t['calls']}/{t['maxCalls']}" if t["maxCalls"] else "-", t["created"]] for t in found]
+    return "\n".join(style.table([["NAME", "PROFILE", "EXPIRES", "CALLS", "CREATED"]] + rows, "")) + "\n"

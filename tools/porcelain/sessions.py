@@ -35,8 +35,10 @@ def render_calls(found, out):
     style = Style(out)
     rows, errors = [["#", "TIME", "SKILL", "EXIT", "MS", "ERROR / ARGS"]], [""]
     for call in found:
-        # A failed call's error first, its last line (the whole log window is in --json): what went wrong.
-        errors.append(f"! {visible(last_line(call['error']))}" if call.get("error") else "")
+        # A failed call's error first, its last line (the whole log window is in --json): what went wrong; a
+        # refused call says so and why, in yellow: the skill never ran (sessions.refused).
+        mark = f"refused ({visible(call['refused'])}):" if sessions.refused(call) else "!"
+        errors.append(f"{mark} {visible(last_line(call['error']))}" if call.get("error") else "")
         # each word as a shell needs it: exact, and visible
         shown = "  ".join(part for part in (errors[-1], shell_line(call.get("args") or [])) if part)
         rows.append([str(call["n"]), local(call["ts"]), call["skill"], str(call.get("exit", "-")),
@@ -44,7 +46,8 @@ def render_calls(found, out):
     rows, sizes = fit(rows, style.columns, give=(5, 2))
     for row, error in zip(rows, errors):  # coloured once fitted, in the last column: it is never padded
         if error and len(row) == 6:
-            row[-1] = style.color(row[-1][:len(error)], "red") + row[-1][len(error):]
+            colour = "yellow" if error.startswith("refused") else "red"
+            row[-1] = style.color(row[-1][:len(error)], colour) + row[-1][len(error):]
     out.write("\n".join(table(rows, "", sizes)) + "\n")
 
 

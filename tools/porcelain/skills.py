@@ -92,18 +92,19 @@ def render_list(records, out):
     for status, emoji, heading, group in groups:
         if not group:
             continue
-        said = [f"{style.emoji(emoji)}{words} {style.dash} {plural(len(group), 'skill')}"
-                for words in (heading, heading.split(" (")[0])]  # a narrow terminal: without its explanation
-        lines += ["", next((line for line in said if not style.columns or cells(line) <= style.columns),
-                           shorten(said[1], style.columns))]
+        headings = [f"{style.emoji(emoji)}{words} {style.dash} {plural(len(group), 'skill')}"
+                    for words in (heading, heading.split(" (")[0])]  # a narrow terminal: without its explanation
+        lines += ["", next((line for line in headings if not style.columns or cells(line) <= style.columns),
+                           shorten(headings[1], style.columns))]
         if status == "invalid":
             lines += [style.clip(f"{indent}{r['filePath']}: {one_line(r.get('error', ''))}") for r in group]
         else:
             lines += table(rows[:len(group)], indent, sizes)
             rows = rows[len(group):]
     lines.append("")
-    for said in ("Run 'nexus skill show <name>' for details on any skill.", "Run 'nexus skill run <name>' to use a skill."):
-        lines += wrap(said, style.columns) if style.columns else [said]  # what to run next is never cut
+    for hint in ("Run 'nexus skill show <name>' for details on any skill.",
+                 "Run 'nexus skill run <name>' to use a skill."):
+        lines += wrap(hint, style.columns) if style.columns else [hint]  # what to run next is never cut
     out.write("\n".join(lines) + "\n")
 
 
@@ -198,10 +199,12 @@ def status(ctx):
     of its last 10 calls failed while over 90% of its calls of the past 30 days before those (at least
     5) succeeded; or when its verification failed after one had passed. A skill has drifted when its
     verify command printed something else than the last time it passed, until it prints the same again.
+    --check also names each added skill whose files changed behind nexus's back (untrusted: refused until
+    `nexus skill trust NAME`), so that a cron job hears of it before an agent is refused.
 
     Exit status:
-      0  success (--check: all is well);  1  --check found a skill degraded or drifted, or a sandbox
-      that cannot be given;  2  usage error
+      0  success (--check: all is well);  1  --check found a skill degraded, drifted or untrusted, or a
+      sandbox that cannot be given;  2  usage error
     """
     found = listing.listed(ctx.config, ctx.warn, states=False).briefs()
     counts = listing.summary(found)
@@ -210,9 +213,17 @@ def status(ctx):
 
         counts["sandbox"] = sandbox.status(ctx.config)
     if ctx.args.get("--check"):  # `skills list --summary` has no --check
-        counts["unhealthy"] = listing.unhealthy(found)
+        counts["unhealthy"] = listing.unhealthy(found) + _untrusted(ctx)
         ctx.status = 1 if counts["unhealthy"] or counts["sandbox"].get("problem") else 0
     return counts
+
+
+def _untrusted(ctx):
+    """(name, 'untrusted', why) of each added skill whose files changed behind nexus's back."""
+    if not trust.added_skills():
+        return []
+    records = trust.marked(listing.listed(ctx.config, ctx.warn).records())
+    return [(r["name"], "untrusted", r["untrusted"]["reason"]) for r in records if r.get("untrusted")]
 
 
 def render_refresh(summary, out):

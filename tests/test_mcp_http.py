@@ -1,0 +1,285 @@
+"""nexus-mcp --http (issue 31): one server for the module, driven by the MCP SDK's own streamable-HTTP client
+with a token, without one, with an expired, a revoked and a profile-bound one, and from a foreign Origin.
+What the gateway records is read from the usage logs the server writes."""
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from bench.bench_http import load
+from helpers import make_tool, write_skill
+
+anyio = pytest.importorskip("anyio")
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+pytest.importorskip("uvicorn", reason="the mcp extra is not installed")
+
+import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+pytestmark = pytest.mark.once  # the server is a process of its own, the same in both launch modes
+
+
+def wait_for(condition, seconds=15):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+class Served:
+    """The server of this module: its home, environment, URL and tokens."""
+
+    def __init__(self, root):
+        self.root, self.home = root, root / "nexus"
+        self.bin = root / "bin"
+        self.env = {**os.environ, "NEXUS_HOME": str(self.home), "MANAGED_SKILLS_DIR": str(root / "managed"),
+                    "HOME": str(root / "home"), "PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}"}
+        for name in ("NEXUS_CONFIG", "NEXUS_SESSION_ID", "NEXUS_PROFILE"):
+            self.env.pop(name, None)
+        self.tokens = {}
+
+    def nexus(self, *argv, check=True):
+        return subprocess.run(["nexus", *argv], env=self.env, capture_output=True, text=True, check=check)
+
+    def token(self, name, *options):
+        self.tokens[name] = self.nexus("mcp", "token", "add", name, *options).stdout.strip()
+        return self.tokens[name]
+
+    def log(self, skill):
+        path = self.home / "state" / "nexus" / "skills" / skill / "usage.log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def auth_log(self):
+        path = self.home / "state" / "nexus" / "mcp" / "auth.log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def fds(self):
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def threads(self):
+        return len(os.listdir(f"/proc/{self.process.pid}/task"))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    served = Served(tmp_path_factory.mktemp("http"))
+    served.bin.mkdir()
+    (served.home / "skills").mkdir(parents=True)
+    (served.home / "nexus.toml").write_text('[skills]\nallowBundled = []\n[profiles.narrow.skills]\nallow = ["say"]\n')
+    make_tool(served.bin, "say", '#!/bin/sh\nprintf "%s\\n" "$*"\n')
+    make_tool(served.bin, "where", "#!/bin/sh\npwd\n")
+    make_tool(served.bin, "nap", "#!/bin/sh\nsleep 30\n")
+    for name, tool in (("say", "say"), ("where", "where"), ("nap", "nap")):
+        write_skill(served.home / "skills", name, f"Runs {tool}.", meta={"tool": tool})
+    served.token("team")
+    served.token("narrow", "--profile", "narrow")
+    served.token("once", "--max-calls", "1")
+    served.token("gone")
+    served.token("stale")
+    err = open(served.root / "server.err", "w+")
+    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1"], env=served.env,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text(), 90), \
+        (served.root / "server.err").read_text()
+    served.url = (served.root / "server.err").read_text().split("serving MCP at ")[1].split()[0]
+    yield served
+    served.process.terminate()
+    assert served.process.wait(10) == -15  # ended by the signal, as a Unix tool is
+    err.close()
+
+
+@contextlib.asynccontextmanager
+async def session(served, token=None, headers=None, statuses=None):
+    """An initialized ClientSession on the server, through the SDK's streamable-HTTP client; the HTTP status
+    of each response goes into `statuses`, the notifications the server sends into the session's .notes."""
+    notes = []
+
+    async def on_message(message):
+        notes.append(message)
+
+    headers = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
+
+    async def seen(response):
+        if statuses is not None:
+            statuses.append(response.status_code)
+
+    async with httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [seen]}) as http:
+        async with streamable_http_client(served.url, http_client=http) as (read, write):
+            async with ClientSession(read, write, message_handler=on_message) as client:
+                await client.initialize()
+                client.notes = notes
+                yield client
+
+
+def run(served, scenario, token=None, headers=None, statuses=None):
+    async def main():
+        async with session(served, token, headers, statuses) as client:
+            return await scenario(client)
+
+    return anyio.run(main)
+
+
+def post(served, headers):
+    """The status and body of a raw initialize POST."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    request = urllib.request.Request(served.url, body.encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_a_call_with_a_token_runs_through_the_gateway_in_its_sessions_folder_and_logs_the_token(served):
+    async def scenario(client):
+        tools = await client.list_tools()
+        said = await client.call_tool("say", {"args": ["hello", "team"]})
+        where = await client.call_tool("where", {})
+        resources = await client.list_resources()
+        read = await client.read_resource(next(r.uri for r in resources.resources if r.name == "say/SKILL.md"))
+        return tools, said, where, resources, read
+
+    tools, said, where, resources, read = run(served, scenario, served.tokens["team"])
+    assert {"say", "where", "nap", "list_skills"} <= {t.name for t in tools.tools}
+    assert said.content[0].text == "hello team\n" and not said.is_error
+    folder = where.content[0].text.strip()
+    assert folder.startswith(str(served.home / "state" / "nexus" / "mcp" / "sessions" / "mcp-"))
+    assert wait_for(lambda: not os.path.exists(folder))  # removed once the session ended (the client's DELETE)
+    uris = [str(r.uri) for r in resources.resources]
+    assert uris and all(u.startswith("skill://") and str(served.root) not in u for u in uris)
+    assert read.contents[0].text.startswith("---")
+    [line, reading] = served.log("say")
+    assert (reading["type"], reading["token"]) == ("prompt", "team")
+    assert line["token"] == "team" and line["client"].startswith("mcp/") and line["session"].startswith("mcp-")
+    assert served.log("where")[-1]["session"] == line["session"]
+
+
+def test_without_a_token_a_request_gets_401_and_nothing_else_and_is_logged(served):
+    before = len(served.auth_log())
+    status, body = post(served, {})
+    assert (status, body) == (401, b"")
+    assert post(served, {"Authorization": "Bearer nexus_not-a-token"}) == (401, b"")
+    statuses = []
+    with pytest.raises(Exception):
+        run(served, lambda client: client.list_tools(), statuses=statuses)
+    assert statuses == [401]
+    logged = served.auth_log()[before:]
+    assert [line["reason"] for line in logged[:2]] == ["no bearer token", "unknown or revoked token"]
+    assert all(line["remote"].startswith("127.0.0.1:") for line in logged)
+
+
+def test_an_expired_token_is_refused(served):
+    path = served.home / "state" / "nexus" / "mcp" / "tokens.json"
+    document = json.loads(path.read_text())
+    document["tokens"]["stale"]["expires"] = "2020-01-01T00:00:00.000Z"
+    path.write_text(json.dumps(document))
+    statuses = []
+    with pytest.raises(Exception):
+        run(served, lambda client: client.list_tools(), served.tokens["stale"], statuses=statuses)
+    assert statuses == [401]
+    assert served.auth_log()[-1]["reason"].startswith("expired") and served.auth_log()[-1]["token"] == "stale"
+    listed = json.loads(served.nexus("mcp", "token", "list", "--json").stdout)
+    assert [t["expired"] for t in listed if t["name"] == "stale"] == [True]
+
+
+def test_a_revoked_token_is_refused_and_its_live_session_and_call_end(served):
+    async def scenario(client):
+        async with anyio.create_task_group() as tasks:
+            async def nap():
+                with contextlib.suppress(Exception):
+                    await client.call_tool("nap", {})
+            tasks.start_soon(nap)
+            await anyio.sleep(0.5)
+            await anyio.to_thread.run_sync(lambda: served.nexus("mcp", "token", "revoke", "gone"))
+            with anyio.fail_after(15):
+                while not served.log("nap"):
+                    await anyio.sleep(0.1)
+            tasks.cancel_scope.cancel()
+
+    with contextlib.suppress(Exception):  # the session ends under the client's feet
+        run(served, scenario, served.tokens["gone"])
+    [line] = [line for line in served.log("nap") if line["type"] == "tool"]
+    assert line["token"] == "gone" and line["exit"] == 137 and line["error"] == "cancelled"
+    assert post(served, {"Authorization": f"Bearer {served.tokens['gone']}"})[0] == 401
+    assert served.nexus("mcp", "token", "revoke", "gone", check=False).returncode == 1
+
+
+def test_a_foreign_origin_is_refused_and_a_local_one_let_in(served):
+    assert post(served, {"Origin": "http://evil.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 403
+    statuses = []
+    with pytest.raises(Exception):
+        run(served, lambda client: client.list_tools(), served.tokens["team"], {"Origin": "http://evil.example"},
+            statuses)
+    assert statuses == [403]
+    port = served.url.split(":")[2].split("/")[0]
+    assert post(served, {"Origin": f"http://localhost:{port}", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 200
+    assert post(served, {"Host": "evil.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 421
+
+
+def test_a_token_bound_to_a_profile_sees_and_runs_only_its_skills(served):
+    async def scenario(client):
+        return await client.list_tools(), await client.call_tool("where", {}), await client.call_tool("say", {})
+
+    tools, where, said = run(served, scenario, served.tokens["narrow"])
+    assert {t.name for t in tools.tools} - {"list_skills", "read_skill"} == {"say"}
+    assert where.is_error and not said.is_error
+    line = served.log("say")[-1]
+    assert (line["token"], line["profile"]) == ("narrow", "narrow")
+
+
+def test_a_token_with_max_calls_is_refused_past_them(served):
+    async def scenario(client):
+        return [await client.call_tool("say", {"args": [str(n)]}) for n in range(2)]
+
+    first, second = run(served, scenario, served.tokens["once"])
+    assert not first.is_error and second.is_error and "1 calls it may make" in second.content[0].text
+    lines = [line for line in served.log("say") if line.get("token") == "once"]
+    assert [line.get("refused") for line in lines] == [None, "scope"]
+
+
+def test_a_session_hears_of_a_skill_added_while_it_is_open(served):
+    async def scenario(client):
+        before = await client.list_tools()
+        write_skill(served.home / "skills", "late", "Came later.", meta={"tool": "say"})
+        try:
+            with anyio.fail_after(15):
+                while not any("tools/list_changed" in repr(note) for note in client.notes):
+                    await anyio.sleep(0.1)
+            return before, await client.list_tools()
+        finally:
+            shutil.rmtree(served.home / "skills" / "late")
+
+    before, after = run(served, scenario, served.tokens["team"])
+    assert "late" not in {t.name for t in before.tools} and "late" in {t.name for t in after.tools}
+
+
+def test_concurrent_clients_each_call_answered_and_logged_once_and_nothing_left_behind(served):
+    before = len(served.log("say"))
+    fds = served.fds()
+    answers, latencies, _ = load(served.url, served.tokens["team"], clients=4, calls=24)  # make bench: 16 x 2,000
+    assert answers == {word: f"{word}\n" for word in answers} and len(answers) == len(latencies) == 24
+    logged = [line["args"][0] for line in served.log("say")[before:]]
+    assert sorted(logged) == sorted(answers)  # exactly one line a call
+    assert wait_for(lambda: served.fds() <= fds), (served.fds(), fds)
+    assert served.threads() <= 1 + 4 + 16 + 2  # the loop, the list workers, --max-calls, the SDK's
+
+
+def test_no_token_refuses_a_public_address_and_no_auth_is_loopback_only(tmp_path):
+    env = {**os.environ, "NEXUS_HOME": str(tmp_path / "h")}
+    public = subprocess.run(["nexus-mcp", "--http", "--host", "0.0.0.0", "--port", "0"], env=env,
+                            capture_output=True, text=True, timeout=30)
+    assert public.returncode == 1 and "no usable token" in public.stderr
+    open_door = subprocess.run(["nexus-mcp", "--http", "--host", "0.0.0.0", "--no-auth", "--port", "0"], env=env,
+                               capture_output=True, text=True, timeout=30)
+    assert open_door.returncode == 2 and "loopback" in open_door.stderr

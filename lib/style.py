@@ -181,6 +181,20 @@ class Progress:
         self.close()
 
 
+def ask(question, default=False):
+    """The yes or no of the person at the terminal to `question` (asked on stderr, after wiping a
+    progress line; an empty answer is `default`), or None when stdin is no terminal to ask."""
+    import sys  # as in Progress
+
+    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+        return None
+    Progress.pause()  # the question stands alone, not after "adding skills: 3 of 40"
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes") or (default and answer == "")
+
+
 def _plain():
     """No escape codes on stderr: NO_COLOR asks for none, a dumb terminal would show them."""
     return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"

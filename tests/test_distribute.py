@@ -199,6 +199,14 @@ def test_source_without_skills(script_runner, tmp_path):
     assert result.returncode == 1 and "no skills in" in result.stderr
 
 
+@pytest.mark.parametrize("url", ["https://ghp_secret123@github.com/o/r.git", "http://me:secret123@host/r",
+                                 "ssh://me:secret123@host/r"])
+def test_a_url_with_credentials_is_refused_and_never_shown(script_runner, managed, url):
+    result = add(script_runner, url)
+    assert result.returncode == 2 and "credentials" in result.stderr and "secret123" not in result.stderr
+    assert result.stdout == "" and not (managed / ".nexus-lock.json").exists()
+
+
 def test_git_url_that_does_not_clone(script_runner, tmp_path, nexus_home):
     result = add(script_runner, f"file://{tmp_path}/nowhere")
     assert result.returncode == 1 and "cannot clone" in result.stderr

@@ -86,7 +86,8 @@ def served(tmp_path_factory):
     served.token("gone")
     served.token("stale")
     err = open(served.root / "server.err", "w+")
-    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1"], env=served.env,
+    served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "1",
+                                       "--allow-origin", "https://inspector.example"], env=served.env,
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     assert wait_for(lambda: "serving MCP at" in (served.root / "server.err").read_text(), 90), \
         (served.root / "server.err").read_text()
@@ -165,6 +166,22 @@ def test_a_call_with_a_token_runs_through_the_gateway_in_its_sessions_folder_and
     assert served.log("where")[-1]["session"] == line["session"]
 
 
+def test_a_client_of_the_2026_revision_without_sessions_is_served_and_logged_under_its_token(served):
+    async def main():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {served.tokens['team']}"}) as http:
+            async with streamable_http_client(served.url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as client:
+                    discovered = await client.discover()
+                    return discovered, [await client.call_tool("say", {"args": [w]}) for w in ("new", "era")]
+
+    discovered, results = anyio.run(main)
+    assert "2026-07-28" in discovered.supported_versions
+    assert [r.content[0].text for r in results] == ["new\n", "era\n"]
+    lines = [line for line in served.log("say") if line.get("args") in (["new"], ["era"])]
+    assert [line["token"] for line in lines] == ["team", "team"]
+    assert lines[0]["session"] == lines[1]["session"]  # one session a token: its requests carry none of their own
+
+
 def test_without_a_token_a_request_gets_401_and_nothing_else_and_is_logged(served):
     before = len(served.auth_log())
     status, body = post(served, {})
@@ -215,7 +232,7 @@ def test_a_revoked_token_is_refused_and_its_live_session_and_call_end(served):
     assert served.nexus("mcp", "token", "revoke", "gone", check=False).returncode == 1
 
 
-def test_a_foreign_origin_is_refused_and_a_local_one_let_in(served):
+def test_a_foreign_origin_is_refused_and_a_local_or_allowed_one_let_in(served):
     assert post(served, {"Origin": "http://evil.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 403
     statuses = []
     with pytest.raises(Exception):
@@ -225,6 +242,8 @@ def test_a_foreign_origin_is_refused_and_a_local_one_let_in(served):
     port = served.url.split(":")[2].split("/")[0]
     assert post(served, {"Origin": f"http://localhost:{port}", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 200
     assert post(served, {"Host": "evil.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 421
+    assert post(served, {"Origin": "https://inspector.example", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 200
+    assert post(served, {"Origin": "https://inspector.example.evil", "Authorization": f"Bearer {served.tokens['team']}"})[0] == 403
 
 
 def test_a_token_bound_to_a_profile_sees_and_runs_only_its_skills(served):

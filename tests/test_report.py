@@ -5,6 +5,7 @@ import datetime
 import html.parser
 import itertools
 import json
+import re
 import shutil
 import struct
 import subprocess
@@ -129,6 +130,17 @@ def test_trouble_comes_first_in_the_failure_colour(script_runner, used, workspac
     assert bars[0].startswith('<span class="name bad">mail') and "var(--bad)" in bars[0]  # first, though it succeeds
     (zero,) = [bar for bar in bars if ">broken<" in bar]
     assert "var(--bad)" in zero and "0%" in zero and ".value i { display: block; height: .7rem; min-width: 3px" in text
+
+
+def test_the_figures_count_a_policy_refusal_as_neither_success_nor_failure(script_runner, workspace, nexus_home):
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    write_skill(workspace, "mail", meta={"tool": "sh"})
+    calls = [{"exit": 0}] * 3 + [{"exit": 1, "error": "boom"}] + [{"exit": 1, "refused": "scope", "error": "no"}] * 2
+    write_log(nexus_home, "mail", [{"ts": now, "skill": "mail", "type": "tool", "ms": 5, **call} for call in calls])
+    text = script_runner.run(["nexus", "report"]).stdout
+    figures = dict((label, value) for value, label in re.findall(r"<b[^>]*>([^<]*)</b><span>([^<]*)</span>", text))
+    assert figures["calls"] == "6" and figures["succeeded"] == "75.0%" and figures["failed"] == "1"
+    assert figures["refused by policy"] == "2"  # 6 x 25% would have said 2 failed
 
 
 def test_an_empty_report_says_so(script_runner, workspace):

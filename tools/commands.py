@@ -69,6 +69,7 @@ RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and 
 MCP = "nexus.tools.plumbing.mcp:serve"
 MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]",
              "--http [--host HOST] [--port PORT] [--no-auth] [--certfile FILE] [--keyfile FILE] "
+             "[--allow-origin ORIGIN]... "
              "[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]")
 MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, and of its stderr, that a result "
                                             "carries; also the largest resource.", BYTES, default=256 * 1024),
@@ -88,7 +89,10 @@ MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, 
                       whole(0, 65535), default=8765),
                Option("--no-auth", "Let in requests without a token: on a loopback address alone."),
                Option("--certfile FILE", "Serve HTTPS with this certificate (PEM), with --keyfile.", FILE),
-               Option("--keyfile FILE", "The certificate's private key (PEM).", FILE))
+               Option("--keyfile FILE", "The certificate's private key (PEM).", FILE),
+               Option("--allow-origin ORIGIN", "A browser page's origin (scheme://host:port) let in besides this "
+                                               "server's own; any other Origin is refused (403).", STRING,
+                      repeat=True))
 
 # -- the table ---------------------------------------------------------------------------------------------
 

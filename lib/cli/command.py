@@ -334,8 +334,12 @@ def call(command, argv, prog=None):
         for need in command.needs:
             need(ctx)
         function = command.function()
-        if not gc.isenabled():  # a console script's start-up turned it off (nexus/tools/__init__.py)
-            gc.freeze()  # what start-up loaded lives until exit: never traversed again
+        if not gc.isenabled():
+            # A console script (tools/bin/) turned the collector off while the command's modules loaded:
+            # thousands of objects that live until exit, which it would traverse again and again for
+            # nothing. Frozen, they are never traversed again, not even at exit: together about a sixth of
+            # what `nexus skill run` costs (tests/bench/bench_run.py).
+            gc.freeze()
             gc.enable()
         output.emit(command.output, function(ctx), function, ctx)
         sys.stdout.flush()

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 
 from .. import fileio, paths, trust
-from ..errors import NexusError
+from ..errors import NexusError, UsageError
 from ..gateway import process
 from ..skill import skillmd
 from ..style import Progress
@@ -64,6 +64,11 @@ class Candidate:
 def resolve(source):
     """('folder', absolute path) or ('git', url) for a SOURCE as the user wrote it."""
     if source.startswith(GIT_SCHEMES) or (source.startswith("git@") and ":" in source):
+        scheme, _, rest = source.partition("://")
+        user, _, host = rest.split("/", 1)[0].rpartition("@")
+        if user and (scheme in ("http", "https") or ":" in user):  # https://TOKEN@host, ssh://user:password@host
+            raise UsageError(f"source '{scheme}://***@{host}/...': a URL with credentials would be kept in the "
+                             "lockfile and shown on screen: give them to git instead (a credential helper, ~/.netrc)")
         return "git", source
     if "://" in source or "::" in source or source.startswith("-"):  # git's ext:: would run a command
         raise NexusError(f"source '{source}': only {', '.join(s[:-3] for s in GIT_SCHEMES)} URLs are fetched")

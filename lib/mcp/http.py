@@ -29,7 +29,7 @@ POLICE_SECONDS = 1  # how soon a revoked or expired token's live sessions are en
 TOKEN_KEY = "nexus.token"  # where the Gate leaves the token's name in the request's ASGI scope
 
 
-def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=None, keyfile=None):
+def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=None, keyfile=None, origins=()):
     """Serve over HTTP on host:port until a signal ends it."""
     import uvicorn  # the HTTP server: only when serving over HTTP
 
@@ -45,7 +45,7 @@ def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=No
         raise NexusError(f"cannot listen on {host}:{port}: {e.strerror}") from None
     bound = sock.getsockname()[1]
     hub = Hub(mcpserver.Nexus(limit, watch, max_calls, tools, warn), store, warn)
-    gate = Gate(hub.app(), store, hub.refused, not no_auth, host)
+    gate = Gate(hub.app(), store, hub.refused, not no_auth, host, origins)
     config = uvicorn.Config(gate, log_level="warning", access_log=False, lifespan="on", ssl_certfile=certfile,
                             ssl_keyfile=keyfile, timeout_graceful_shutdown=5)
     scheme = "https" if certfile else "http"
@@ -162,18 +162,20 @@ class Gate:
     """The ASGI app in front of the SDK's: Origin, Host, then the bearer token (when `auth`); log(scope, why,
     token=None) is told of each request turned away."""
 
-    def __init__(self, app, store, log, auth, host):
+    def __init__(self, app, store, log, auth, host, origins=()):
         self.app, self.store, self.log, self.auth = app, store, log, auth
         names = LOOPBACK_NAMES if tokens.loopback(host) else (() if host in ("0.0.0.0", "::") else (host,))
         self.hosts = names if tokens.loopback(host) else None  # a Host header checked on loopback alone (DNS rebinding)
         self.origins = [f"{scheme}://{name}" for scheme in ("http", "https") for name in names]
+        self.allowed = {origin.rstrip("/") for origin in origins}  # --allow-origin: exactly these
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         origin, host = headers.get("origin"), headers.get("host", "")
-        if origin is not None and not any(origin == o or origin.startswith(o + ":") for o in self.origins):
+        if origin is not None and origin not in self.allowed and not any(
+                origin == o or origin.startswith(o + ":") for o in self.origins):
             return await self.deny(scope, send, 403, f"Origin {origin} is not allowed")
         if self.hosts is not None and not any(host == h or host.startswith(h + ":") for h in self.hosts):
             return await self.deny(scope, send, 421, f"Host {host} is not this loopback address")

@@ -139,10 +139,12 @@ def _ms(ms):
 
 
 def _figures(stats):
-    rate = stats["successRate"]
-    failed = round(stats["totalInvocations"] * (1 - rate)) if rate is not None else 0
+    rate, refused = stats["successRate"], stats.get("refusedForPolicy", 0)
+    # the rate leaves out the calls a policy refused (no failure of the skill's), so the failures do too
+    failed = round((stats["totalInvocations"] - refused) * (1 - rate)) if rate is not None else 0
     cells = [(f"{stats['totalInvocations']:,}", "calls", ""), (_pct(stats["successRate"]), "succeeded", ""),
              (f"{failed:,}", "failed", ' class="bad"' if failed else ""),
+             *([(f"{refused:,}", "refused by policy", "")] if refused else []),
              (_ms(stats["avgDurationMs"]), "average duration", ""), (str(len(stats["skills"])), "skills used", "")]
     return '<div class="figures">' + "".join(f'<div class="figure"><b{c}>{_e(v)}</b><span>{_e(k)}</span></div>'
                                              for v, k, c in cells) + "</div>"

@@ -96,8 +96,8 @@ def serve(ctx):
     skills; a token with --max-calls is refused (a tool error) past them. Revoking a token ends its live
     sessions within a second. --no-auth lets requests in without a token, on a loopback address alone;
     listening on another address with no token made is refused. A request from a browser whose Origin is
-    not this server's own is refused (403), and on loopback one whose Host is not a loopback name (421),
-    against DNS rebinding. A tool skill called over HTTP runs in a working folder of its session,
+    neither this server's own nor one --allow-origin names is refused (403), and on loopback one whose
+    Host is not a loopback name (421), against DNS rebinding. A tool skill called over HTTP runs in a working folder of its session,
     $NEXUS_HOME/state/nexus/mcp/sessions/ID (NEXUS_CALLER_CWD), removed when the session ends; a script
     skill in its own folder. Resources are named skill://NAME/PATH, never by a path of this machine.
 
@@ -137,7 +137,7 @@ def serve(ctx):
     served = args["--max-output"], args["--watch"], args["--max-calls"], args["--tools"], ctx.warn
     if args["--http"]:
         return http.serve(*served, args["--host"], args["--port"], args["--no-auth"], args["--certfile"],
-                          args["--keyfile"])
+                          args["--keyfile"], args["--allow-origin"])
     return server.serve(*served)
 
 

@@ -2,7 +2,6 @@
 and `nexus skill trust`, which accepts an added skill's files as they are now."""
 
 import os
-import sys
 
 from nexus import config as configlib, paths, trust as trustlib
 from nexus.catalog import discovery, manifest
@@ -11,7 +10,7 @@ from nexus.distribute import managed
 from nexus.errors import BadInput, NexusError
 from nexus.gateway import plan
 from nexus.skill import audit as auditlib, skillmd
-from nexus.style import one_line, plural
+from nexus.style import ask, one_line, plural
 
 
 def render_findings(report, out):
@@ -141,8 +140,7 @@ def trust(ctx):
 
 def confirm(question):
     """True when the person at the terminal says yes; NexusError when there is no terminal to ask."""
-    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+    answer = ask(question)
+    if answer is None:
         raise NexusError("no terminal to ask: run it again with --yes")
-    sys.stderr.write(question)
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+    return answer

@@ -221,6 +221,8 @@ def edit_file(ctx):
     import shutil  # `config edit` alone needs a scratch folder
     import tempfile
 
+    from nexus.style import ask  # and may ask
+
     plan.refuse_inside("nexus config edit")  # the editor may change any key: the sandbox's, a profile's
     target = edit.target()
     try:
@@ -248,7 +250,7 @@ def edit_file(ctx):
                 break
             except BadInput as e:
                 ctx.warn(str(e))
-                if not _ask("Edit it again? [Y/n] "):
+                if not ask("Edit it again? [Y/n] ", default=True):
                     raise BadInput(f"nothing saved: '{target}' is unchanged") from None
         if data != original:
             try:
@@ -280,15 +282,6 @@ def _run_editor(path):
         raise NexusError(f"cannot run the editor '{editor}': {getattr(e, 'strerror', None) or e}") from None
     if done.exit != 0:
         raise NexusError(f"the editor '{editor}' exited with {done.exit}")
-
-
-def _ask(question):
-    """True when the person at the terminal says yes; False without a terminal."""
-    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
-        return False
-    sys.stderr.write(question)
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("", "y", "yes")
 
 
 # -- one skill's config ---------------------------------------------------------------------------

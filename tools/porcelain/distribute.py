@@ -2,7 +2,6 @@
 
 import os
 import shlex
-import sys
 
 from nexus.agents import instructions, links
 from nexus.catalog import listing
@@ -10,7 +9,7 @@ from nexus.cli.command import renders
 from nexus.distribute import managed, sources
 from nexus.gateway import plan
 from nexus.skill import audit
-from nexus.style import Progress, table
+from nexus.style import ask, table
 
 
 def render_listed(report, out):
@@ -74,12 +73,10 @@ def door(ctx, again, grants=None):
         if not wants or ctx.args["--yes"]:
             return own
         asked = f"{name} asks, when it runs confined, for {wants}"
-        if not (sys.stdin and not sys.stdin.closed and sys.stdin.isatty() and sys.stderr.isatty()):
+        answer = ask(f"{asked}: allow it? [y/N] ")
+        if answer is None:
             return f"{asked}: to accept, {again} --yes"
-        Progress.pause()  # the question stands alone, not after "adding skills: 3 of 40"
-        sys.stderr.write(f"{asked}: allow it? [y/N] ")
-        sys.stderr.flush()
-        return own if sys.stdin.readline().strip().lower() in ("y", "yes") else f"{asked}: declined"
+        return own if answer else f"{asked}: declined"
 
     return admit
 

@@ -11,7 +11,7 @@ from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.state import skill_state
-from nexus.style import Progress, Style, last_line, terminal, visible, when
+from nexus.style import Progress, Style, ask, last_line, terminal, visible, when
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
@@ -312,9 +312,8 @@ def _verified_after(entry, config):
 
 
 def _confirm():
-    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+    answer = ask("Run it? [y/N] ")
+    if answer is None:
         raise NexusError("no terminal to ask: run it again with --yes to install")
-    sys.stderr.write("Run it? [y/N] ")
-    sys.stderr.flush()
-    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+    if not answer:
         raise NexusError("nothing installed")

@@ -17,8 +17,9 @@ SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/
 
 .PHONY: run test bench man install uninstall clean
 
-# The venv holds the dependencies (the mcp and otel extras' too: nexus-mcp and its tests need the MCP SDK,
-# the OpenTelemetry tests its SDK and opentelemetry-proto) and
+# The venv holds the dependencies (the mcp, otel and fast extras' too: nexus-mcp and its tests need the MCP
+# SDK, the OpenTelemetry tests its SDK and opentelemetry-proto; the tests and make bench read usage logs
+# with orjson and without) and
 # a regular (non-editable) install of nexus, reinstalled whenever a source changes: a regular
 # install keeps interpreter start-up free of import hooks.
 $(VENV)/.deps: pyproject.toml
@@ -26,7 +27,7 @@ $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "setuptools>=70.1" docopt-ng pyyaml jsonlines tomli-w pytest pytest-console-scripts pytest-xdist "mcp>=2.0,<3" \
-		"opentelemetry-sdk>=1.30" "opentelemetry-exporter-otlp-proto-http>=1.30" "opentelemetry-proto>=1.30"
+		"opentelemetry-sdk>=1.30" "opentelemetry-exporter-otlp-proto-http>=1.30" "opentelemetry-proto>=1.30" "orjson>=3.9"
 	touch $@
 
 # PYTHONWARNINGS: setuptools warns that the bundled skill folders look like packages; they are data.
@@ -58,7 +59,8 @@ man: $(VENV)/.installed
 # works and nothing else is touched; each console script is a small launcher in $(BINDIR) that
 # puts that folder first on sys.path, then does what the command's script in tools/bin/ does. Launchers name
 # the final paths, so DESTDIR staging works.
-# EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs); EXTRAS= for none.
+# EXTRAS: the optional extras installed with it (mcp: the MCP SDK that nexus-mcp needs; fast: orjson, which
+# reads usage logs faster), comma-separated; EXTRAS= for none.
 SCRIPTS   := $(wildcard tools/bin/nexus*)
 PROGRAMS  := $(notdir $(SCRIPTS))
 MANPAGES  := $(wildcard man/*.1)

@@ -476,6 +476,8 @@ def test_thousands_of_mixed_skills_load_every_valid_one(script_runner, tmp_path)
     records = jsonl(result.stdout)
     assert {r["name"] for r in records if r.get("status") != "invalid"} == valid
     assert {r["name"] for r in records if r.get("status") == "invalid"} == invalid
+    # read in a process per CPU (nexus.shares), and taken in the order of the folders
+    assert [r["name"] for r in records if r.get("status") == "invalid"] == sorted(invalid)
 
 
 def test_the_audits_high_findings_are_errors(script_runner, tmp_path):

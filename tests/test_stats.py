@@ -378,6 +378,30 @@ def test_corrupt_lines_are_skipped_and_counted(script_runner, workspace, nexus_h
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.once
+def test_usage_logs_read_the_same_with_orjson_and_without(workspace, nexus_home, tmp_path):
+    pytest.importorskip("orjson")  # the fast extra, which make's venv has
+    write_skill(workspace, "tmux")
+    good = {"ts": ago(hours=1), "skill": "tmux", "type": "tool", "exit": 0, "ms": 10}
+    text = json.dumps(good)
+    path = write_log(nexus_home, "tmux", [
+        good, {**good, "exit": 3, "error": "caf\u00e9 \U0001f600"}, text.replace('"ms": 10', '"ms": NaN'),
+        text.replace('"exit": 0', '"exit": 123456789012345678901234567890'), text.replace("{", '{"ms": -1, ', 1),
+        text.replace('"tool"', '"tool\\udcff"'), "garbage", "", "  ", f"{text} {text}", f"  {text}\t"])
+    with path.open("ab") as f:
+        f.write(text.replace("10", "11").encode().replace(b'"tool"', b'"t\xffol"') + b"\n")
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "orjson.py").write_text("raise ImportError('hidden by the test')\n")
+    runs = [subprocess.run(["nexus-stats", "--json"], env={**os.environ, **env}, capture_output=True, text=True)
+            for env in ({}, {"PYTHONPATH": str(hidden)})]
+    assert runs[0].returncode == runs[1].returncode == 0, runs[1].stderr
+    reports = [{k: v for k, v in json.loads(run.stdout).items() if k != "since"} for run in runs]  # now - 30 days
+    assert reports[0] == reports[1] and runs[0].stderr == runs[1].stderr
+    report = reports[0]
+    assert report["totalInvocations"] == 4 and report["skippedLines"] == 6, report
+
+
 @pytest.mark.parametrize("broken", [
     {"skill": "tmux", "type": "tool", "ms": 1},  # no ts
     {"ts": "yesterday", "skill": "tmux", "type": "tool", "ms": 1},
@@ -583,6 +607,11 @@ def test_rotate_while_runs_append_loses_nothing_beyond_the_limit(script_runner, 
     assert seqs == list(range(total - len(seqs) + 1, total + 1))
 
 
+def away_from_the_edge(minutes, days=30):
+    """`minutes`, moved two hours back when within an hour of `days`: a window's edge moves as time passes."""
+    return minutes + 120 if abs(minutes - days * DAY_MINUTES) < 60 else minutes
+
+
 @pytest.mark.once
 def test_large_logs_shared_between_processes_give_the_figures_of_one_stream(script_runner, workspace, nexus_home,
                                                                             tmp_path):
@@ -591,7 +620,9 @@ def test_large_logs_shared_between_processes_give_the_figures_of_one_stream(scri
     rng, logs = random.Random(7), []
     for n, name in enumerate(("alpha", "beta", "gamma")):
         write_skill(workspace, name, meta={"tool": "sh"})
-        lines = [json.dumps({"ts": ago(minutes=rng.uniform(1, 40 * DAY_MINUTES)), "skill": name, "type": "tool",
+        # none within an hour of the 30 days' edge: the two runs start seconds apart on a loaded machine
+        lines = [json.dumps({"ts": ago(minutes=away_from_the_edge(rng.uniform(1, 40 * DAY_MINUTES))), "skill": name,
+                             "type": "tool",
                              "ms": rng.randint(1, 9000), "args": ["x" * 120, str(i)], "exit": rng.choice([0, 0, 0, 1]),
                              "session": f"s{i % 97}", **({"error": f"e{i % 5}"} if i % 4 == 0 else {})})
                  for i in range(30_000 + n * 5_000)]

@@ -26,21 +26,27 @@ class Scan:
 
 
 MANY_FOLDERS = 200
+IN_PROCESSES = 500  # folders to read for each process before a scan reads them in more than one (shares)
 
 
 def scan(source_list, known=None):
     """Read every skill folder of the sources; with `known` ({dir: a previous manifest's Record, or
     the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was. (A
-    Record is the manifest's, which imports this module: it is known here by what it does.)"""
+    Record is the manifest's, which imports this module: it is known here by what it does.) Many
+    folders to read (a cold refresh) are read in a process per CPU, and taken in the same order."""
     result = Scan()
     known = dict(known or {})
-    read, progress = 0, None  # a scan that reads many folders (a cold refresh) says so on a terminal
+    # In precedence order: a Record kept, a folder without a SKILL.md kept, a folder to read, or a Scan of
+    # what listing a source found wrong.
+    steps = []
     for source, folder in reversed(source_list):  # highest precedence first: the first name seen wins
 
         def report(path, problem, source=source):
-            result.diagnostics.append(problem.format(path))
+            found = Scan()
+            found.diagnostics.append(problem.format(path))
             if problem.code == "symlink":  # a skill folder link that leads nowhere is a broken skill too
-                result.invalid.append(_invalid_record(source, os.path.join(path, "SKILL.md"), problem, None, None))
+                found.invalid.append(_invalid_record(source, os.path.join(path, "SKILL.md"), problem, None, None))
+            steps.append((source, found))
 
         skill_dirs = child_dirs(folder, report)
         if skill_dirs is None:
@@ -50,26 +56,57 @@ def scan(source_list, known=None):
             before = known.pop(skill_dir, None)  # popped: a folder listed in two sources is read again
             if before is not None and not isinstance(before, int) and before.unchanged():  # a Record
                 before.source = source
-                if before.invalid:
-                    result.invalid.append(before)
-                else:
-                    _add(result, before, before.name, source, before.stamp[2])
+                steps.append((source, before))
             elif isinstance(before, int) and paths.mtime(skill_dir) == before:
-                result.folders.append({"dir": skill_dir, "dirMtimeNs": before})
+                steps.append((source, {"dir": skill_dir, "dirMtimeNs": before}))
             else:
-                _load(skill_dir, source, result)
-                read += 1
-                if read >= MANY_FOLDERS:
-                    if progress is None:  # imported here: a run that reads one skill never needs it
-                        from ..style import Progress
-
-                        progress = Progress("reading skills", now=True)
-                        progress.count = read - 1
-                    progress.step()
-    if progress is not None:
-        progress.close()
+                steps.append((source, skill_dir))
+    reads = iter(_read_all([step for step in steps if isinstance(step[1], str)]))
+    for source, step in steps:
+        if isinstance(step, dict):
+            result.folders.append(step)
+        elif isinstance(step, (str, Scan)):
+            found = next(reads) if isinstance(step, str) else step
+            result.diagnostics += found.diagnostics
+            result.invalid += found.invalid
+            result.folders += found.folders
+            for name, entry in found.entries.items():
+                _add(result, entry, name, source, entry["filePath"])
+        elif step.invalid:
+            result.invalid.append(step)
+        else:
+            _add(result, step, step.name, source, step.stamp[2])
     result.entries = dict(sorted(result.entries.items()))
     return result
+
+
+def _read_all(reads):
+    """A Scan of each (source, skill folder) read, in their order: many in a process per CPU (shares),
+    this one saying on a terminal how far it got once it has read MANY_FOLDERS."""
+    if len(reads) < MANY_FOLDERS:
+        return [_read(read) for read in reads]
+    from .. import shares  # both for a scan that reads many folders: a run that reads one never needs them
+    from ..style import Progress  # as shares
+
+    here = os.getpid()
+    with Progress("reading skills", now=True) as progress:
+        def read_one(read):
+            found = _read(read)
+            if os.getpid() == here:  # this process's own count, said once it is many: the others' come at the end
+                progress.count += 1
+                if progress.count >= MANY_FOLDERS:
+                    progress.step(0)
+            return found
+
+        return shares.mapped(read_one, reads, least=IN_PROCESSES)
+
+
+def _read(read):
+    """The Scan of one skill folder, read."""
+    source, skill_dir = read
+    found = Scan()
+    _load(skill_dir, source, found)
+    return found
 
 
 def folders_without_skill(source_list, known_dirs):

@@ -3,7 +3,7 @@ a person when it cannot run yet. Nothing here runs anything."""
 
 import os
 
-from .. import config as configlib, paths, schema, trust
+from .. import config as configlib, paths, schema
 from ..catalog import status
 from ..errors import NexusError, Refused
 from ..schema import SECRET, secret_name
@@ -35,6 +35,10 @@ def policy_refusal(entry, profile):
     if profile and not profile.admits(entry):
         return Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
                                 f"To see what it may use: nexus profiles")
+    if entry.get("source") != "nexus-managed":  # only an added skill is bound to the files approved
+        return None
+    from .. import trust  # an added skill's call only: the gateway's other calls never load it
+
     untrusted = trust.refusal(entry)
     return Refused("trust", untrusted) if untrusted else None
 

@@ -7,7 +7,6 @@ import heapq
 import itertools
 import math
 import os
-import sys
 
 from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
@@ -192,20 +191,17 @@ class Aggregator:
 
     def add_lines(self, lines):
         """Count each of some JSON Lines (str): a usage entry, a blank line (ignored), or a line that is
-        not a JSON object. Each line is parsed once, by the C scanner itself: this loop is most of
-        what `nexus skill stats` costs."""
-        import json.decoder  # noqa: F401 - where the scanner's errors come from
-
-        scan, add, corrupt = fastjson.scanner(), self.add, 0
+        not a JSON object. Each line is parsed once (fastjson.line_parser: orjson where it is
+        installed): this loop is most of what `nexus skill stats` costs."""
+        parse, add, corrupt = fastjson.line_parser(), self.add, 0
         for line in lines:
-            text = line.strip(" \t\n\r")
             try:
-                entry, end = scan(text, 0)
-            except (StopIteration, ValueError):
-                entry = end = None
-            if type(entry) is dict and end == len(text):
+                entry = parse(line)
+            except ValueError:
+                entry = None
+            if type(entry) is dict:
                 add(entry)
-            elif text:
+            elif line.strip(" \t\n\r"):
                 corrupt += 1
         self.skipped[CORRUPT] += corrupt
 
@@ -403,38 +399,42 @@ SHARE_BYTES = 16 * 1024 * 1024  # logs under this are read in one process: a sec
 
 
 def feed_logs(aggregator, logs, warn):
-    """Add every line of some usage logs. Large logs are shared out between a process per CPU: each
-    forked child counts its share and sends what it gathered back through a pipe; the parent counts
-    its own, then merges. A child that fails leaves its share to the parent, which reads it then."""
+    """Add every line of some usage logs. Large logs are shared out between a process per CPU
+    (nexus.shares): each share is counted into an aggregator of its own, whose figures are merged here."""
     sizes = [(_size(path), path) for path in logs]
     total = sum(size for size, _ in sizes)
     workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
-    threading = sys.modules.get("threading")
     from ..style import Progress  # style only for logs worth a progress line
 
     progress = Progress("reading usage logs", total=len(logs))
-    if workers <= 1 or (threading is not None and threading.active_count() > 1):  # fork only a lone thread
+    if workers <= 1:
         with progress:
             for path in logs:
                 feed_log(aggregator, path, warn)
                 progress.step()
         return
-    shares = [[] for _ in range(workers)]
+    from .. import shares  # only for logs of over SHARE_BYTES
+
+    dealt = [[] for _ in range(workers)]
     for n, (_, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
-        shares[n % workers].append(path)
-    children = []
-    for share in shares[1:]:
-        try:
-            children.append((*_fork_share(aggregator.like(), share), share))
-        except OSError:  # no process to spare: this one reads that share too
-            shares[0] += share
+        dealt[n % workers].append(path)
+    here = os.getpid()
+
+    def counted(share):
+        found, warnings = aggregator.like(), []
+        for path in share:
+            feed_log(found, path, warnings.append)
+            if os.getpid() == here:  # the others' logs are counted when their figures come back
+                progress.step()
+        return found.share(), warnings
+
     with progress:
-        for path in shares[0]:
-            feed_log(aggregator, path, warn)
-            progress.step()
-        for pid, pipe, share in children:
-            _merge_child(aggregator, pid, pipe, share, warn)
-            progress.step(len(share))
+        for n, (gathered, warnings) in enumerate(shares.mapped(counted, dealt)):
+            aggregator.merge(gathered)
+            for line in warnings:
+                warn(line)
+            if n:
+                progress.step(len(dealt[n]))
 
 
 def _size(path):
@@ -442,51 +442,6 @@ def _size(path):
         return os.stat(path).st_size
     except OSError:
         return 0
-
-
-def _fork_share(aggregator, share):
-    """(pid, read end of its pipe) of a child that counts the logs of `share` into `aggregator` and
-    writes (its share(), its warnings) pickled to the pipe."""
-    read, write = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read)
-        os.close(write)
-        raise
-    if pid == 0:  # the child: never back into the caller's code, never flushing the parent's buffers
-        try:
-            import pickle  # only in a forked child, to send its figures back
-
-            os.close(read)
-            warnings = []
-            for path in share:
-                feed_log(aggregator, path, warnings.append)
-            with os.fdopen(write, "wb") as out:
-                pickle.dump((aggregator.share(), warnings), out, pickle.HIGHEST_PROTOCOL)
-        finally:
-            os._exit(0)
-    os.close(write)
-    return pid, read
-
-
-def _merge_child(aggregator, pid, pipe, share, warn):
-    import pickle  # only when children were forked: logs of over SHARE_BYTES
-
-    try:
-        with os.fdopen(pipe, "rb") as found:
-            gathered, warnings = pickle.load(found)
-    except Exception:  # noqa: BLE001 - whatever the child left unsaid, its share is read again here
-        gathered = None
-    finally:
-        os.waitpid(pid, 0)
-    if gathered is None:  # the child failed: its share is read here
-        for path in share:
-            feed_log(aggregator, path, warn)
-        return
-    aggregator.merge(gathered)
-    for line in warnings:
-        warn(line)
 
 
 def feed_log(aggregator, path, warn):

@@ -75,7 +75,7 @@ def installed(bench):
                     f"PYTHON={sys.executable}", "PIPFLAGS=--no-deps --no-build-isolation", "EXTRAS="],
                    check=True, env=quiet, stdout=subprocess.DEVNULL)
     return {f"pip {pip_version(sys.executable)} (make's venv)": (shutil.which("nexus"), sys.executable),
-            f"pip {pip_version(python)} (python -m venv's own)": (str(venv / "bin" / "nexus"), python),
+            f"pip {pip_version(python)} (a python -m venv)": (str(venv / "bin" / "nexus"), python),
             "make install": (str(prefix / "bin" / "nexus"), sys.executable)}
 
 
@@ -97,7 +97,7 @@ def launchers(bench, count=31):
     for label, direct, base in measured:
         ratio = paired(times, label, minus=direct, base=base)
         figure = median(times[label]) - median(times[direct])
-        yield Row(f"skill run overhead over the tool, 8 skills, {label}", f"{figure:.1f} ms", ratio, "<= 1.5x",
+        yield Row(f"skill run overhead, 8 skills, {label}", f"{figure:.1f} ms", ratio, "<= 1.5x",
                   ratio <= 1.5)
 
 

@@ -2,6 +2,7 @@
 same, and `nexus sessions` and `nexus report` over the same lines."""
 
 import datetime
+import importlib.util
 import json
 
 from common import Case, Row, bench_env, make_catalogue, median, paired, peak_mb, rounds
@@ -64,14 +65,21 @@ def rows(bench):
     write_logs(state, names, datetime.datetime.now(datetime.timezone.utc))
     (root / "count.awk").write_text(AWK)
     logs = sorted(str(state / name / "usage.log") for name in names)
+    hidden = bench.scratch("no-orjson")  # orjson made unimportable: the standard library's parser reads
+    (hidden / "orjson.py").write_text("raise ImportError('hidden by make bench')\n")
     stats = Case("stats", ["nexus", "skill", "stats", "--json"], env)
+    plain = Case("stats, no orjson", stats.argv, {**env, "PYTHONPATH": str(hidden)})
     mawk = Case("mawk", ["mawk", "-f", str(root / "count.awk"), *logs], env)
     check(env, mawk.argv)
-    times = rounds([stats, mawk], 1)
-    times = rounds([stats, mawk], 7)
-    ratio = median([s / m for s, m in zip(times["stats"], times["mawk"])])
-    yield Row(f"skill stats --json, {SKILLS * ENTRIES:,} lines, as a multiple of mawk",
-              f"{median(times['stats']) / 1000:.2f} s", ratio, "<= 1.5x mawk", ratio <= 1.5)
+    fast = importlib.util.find_spec("orjson") is not None
+    times = rounds([stats, plain, mawk], 1)
+    times = rounds([stats, plain, mawk], 7)
+    # the fallback's promise is the speed it had before orjson (2.91x mawk on a quiet machine): no worse
+    for case, what, most in ((stats, "with orjson" if fast else "orjson not installed", 1.5),
+                             (plain, "no orjson (the fallback)", 3)):
+        ratio = median([s / m for s, m in zip(times[case.label], times["mawk"])])
+        yield Row(f"skill stats --json, {SKILLS * ENTRIES:,} lines, {what}",
+                  f"{median(times[case.label]) / 1000:.2f} s", ratio, f"<= {most:g}x mawk", ratio <= most)
     yield Row("  mawk counting the same (for reference)", f"{median(times['mawk']) / 1000:.2f} s",
               paired(times, "mawk"), "", True)
 

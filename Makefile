@@ -42,8 +42,9 @@ run: $(VENV)/.installed
 	@$(BIN)/nexus skills list
 
 # Most tests start processes and wait for them: pytest-xdist runs them on every core (at most four
-# workers: more only add contention). `make test TEST_WORKERS=` runs them in one process.
-TEST_WORKERS ?= -n auto --maxprocesses=4
+# workers: more only add contention), the tests of one xdist_group in one worker, where a module starts
+# one server for all of them. `make test TEST_WORKERS=` runs them in one process.
+TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadgroup
 test: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests $(TEST_WORKERS) $(PYTEST_ARGS)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest tests --script-launch-mode=subprocess -m 'not once' $(TEST_WORKERS) $(PYTEST_ARGS)

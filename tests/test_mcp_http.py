@@ -23,7 +23,9 @@ import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-pytestmark = pytest.mark.once  # the server is a process of its own, the same in both launch modes
+# The server is a process of its own, the same in both launch modes; its tests share one (a module's
+# fixture), so they run in one pytest-xdist worker (`make test` distributes by group).
+pytestmark = [pytest.mark.once, pytest.mark.xdist_group("nexus-mcp-http")]
 
 
 def wait_for(condition, seconds=15):

@@ -40,6 +40,7 @@ def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=No
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
+        sock.listen(2048)  # before "serving MCP at": a client that reads it may connect before uvicorn starts
     except OSError as e:
         sock.close()
         raise NexusError(f"cannot listen on {host}:{port}: {e.strerror}") from None

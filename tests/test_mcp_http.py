@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 import urllib.error
@@ -307,3 +308,34 @@ def test_no_token_refuses_a_public_address_and_no_auth_is_loopback_only(tmp_path
     open_door = subprocess.run(["nexus-mcp", "--http", "--host", "0.0.0.0", "--no-auth", "--port", "0"], env=env,
                                capture_output=True, text=True, timeout=30)
     assert open_door.returncode == 2 and "loopback" in open_door.stderr
+
+
+def test_sighup_ends_the_calls_in_flight_logs_them_and_ends_the_server_by_that_signal(tmp_path):
+    served = Served(tmp_path)
+    served.bin.mkdir()
+    make_tool(served.bin, "nap", "#!/bin/sh\nsleep 30\n")
+    write_skill(served.home / "skills", "nap", "Naps.", meta={"tool": "nap"})
+    (served.home / "nexus.toml").write_text("[skills]\nallowBundled = []\n")
+    with open(tmp_path / "server.err", "w") as err:
+        served.process = subprocess.Popen(["nexus-mcp", "--http", "--no-auth", "--port", "0", "--watch", "0"],
+                                          env=served.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=err)
+    assert wait_for(lambda: "serving MCP at" in (tmp_path / "server.err").read_text(), 90)
+    served.url = (tmp_path / "server.err").read_text().split("serving MCP at ")[1].split()[0]
+
+    async def scenario(client):
+        async with anyio.create_task_group() as tasks:
+            async def nap():
+                with contextlib.suppress(Exception):
+                    await client.call_tool("nap", {})
+            tasks.start_soon(nap)
+            await anyio.sleep(1)
+            served.process.send_signal(signal.SIGHUP)
+            await anyio.to_thread.run_sync(lambda: served.process.wait(30))
+            tasks.cancel_scope.cancel()
+
+    with contextlib.suppress(Exception):  # the server goes away under the client
+        run(served, scenario)
+    assert served.process.returncode == -signal.SIGHUP
+    [line] = served.log("nap")
+    assert (line["exit"], line["error"]) == (137, "cancelled")

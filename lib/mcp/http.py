@@ -52,8 +52,28 @@ def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=No
     scheme = "https" if certfile else "http"
     name = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
     warn(f"serving MCP at {scheme}://{name}:{bound}{PATH}" + (" (no token needed: --no-auth)" if no_auth else ""))
-    uvicorn.Server(config).run(sockets=[sock])
+    ending_on_sighup(config).run(sockets=[sock])
     return 0
+
+
+def ending_on_sighup(config):
+    """uvicorn's server, which ends on SIGHUP too, as nexus-mcp on stdio does: the calls in flight ended and
+    logged, then the process ends by the signal (uvicorn raises it again once it has shut down)."""
+    import signal
+
+    import uvicorn  # the HTTP server: only when serving over HTTP
+
+    class Served(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            with super().capture_signals():
+                previous = signal.signal(signal.SIGHUP, self.handle_exit)
+                try:
+                    yield
+                finally:
+                    signal.signal(signal.SIGHUP, previous)
+
+    return Served(config)
 
 
 class Hub:

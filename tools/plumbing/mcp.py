@@ -99,7 +99,9 @@ def serve(ctx):
     neither this server's own nor one --allow-origin names is refused (403), and on loopback one whose
     Host is not a loopback name (421), against DNS rebinding. A tool skill called over HTTP runs in a working folder of its session,
     $NEXUS_HOME/state/nexus/mcp/sessions/ID (NEXUS_CALLER_CWD), removed when the session ends; a script
-    skill in its own folder. Resources are named skill://NAME/PATH, never by a path of this machine.
+    skill in its own folder. Resources are named skill://NAME/PATH, never by a path of this machine. On
+    SIGTERM, SIGHUP or SIGINT every session's calls in flight are ended and logged, then the server ends by
+    that signal.
 
     Environment:
       NEXUS_SESSION_ID  Recorded with each call instead of the connection's own id (stdio alone).

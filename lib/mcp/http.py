@@ -11,6 +11,7 @@ which logs it with every call and serves the token's profile.
 
 import contextlib
 import shutil
+import signal
 import socket
 
 import anyio
@@ -59,8 +60,6 @@ def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=No
 def ending_on_sighup(config):
     """uvicorn's server, which ends on SIGHUP too, as nexus-mcp on stdio does: the calls in flight ended and
     logged, then the process ends by the signal (uvicorn raises it again once it has shut down)."""
-    import signal
-
     import uvicorn  # the HTTP server: only when serving over HTTP
 
     class Served(uvicorn.Server):

@@ -320,7 +320,11 @@ def test_sighup_ends_the_calls_in_flight_logs_them_and_ends_the_server_by_that_s
         served.process = subprocess.Popen(["nexus-mcp", "--http", "--no-auth", "--port", "0", "--watch", "0"],
                                           env=served.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                           stderr=err)
-    assert wait_for(lambda: "serving MCP at" in (tmp_path / "server.err").read_text(), 90)
+    try:
+        assert wait_for(lambda: "serving MCP at" in (tmp_path / "server.err").read_text(), 90)
+    finally:
+        if served.process.poll() is None and "serving MCP at" not in (tmp_path / "server.err").read_text():
+            served.process.kill()  # one that does not start is not left behind
     served.url = (tmp_path / "server.err").read_text().split("serving MCP at ")[1].split()[0]
 
     async def scenario(client):

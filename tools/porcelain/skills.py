@@ -173,16 +173,20 @@ def _with_permissions(texts, config):
     from nexus import fastjson  # --json only: the config and declaration make them, not the status cache
     from nexus.gateway import sandbox
 
-    found = []
+    found, made = [], {}  # the permissions' JSON by what makes them: most skills share one
     for text in texts:
         record = fastjson.loads(text)
-        changed = "untrusted" in trust.marked([record])[0]
+        rewrite = "untrusted" in trust.marked([record])[0] or "permissions" in record
         if record.get("type") in ("tool", "script") and record.get("name"):
-            record["permissions"] = sandbox.effective(record, config)  # last, and once, even if an entry had one
-            changed = True
-        if changed:
-            text = fastjson.dumps(record).encode()
-        found.append(text)
+            own, given = record.get("sandbox"), configlib.skill_entry(config, record).get("sandbox")
+            key = fastjson.dumps([record["type"], record.get("source"), own, given, (own or given) and record.get("dir")])
+            if key not in made:
+                made[key] = fastjson.dumps(sandbox.effective(record, config)).encode()
+            if not rewrite:  # added at the end of the text as it is: no second encoding of each record
+                found.append(text[:-1] + b',"permissions":' + made[key] + b"}")
+                continue
+            record["permissions"] = fastjson.loads(made[key])  # last, and once, even if an entry had one
+        found.append(fastjson.dumps(record).encode() if rewrite else text)
     return b"[" + b",".join(found) + b"]"
 
 

@@ -179,7 +179,8 @@ def _with_permissions(texts, config):
         rewrite = "untrusted" in trust.marked([record])[0] or "permissions" in record
         if record.get("type") in ("tool", "script") and record.get("name"):
             own, given = record.get("sandbox"), configlib.skill_entry(config, record).get("sandbox")
-            key = fastjson.dumps([record["type"], record.get("source"), own, given, (own or given) and record.get("dir")])
+            key = fastjson.dumps([record["type"], record.get("source"), own, given,
+                                  (own or given) and record.get("dir")])
             if key not in made:
                 made[key] = fastjson.dumps(sandbox.effective(record, config)).encode()
             if not rewrite:  # added at the end of the text as it is: no second encoding of each record

@@ -5,6 +5,7 @@ import json
 import shutil
 import stat
 import textwrap
+import time
 
 import pytest
 
@@ -148,3 +149,13 @@ def console_scripts(root):
         imports = [line.split() for line in script.read_text().splitlines() if line.startswith("from ")]
         found[script.name] = imports[0][1] if imports and imports[0][2:] == ["import", "main"] else None
     return found
+
+
+def wait_for(condition, seconds=15):
+    """True once condition() is, False when `seconds` pass first: a liveness bound, never a timing."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

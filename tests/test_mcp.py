@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from helpers import make_tool, read_log, write_config, write_skill
+from helpers import make_tool, read_log, wait_for, write_config, write_skill
 
 anyio = pytest.importorskip("anyio")
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
@@ -34,15 +34,6 @@ def skills(workspace, bindir, nexus_home):
     make_tool(bindir, "say", '#!/bin/sh\nprintf "%s\\n" "$*"\n')
     write_skill(workspace, "say", "Say the words.", meta={"tool": "say"})
     return workspace
-
-
-def wait_for(condition, seconds=15):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def alive(pid):

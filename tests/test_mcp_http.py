@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 from bench.bench_http import load
-from helpers import make_tool, write_skill
+from helpers import make_tool, wait_for, write_skill
 
 anyio = pytest.importorskip("anyio")
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
@@ -27,15 +27,6 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 # The server is a process of its own, the same in both launch modes; its tests share one (a module's
 # fixture), so they run in one pytest-xdist worker (`make test` distributes by group).
 pytestmark = [pytest.mark.once, pytest.mark.xdist_group("nexus-mcp-http")]
-
-
-def wait_for(condition, seconds=15):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 class Served:

@@ -5,7 +5,7 @@ import os
 
 from .. import config as configlib, paths, schema
 from ..catalog import status
-from ..errors import NexusError, Refused
+from ..errors import NexusError, Refused, UsageError
 from ..schema import SECRET, secret_name
 from ..skill import entry as entrylib
 
@@ -92,8 +92,6 @@ def variables(entry, given, environ=None, asked=VAR_OPTION):
     declared = {v["name"]: v for v in entry.get("variables") or []}
     unknown = [name for name in given if name not in declared]
     if unknown:
-        from ..errors import UsageError  # a variable that is not declared only
-
         names = ", ".join(declared) or "none"
         raise UsageError(f"Skill '{entry['name']}' has no variable {unknown[0]} (it declares: {names})")
     values, missing = {}, []

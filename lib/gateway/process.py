@@ -222,7 +222,7 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
     prepare: called in the child last before exec (confinement); it may only make system calls, and an
     OSError it raises is raised here. reaper: it becomes the reaper of its orphaned descendants (Linux).
     """
-    reaper = reaper and _linux()
+    reaper = reaper and linux()
     if cwd is None and not parent_death and prepare is None and not reaper:
         spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
         return spawn(argv[0], argv, env, file_actions=actions, setsigdef=RESETS, **({"setpgroup": 0} if group else {}))
@@ -348,7 +348,7 @@ def kill_escaped(pid):
                 pass
 
 
-def _linux():
+def linux():
     return sys.platform.startswith("linux")
 
 

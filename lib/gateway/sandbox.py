@@ -186,7 +186,7 @@ def writable(entry, allowed):
 def availability():
     """{'landlock': its ABI (0: none), 'netns': whether a process may make a network namespace}: a fork to see."""
     abi = landlock_abi()
-    libc = process.libc() if hasattr(os, "fork") and _linux() else None
+    libc = process.libc() if hasattr(os, "fork") and process.linux() else None
     netns = False
     if libc is not None:
         pid = os.fork()
@@ -217,13 +217,9 @@ def describe(found):
     return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}"
 
 
-def _linux():
-    return sys.platform.startswith("linux")
-
-
 def landlock_abi():
     """The kernel's Landlock ABI version, 0 where there is none (not Linux, too old, or turned off)."""
-    if not _linux():
+    if not process.linux():
         return 0
     if os.environ.get("NEXUS_SANDBOX_UNAVAILABLE"):  # to see (and test) what a system without it does
         return 0

@@ -38,27 +38,28 @@ def folder(job_id):
 def read(job_id, scoped=True):
     """The job's record; a job whose supervisor is gone without saying how it ended is settled as lost.
     BadInput for a job.json that is not a job's; NexusError for one another profile started, when a
-    profile is in force (scoped): an agent sees and ends only its own jobs."""
+    profile is in force (scoped: True for the one in force, or the Scope itself; None for none): an
+    agent sees and ends only its own jobs."""
     path = os.path.join(folder(job_id), "job.json")
     job = fileio.read_json(path)
     if job is None:
         raise NexusError(f"no job {job_id}: see `nexus jobs`")
     if not (isinstance(job, dict) and isinstance(job.get("status"), str) and job.get("id") == job_id):
         raise BadInput(f"'{path}' is not a job's record")
-    if scoped:
-        _in_scope(job)
+    profile = _profile() if scoped is True else scoped
+    if profile and job.get("profile") != profile.name:
+        raise NexusError(f"job {job['id']}: not available to profile {profile.name}")
     if job["status"] in ("starting", "running") and not _alive(job.get("supervisor") or job.get("starter")):
         job = _settle_lost(job)
     return job
 
 
-def _in_scope(job):
+def _profile():
+    """The profile in force (a Scope), or None."""
     from .. import config as configlib  # only for jobs: the gateway's own path has its config already
     from ..catalog import scope
 
-    profile = scope.chosen(configlib.load())
-    if profile and job.get("profile") != profile.name:
-        raise NexusError(f"job {job['id']}: not available to profile {profile.name}")
+    return scope.chosen(configlib.load())
 
 
 def _settle_lost(job):
@@ -185,10 +186,14 @@ def all_jobs(warn=None, scoped=True):
         ids = sorted(os.listdir(paths.jobs_dir()), reverse=True)
     except FileNotFoundError:
         return []
+    try:
+        profile = _profile() if scoped else None  # the config read once, not once a job
+    except UsageError:
+        return []  # a profile the config lacks sees no job
     found = []
     for job_id in ids:
         try:
-            found.append(read(job_id, scoped))
+            found.append(read(job_id, profile))
         except BadInput as e:  # a job.json that is not a job's: said, and the others still listed
             if warn:
                 warn(str(e))

@@ -71,19 +71,30 @@ def error_type(entry):
     return "timeout" if code == 124 else "tool_error"
 
 
+def line_digest(line):
+    """The SHA-256 of a log line without its newline: its span's ids, and the cursor's mark of it."""
+    return hashlib.sha256(line.rstrip(b"\n"))
+
+
 def span_ids(line):
     """(trace id, span id) of a log line: derived from its bytes, so a line sent twice is one span."""
-    digest = hashlib.sha256(line.rstrip(b"\n")).digest()
+    digest = line_digest(line).digest()
     return digest[:16], digest[16:24]
+
+
+def _pairs(variable):
+    """{key: value} of an environment variable of the OTLP form k=v,k=v."""
+    found = {}
+    for pair in os.environ.get(variable, "").split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            found[key.strip()] = value.strip()
+    return found
 
 
 def resource_attributes():
     """service.name (OTEL_SERVICE_NAME, else nexus) and OTEL_RESOURCE_ATTRIBUTES (k=v,k=v)."""
-    found = {}
-    for pair in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
-        key, sep, value = pair.partition("=")
-        if sep and key.strip():
-            found[key.strip()] = value.strip()
+    found = _pairs("OTEL_RESOURCE_ATTRIBUTES")
     found["service.name"] = os.environ.get("OTEL_SERVICE_NAME") or found.get("service.name") or "nexus"
     return found
 
@@ -111,7 +122,7 @@ def pending(name, cursor):
     last = first + len(lines) - 1 if first is not None else None
     if not cursor:
         return lines, 0, last
-    digests = [hashlib.sha256(line.rstrip(b"\n")).hexdigest() for line in lines]
+    digests = [line_digest(line).hexdigest() for line in lines]
     if cursor.get("sha256") in digests:  # the line last sent is still there: what follows it
         return lines[len(digests) - digests[::-1].index(cursor["sha256"]):], 0, last
     # Rotation keeps the newest lines, so the line last sent is gone with every line before it: what is
@@ -181,11 +192,7 @@ def send(url, body):
     import urllib.error  # a push only
     import urllib.request
 
-    headers = {"Content-Type": "application/x-protobuf"}
-    for pair in os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "").split(","):
-        key, sep, value = pair.partition("=")
-        if sep and key.strip():
-            headers[key.strip()] = value.strip()
+    headers = {"Content-Type": "application/x-protobuf", **_pairs("OTEL_EXPORTER_OTLP_HEADERS")}
     try:
         with urllib.request.urlopen(urllib.request.Request(url, body, headers, method="POST"), timeout=30) as answer:
             answer.read()
@@ -220,7 +227,7 @@ def push(config, dry_run=False, url=None, warn=print):
                 if spans:
                     send(url, request(spans).SerializeToString())
                 number = last - (len(lines) - at - len(batch)) if last is not None else None
-                cursors[name] = {"ts": _ts(batch[-1]), "sha256": hashlib.sha256(batch[-1].rstrip(b"\n")).hexdigest(),
+                cursors[name] = {"ts": _ts(batch[-1]), "sha256": line_digest(batch[-1]).hexdigest(),
                                  "number": number}
                 fileio.private_dirs(paths.state_root(), paths.home())
                 fileio.write_json(paths.telemetry_cursor(), cursors, indent=2)

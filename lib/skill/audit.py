@@ -534,8 +534,10 @@ class Audit:
         real_dir = os.path.realpath(self.dir)
         for rel in self.files():
             self.file(rel, real_dir)
-        self.install_specs()
-        if self.network and not declares_network(self.dir):
+        meta, line = product_meta(self.dir)  # read once: the install specs and the sandbox declaration
+        self.install_specs(meta, line)
+        sandbox = meta.get("sandbox") if isinstance(meta, dict) else None
+        if self.network and not (isinstance(sandbox, dict) and sandbox.get("network")):
             rel, line, what = self.network
             self.report(rel, line, "undeclared-network", f"{what}, but the skill does not declare network")
         return self
@@ -614,8 +616,7 @@ class Audit:
         if self.network is None:
             self.network = (rel, line, what)
 
-    def install_specs(self):
-        meta, line = product_meta(self.dir)
+    def install_specs(self, meta, line):
         specs = meta.get("install") if isinstance(meta, dict) else None
         for spec in specs if isinstance(specs, list) else []:
             if not isinstance(spec, dict):
@@ -642,11 +643,6 @@ def product_meta(skill_dir):
         return {}, None
     skill = skillmd.read(path, os.path.basename(os.path.abspath(skill_dir)))
     return skill.meta or {}, skill.lines.get("metadata")
-
-
-def declares_network(skill_dir):
-    sandbox = product_meta(skill_dir)[0].get("sandbox")
-    return isinstance(sandbox, dict) and bool(sandbox.get("network"))
 
 
 def audit(skill_dir, label=None):

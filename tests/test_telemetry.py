@@ -130,6 +130,14 @@ def test_dry_run_prints_the_spans_as_json_and_sends_nothing(say, collector, scri
     assert collector.spans[0][1].span_id.hex() == report["spans"][0]["spanId"]
 
 
+@pytest.mark.parametrize("argv", [["telemetry", "push", "--bogus"], ["mcp", "token", "add", "bad name!"],
+                                  ["mcp", "token", "add", "x", "--expires", "soon"],
+                                  ["mcp", "token", "add", "x", "--max-calls", "0"], ["mcp", "token", "revoke"]])
+def test_bad_input_to_the_new_commands_is_a_usage_error(script_runner, argv):
+    done = script_runner.run(["nexus", *argv])
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.startswith("nexus: ")
+
+
 def test_without_an_endpoint_push_says_how_to_name_one(say, script_runner, monkeypatch):
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     done = script_runner.run(["nexus", "telemetry", "push"])

@@ -292,7 +292,7 @@ def test_failures_after_a_good_record_make_a_skill_degraded(script_runner, works
     for _ in range(8):
         assert script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"]).returncode == 1
     check = script_runner.run(["nexus", "status", "--check"])
-    assert check.returncode == 1 and check.stdout.startswith("feed: degraded: 8 of its last 10 calls failed"), check.stdout
+    assert check.returncode == 1 and check.stdout.startswith("feed: degraded: failing 8 of the last 10 calls"), check.stdout
 
 
 def test_status_check_reports_an_invalid_skill_md(script_runner, workspace):

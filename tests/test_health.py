@@ -73,23 +73,27 @@ def test_recent_failures_of_a_skill_that_used_to_work_make_it_degraded(script_ru
         assert script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"]).returncode == 1
         records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
         assert records["feed"]["degraded"] is (n == 4), n  # at the fifth failure of the last ten
-    assert records["feed"]["status"] == "ready" and "5 of its last 10 calls failed" in records["feed"]["degradedReason"]
+    assert records["feed"]["status"] == "ready" and records["feed"]["degradedReason"] == "failing 5 of the last 10 calls"
     listing = script_runner.run(["nexus", "skills", "list"]).stdout
-    assert "[tool: feed] (verifies again on its next run, degraded)" in listing
+    assert "FAILING (most of its recent calls fail; not offered to agents) - 1 skill\n   feed" in listing
+    assert "[tool: feed] (failing 5 of the last 10 calls)" in listing
     status = script_runner.run(["nexus", "status"]).stdout
-    assert status.endswith(" disabled; 1 degraded\n")
+    assert " ready, 1 failing, " in status and "degraded" not in status
     check = script_runner.run(["nexus", "status", "--check", "--json"])
     assert check.returncode == 1 and json.loads(check.stdout)["unhealthy"][0][:2] == ["feed", "degraded"]
-    assert "Degraded: 5 of its last 10 calls failed" in script_runner.run(["nexus", "skill", "show", "feed"]).stdout
+    shown = script_runner.run(["nexus", "skill", "show", "feed"]).stdout
+    assert "Status:     Failing 5 of the last 10 calls\n" in shown and "Offered:    to no agent while it fails" in shown
+    assert "Make this succeed" not in shown and "2. Once fixed: nexus skill verify feed" in shown
 
 
-def test_a_skill_that_never_worked_is_not_degraded_but_a_failed_reverification_is(script_runner, workspace, bindir,
-                                                                                  tmp_path, nexus_home):
+def test_a_skill_that_never_worked_is_failing_too_and_a_failed_reverification_is_degraded(
+        script_runner, workspace, bindir, tmp_path, nexus_home):
     make_tool(bindir, "never", "#!/bin/sh\nexit 1\n")
     write_skill(workspace, "never", meta={"tool": "never"})
     for _ in range(6):
         script_runner.run(["nexus", "skill", "run", "never", "--no-verify"])
-    assert by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))["never"]["degraded"] is False
+    never = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))["never"]
+    assert never["degraded"] is True and never["degradedReason"] == "failing 6 of the last 6 calls"
     flag = tmp_path / "logged-out"
     make_tool(bindir, "acct")
     write_skill(workspace, "acct", meta={"tool": "acct", "verify": f"test ! -e {flag}"})
@@ -99,9 +103,10 @@ def test_a_skill_that_never_worked_is_not_degraded_but_a_failed_reverification_i
     acct = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))["acct"]
     assert acct["degraded"] is True and "its verification failed" in acct["degradedReason"]
     assert acct["status"] == "needs-setup"  # counted and listed all the same: status and --check agree
-    assert json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)["degraded"] == 1
+    counts = json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)
+    assert counts["degraded"] == 2 and counts["failing"] == 1  # never fails; acct needs setup again
     check = script_runner.run(["nexus", "status", "--check"])
-    assert check.returncode == 1 and check.stdout.startswith("acct: degraded: ")
+    assert check.returncode == 1 and check.stdout.startswith("acct: degraded: its verification failed")
 
 
 def test_a_degraded_crystallized_skill_names_the_skills_to_fall_back_on(script_runner, workspace, bindir, nexus_home):
@@ -116,7 +121,7 @@ def test_a_degraded_crystallized_skill_names_the_skills_to_fall_back_on(script_r
     for _ in range(5):
         script_runner.run(["nexus", "skill", "run", "replay", "--no-verify"])
     shown = script_runner.run(["nexus", "skill", "show", "replay"]).stdout
-    assert "Degraded:" in shown and "Fall back on the skills it replays: step" in shown
+    assert "Status:     Failing 5 of the last 10 calls" in shown and "Fall back on the skills it replays: step" in shown
 
 
 def test_p50_and_p95_come_with_the_average(script_runner, workspace, nexus_home):
@@ -130,3 +135,83 @@ def test_p50_and_p95_come_with_the_average(script_runner, workspace, nexus_home)
     assert timed["avgDurationMs"] == round(sum(durations) / len(durations))
     human = script_runner.run(["nexus", "skill", "stats"]).stdout
     assert "p50" in human and "p95" in human and "5.0s" in human
+
+
+def failing_skill(script_runner, workspace, bindir, tmp_path, name="feed", fails=6):
+    """A tool skill whose last `fails` calls failed; the file whose presence breaks it."""
+    broken = tmp_path / "broken"
+    make_tool(bindir, name, f"#!/bin/sh\nif [ -e {broken} ]; then echo 'upstream 503' >&2; exit 1; fi\necho fine\n")
+    write_skill(workspace, name, meta={"tool": name})
+    broken.touch()
+    for _ in range(fails):
+        assert script_runner.run(["nexus", "skill", "run", name, "--no-verify"]).returncode == 1
+    return broken
+
+
+def test_a_failing_skill_is_offered_to_no_agent_and_named_everywhere(script_runner, workspace, bindir, tmp_path):
+    failing_skill(script_runner, workspace, bindir, tmp_path)
+    write_skill(workspace, "fine", meta={"tool": "sh"})
+    for argv in (["nexus", "skills", "prompt"], ["nexus", "skills", "agents-md"]):
+        text = script_runner.run(argv).stdout
+        assert "fine" in text and "feed" not in text, argv
+    check = script_runner.run(["nexus", "status", "--check"])
+    assert check.returncode == 1 and "feed: degraded: failing 6 of the last 6 calls\n" in check.stdout
+
+
+def test_a_passing_verify_brings_a_failing_skill_back_but_the_gateways_first_run_check_does_not(
+        script_runner, workspace, bindir, tmp_path, nexus_home):
+    failing_skill(script_runner, workspace, bindir, tmp_path)
+    assert script_runner.run(["nexus", "skill", "run", "feed"]).returncode == 1  # verifies first: passes, runs, fails
+    assert read_state(nexus_home, "feed")["recent"][-7:] == [1] * 7 and "recovered" not in read_state(nexus_home, "feed")
+    assert script_runner.run(["nexus", "skill", "verify", "feed", "--force"]).returncode == 0
+    state = read_state(nexus_home, "feed")
+    assert state["recent"] == [] and state["recovered"]["by"] == "verify"
+    records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert records["feed"]["degraded"] is False
+    assert "Recovered:  came back at " in script_runner.run(["nexus", "skill", "show", "feed"]).stdout
+
+
+def test_a_persons_successful_run_brings_a_failing_skill_back_an_agents_does_not(script_runner, workspace, bindir,
+                                                                                 tmp_path, nexus_home):
+    from helpers import on_terminal
+
+    broken = failing_skill(script_runner, workspace, bindir, tmp_path)
+    broken.unlink()
+    assert script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"]).returncode == 0  # no terminal: an agent
+    assert read_state(nexus_home, "feed")["recent"] == [1] * 6 + [0]
+    code, shown, _ = on_terminal(["nexus", "skill", "run", "feed", "--no-verify"])
+    assert code == 0 and "fine" in shown
+    state = read_state(nexus_home, "feed")
+    assert state["recent"] == [0] and state["recovered"]["by"] == "run"
+
+
+def test_failures_age_out_of_the_window(script_runner, workspace, bindir, tmp_path, nexus_home):
+    failing_skill(script_runner, workspace, bindir, tmp_path)
+    shown = script_runner.run(["nexus", "skill", "show", "feed"]).stdout
+    today = datetime.date.today()
+    assert f"by itself on {(today + datetime.timedelta(days=31)).isoformat()}" in shown
+    path = state_dir(nexus_home, "feed") / "state.json"
+    state = json.loads(path.read_text())
+    state["recentDays"] = [(today - datetime.timedelta(days=31)).isoformat()] * len(state["recent"])
+    path.write_text(json.dumps(state))
+    records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert records["feed"]["degraded"] is False
+    assert "Recovered:  came back: its failures are over 30 days old" in script_runner.run(
+        ["nexus", "skill", "show", "feed"]).stdout
+
+
+def test_a_script_skill_without_its_script_is_not_installed(script_runner, workspace, nexus_home):
+    write_skill(workspace, "tidy", meta={"script": "tidy.sh", "runner": "sh"})
+    (workspace / "tidy" / "tidy.sh").write_text("echo tidy\n")
+    records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert records["tidy"]["status"] == "ready"
+    (workspace / "tidy" / "tidy.sh").unlink()
+    records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert records["tidy"]["status"] == "not-installed" and records["tidy"]["missing"]["script"] == ["tidy.sh"]
+    assert "missing its script: tidy.sh" in script_runner.run(["nexus", "skills", "list"]).stdout
+    verified = script_runner.run(["nexus", "skill", "verify", "tidy"])
+    assert verified.returncode == 1 and "script 'tidy.sh' is not a file" in verified.stdout
+    assert "tidy" not in script_runner.run(["nexus", "skills", "prompt"]).stdout
+    (workspace / "tidy" / "tidy.sh").mkdir()  # a folder is no script
+    records = by_name(json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout))
+    assert records["tidy"]["status"] == "not-installed"

@@ -59,7 +59,7 @@ def offered(records, config=None, statuses=("ready",)):
     `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees narrows it here,
     never in a copy: a profile's scope (`listing.records` gives only what it admits), a skill kept from
     models (`invocable`), an added skill changed behind nexus's back (`trust.refusal`: it would be refused),
-    a crystallized skill that is degraded (set_aside, unless skills.offerDegradedReplays keeps it)."""
+    a skill that is degraded (set_aside; a crystallized one unless skills.offerDegradedReplays keeps it)."""
     from .. import trust  # cheap for every skill but an added one
 
     aside = {s["name"] for s in set_aside(records, config)}
@@ -77,16 +77,16 @@ def invocable(entry):
 
 
 def set_aside(skills, config=None):
-    """The degraded crystallized skills among `skills` that agents are not offered."""
-    if config and configlib.get(config, "skills.offerDegradedReplays") is True:
-        return []
-    return [s for s in skills if s.get("crystallized") and s.get("degraded")]
+    """The degraded skills among `skills` that agents are not offered (adaptive forgetting): every one
+    that is failing, but a crystallized one while skills.offerDegradedReplays keeps offering those."""
+    replays = bool(config) and configlib.get(config, "skills.offerDegradedReplays") is True
+    return [s for s in skills if s.get("degraded") and not (replays and s.get("crystallized"))]
 
 
 def aside_note(skills, config=None):
-    """One sentence per skill set aside, naming the skills to use instead; None when there is none."""
+    """One sentence per replay set aside, naming the skills to use instead; None when there is none."""
     said = [f"{s['name']} is set aside while it is degraded: use {', '.join((s.get('requires') or {}).get('skills') or [])} "
-            "directly." for s in set_aside(skills, config)]
+            "directly." for s in set_aside(skills, config) if s.get("crystallized")]
     return " ".join(said) or None
 
 

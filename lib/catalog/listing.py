@@ -19,7 +19,7 @@ import sys
 import time
 import zlib
 
-from .. import config as configlib, fastjson, fileio, paths
+from .. import __version__, config as configlib, fastjson, fileio, paths
 from ..errors import BadInput, NexusError
 from ..skill.entry import binaries, env_names, required
 from ..state import skill_state
@@ -27,6 +27,7 @@ from . import manifest as manifestlib, scope, status
 
 STATUS_KEYS = {"ready": "ready", "needs-setup": "needsSetup", "not-installed": "notInstalled",
                "disabled": "disabled", "invalid": "invalid", "unsupported": "unsupported"}
+CACHE_LAYOUT = 2  # what a row holds and how a status is computed: another nexus, or this changed, computes all again
 RACY_NS = 2 * 10**9  # a state.json this recent may change again within the tick of its mtime: never trusted
 NO_STATE = 0  # the stamp of a prompt skill, whose state never matters
 EVALUATED = manifestlib.EVALUATED  # the keys evaluate() adds; ADDED holds the JSON text of those after disabledReason
@@ -70,11 +71,13 @@ class Listing:
     with a profile, only those in its scope (a provider outside it is no provider for the agent)."""
 
     def __init__(self, manifest, rows, profile=None):
-        self.manifest, self.rows = manifest, rows
+        self.manifest, self.rows, self.profile, self.hidden = manifest, rows, profile, 0
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
         if profile:  # every record parsed, to match names, globs and capabilities against the profile
-            self.settled = [r for r in self._records() if profile.admits(r)]
+            every = self._records()
+            self.settled = [r for r in every if profile.admits(r)]
+            self.hidden = len(every) - len(self.settled)  # said wherever the listing is: a filter shows
         if manifest.head.get("requirements", True):  # most catalogues need neither the module nor the work
             from . import capabilities
 
@@ -144,7 +147,8 @@ def _rows(manifest, config, warn, states):
     computed again; the cache is written when a row was."""
     cache = _read_cache()
     day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
-    inputs = {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day}
+    inputs = {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
+              "nexus": __version__, "layout": CACHE_LAYOUT}
     cached = cache["skills"] if cache and all(cache.get(k) == v for k, v in inputs.items()) else {}
     checker, now, root = status.Checker(config), time.time_ns(), paths.skills_state()
     rows, names, changed = [], [], not cached
@@ -182,7 +186,8 @@ def _present(checker, bins, env):
 def _computed(checker, skill, key):
     """A new row: what the skill's status depends on, and its status as far as its state does not
     matter (the state is read where it does)."""
-    bins, env = sorted({*binaries(skill), *required(skill, "anyBins")}), env_names(skill)
+    script = status.script_file(skill)  # looked up as the binaries are: a script removed is seen next time
+    bins, env = sorted({*binaries(skill), *required(skill, "anyBins"), *([script] if script else [])}), env_names(skill)
     prompt = skill.get("type") == "prompt"
     base, missing, reason = checker.without_state(skill)
     return Row(key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
@@ -251,15 +256,23 @@ def records(config, warn):
 
 
 def summary(found):
-    """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many are degraded
-    or have drifted (flags judged only for skills installed and configured: status.Checker.with_state)."""
+    """How many skills have each status: {"ready": N, "needsSetup": N, ...}, how many are degraded or
+    have drifted (flags judged only for skills installed and configured: status.Checker.with_state), and
+    how many of the ready ones are failing (status.failing: `ready` counts them too)."""
     counts = dict.fromkeys(STATUS_KEYS.values(), 0)
-    counts.update(degraded=0, drifted=0)
+    counts.update(degraded=0, drifted=0, failing=0)
     for record in found:
         counts[STATUS_KEYS[record["status"]]] += 1
         counts["degraded"] += bool(record.get("degraded"))
         counts["drifted"] += bool(record.get("drifted"))
+        counts["failing"] += status.failing(record)
     return counts
+
+
+def filtered(found):
+    """{"profile": name, "hidden": N} of the profile in force over a Listing, or None: what a listing says
+    of the skills it does not show."""
+    return {"profile": found.profile.name, "hidden": found.hidden} if found.profile else None
 
 
 def unhealthy(found):

@@ -109,6 +109,16 @@ def named():
     return FLAG or os.environ.get(ENV, "").strip() or None
 
 
+def origin(config):
+    """What puts the profile in force: "--profile", the variable, or "skills.defaultProfile" (its undoing
+    is said with it, where a listing names the profile)."""
+    if SERVED.get():
+        return "the token's profile"
+    if FLAG:
+        return "--profile"
+    return ENV if os.environ.get(ENV, "").strip() else "skills.defaultProfile"
+
+
 def chosen(config, flag=None):
     """The Scope in force (see the module's docstring; a served connection's first of all), or None;
     UsageError for a profile the config lacks."""

@@ -43,6 +43,19 @@ def injected_env(entry, config):
     return env
 
 
+FILE_MARK = "file:"  # a name Checker.has_binary looks up as a file: a script skill's script
+
+
+def script_file(entry):
+    """FILE_MARK + the path of a script skill's script (None for another skill): installed only while it is a
+    file. A script outside the skill's folder is never a file of it."""
+    if entry.get("type") != "script" or not entry.get("dir"):
+        return None
+    folder = os.path.realpath(entry["dir"])
+    path = os.path.realpath(os.path.join(folder, str(entry.get("script") or "")))
+    return FILE_MARK + (path if path.startswith(folder + os.sep) else "")
+
+
 def is_set(value):
     """An env var's value counts when it holds something other than blanks, as OpenClaw trims it."""
     return isinstance(value, str) and bool(value.strip())
@@ -59,8 +72,10 @@ class Checker:
         self._found = {}
 
     def has_binary(self, name):
+        """True when the binary is found; for FILE_MARK + path (a script skill's script), when that is a file."""
         if name not in self._found:
-            self._found[name] = which(name, self.dirs) is not None
+            self._found[name] = (os.path.isfile(name[len(FILE_MARK):]) if name.startswith(FILE_MARK)
+                                 else which(name, self.dirs) is not None)
         return self._found[name]
 
     def disabled_reason(self, entry):
@@ -86,6 +101,9 @@ class Checker:
         injected = injected_env(entry, self.config)
         missing["env"] = [n for n in env_names(entry) if not is_set(self.environ.get(n)) and not is_set(injected.get(n))]
         missing["config"] = [p for p in required(entry, "config") if not configlib.get(self.config, p)]
+        script = script_file(entry)
+        if script and not self.has_binary(script):
+            missing["script"] = [entry.get("script")]  # only where it lacks: the other keys are in every entry
         return missing
 
     def without_state(self, entry):
@@ -96,7 +114,7 @@ class Checker:
             status = "disabled"
         elif not self.supported(entry):
             status = "unsupported"
-        elif missing["bins"] or missing["anyBins"]:
+        elif missing["bins"] or missing["anyBins"] or missing.get("script"):
             status = "not-installed"
         elif missing["env"] or missing["config"]:
             status = "needs-setup"
@@ -134,9 +152,18 @@ WORDS = {"ready": "ready", "needs-setup": "needs setup", "not-installed": "not i
          "unsupported": "not for this platform", "invalid": "invalid"}
 
 
+def failing(record):
+    """True for a skill that would be ready but whose recent calls mostly fail (state.health.degraded): it
+    is shown apart from the ready ones, and never offered to a model."""
+    return record.get("status") == "ready" and bool(record.get("degraded"))
+
+
 def state_words(record):
     """The words for a skill's state, the same in every command: its status, then for a ready skill
-    whether it is verified yet and its health flags. ['ready', 'not verified yet'], ['needs setup']."""
+    whether it is verified yet and its health flags. ['ready', 'not verified yet'], ['needs setup'],
+    ['failing 8 of the last 10 calls']."""
+    if failing(record):
+        return [record.get("degradedReason") or "failing"] + (["drifted"] if record.get("drifted") else [])
     words = [WORDS[record["status"]]]
     if record["status"] == "ready":
         if not record.get("verified"):

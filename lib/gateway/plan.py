@@ -212,6 +212,8 @@ def not_ready_reason(record):
     if status == "not-installed":
         from ..skill import installspec  # as in not_installed_message: a skill that is not installed only
 
+        if missing.get("script") and not (missing["bins"] or missing["anyBins"]):
+            return f"missing its script: {missing['script'][0]}"
         hints = installspec.hints(record)
         return "install: " + hints[0] if hints else "missing: " + ", ".join(missing["bins"] or missing["anyBins"])
     if status == "disabled":
@@ -226,6 +228,8 @@ def setup_steps(entry, missing):
     from ..skill import installspec  # setup advice only: never on the way of a run that goes ahead
 
     name, steps = entry["name"], []
+    if missing.get("script"):
+        steps.append(f"Put its script back: {os.path.join(entry.get('dir', ''), missing['script'][0])} is not a file")
     if missing["bins"] or missing["anyBins"]:
         hints = installspec.hints(entry)
         what = ", ".join(missing["bins"]) or "one of " + ", ".join(missing["anyBins"])

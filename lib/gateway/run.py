@@ -322,7 +322,7 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
     session = session if schema.is_session_id(session) else None  # what no front end checked is not logged
     with skill_state.Update(entry["name"], entry) as state:
         state.update(changes or {})
-        skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy)
+        skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy, person=by_person(client))
         if error and not policy:
             state["lastError"] = error
         if not no_log:
@@ -335,6 +335,12 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
             usage_log.append(entry["name"], state, line, config)
             return line
     return None
+
+
+def by_person(client):
+    """True when a person at a terminal made the call (no MCP client, not inside a tool nexus started, stderr
+    a terminal, where an agent reads a pipe): its success brings a failing skill back (state.health)."""
+    return client is None and not plan.inside() and os.isatty(2)
 
 
 def prompt(entry, config, no_log, warn, values=None):
@@ -368,7 +374,8 @@ def ensure_verified(entry, config, binary, warn, note, confined=False, on_start=
         return {"configured": True, "fingerprint": verify.fingerprint(entry, config, None, ts),
                 "configuredAt": state.get("configuredAt") or ts}
     note(f"Verifying skill '{entry['name']}'...")
-    outcome = verify.verify(entry, config, confined=confined, warn=warn, on_start=on_start, cancelled=cancelled)
+    outcome = verify.verify(entry, config, confined=confined, warn=warn, on_start=on_start, cancelled=cancelled,
+                            recover=False)
     if outcome.get("drift"):
         warn(f"{entry['name']}: its verify command prints something else than when it last passed")
     if not outcome["ok"]:

@@ -22,14 +22,15 @@ VERIFY_TIMEOUT = 30
 OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
-def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_start=None, cancelled=None):
+def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_start=None, cancelled=None, recover=True):
     """Check requirements, run the verify command, record the outcome in state; returns the outcome. The
     command runs confined as the skill's calls do (`confined`: as the policy says, unless told); warn(text)
     hears that it could only be confined less, where the config accepts that.
 
     on_start(child): called once the verify command runs, so that another thread can kill it (a front
     end's cancel); cancelled(): true when it did, and then nothing is recorded (NexusError): a
-    verification cut short says nothing about the skill."""
+    verification cut short says nothing about the skill. recover=False: a pass does not bring a failing
+    skill back (the gateway's first-run verification: state.health says why)."""
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
@@ -40,6 +41,9 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
     output = b""
     if missing["bins"] or missing["anyBins"]:  # a prompt skill's too: it is not installed, as listings say
         outcome.update(ok=False, error=plan.not_installed_message(entry, (missing["bins"] or missing["anyBins"])[0]))
+    elif missing.get("script"):
+        outcome.update(ok=False, error=f"Skill '{entry['name']}': script '{entry.get('script')}' is not a file in "
+                                       f"{entry.get('dir')}")
     elif missing["env"] or missing["config"]:
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
     elif entry.get("verify") and entry["type"] != "prompt":
@@ -67,7 +71,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
     # A prompt skill has no verification to keep: its status is its requirements' alone.
-    drift = _record(entry, config, outcome, output) if entry["type"] != "prompt" or outcome["ok"] else None
+    drift = _record(entry, config, outcome, output, recover) if entry["type"] != "prompt" or outcome["ok"] else None
     if drift:
         outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]
@@ -86,12 +90,13 @@ def _start_confined(entry, config, env, start, warn):
         return process.Finished(1, False, None, b"", str(e).encode(), False)
 
 
-def _record(entry, config, outcome, output):
+def _record(entry, config, outcome, output, recover):
     ts = schema.now_iso()
     vouched = fingerprint(entry, config, hashlib.sha256(output).hexdigest(), ts) if outcome["ok"] else None
     with skill_state.Update(entry["name"], entry) as state:
         state.update(schema.execution_of(entry))
-        drift = skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:])
+        drift = skill_state.verified(state, ts, outcome["ok"], vouched, (outcome["error"] or "")[-schema.ERROR_CHARS:],
+                                     recover)
         if outcome["ok"]:
             outcome["configuredAt"] = state.get("configuredAt")
         return drift

@@ -38,7 +38,8 @@ def checked(state, entry=None):
             problems.append(f"{key} {_shown(state.pop(key))} is not {'text' if wanted is str else wanted.__name__}; reset")
     if "logEntries" in state and not _is_count(state["logEntries"]):
         problems.append(f"logEntries {_shown(state.pop('logEntries'))} is not a count; reset")
-    for key, usable in (("recent", _is_recent), ("days", _is_days), ("verifications", _is_history),
+    for key, usable in (("recent", _is_recent), ("recentDays", lambda v: isinstance(v, list) and all(
+            isinstance(d, str) for d in v)), ("days", _is_days), ("verifications", _is_history),
                         ("drift", lambda v: isinstance(v, dict) and isinstance(v.get("since"), str))):
         if key in state and not usable(state[key]):
             problems.append(f"{key} {_shown(state.pop(key))} is not what nexus keeps there; reset")
@@ -166,9 +167,10 @@ def corrupt_name(path):
     return kept
 
 
-def count_call(state, ts, ok, ms, policy=False):
+def count_call(state, ts, ok, ms, policy=False, person=False):
     """Lifetime counters, kept in state so they survive log rotation. A refusal for policy (`policy`)
-    is a call, but no failure of the skill: it is left out of the success rate and of health."""
+    is a call, but no failure of the skill: it is left out of the success rate and of health. A person's
+    successful run (`person`) brings a failing skill back (health.count)."""
     total = state.get("totalInvocations", 0) + 1
     refused = state.get("policyRefusals", 0) + (1 if policy else 0)
     successes = state.get("successCount", 0) + (1 if ok else 0)
@@ -181,12 +183,12 @@ def count_call(state, ts, ok, ms, policy=False):
     if policy:
         state["policyRefusals"] = refused
         return
-    health.count(state, ts, ok)
+    health.count(state, ts, ok, person)
     if ok:
         state.pop("lastError", None)
 
 
-def verified(state, ts, ok, fingerprint=None, error=None):
+def verified(state, ts, ok, fingerprint=None, error=None, recover=True):
     """Record a verification: configuredAt is the first success ever, lastError only what is wrong now,
     and the verification joins the history (see health.verified). Returns the drift it found, or None."""
     state.update(configured=ok, lastVerified=ts, lastVerifyOk=ok)
@@ -197,7 +199,7 @@ def verified(state, ts, ok, fingerprint=None, error=None):
             state["fingerprint"] = fingerprint
     else:
         state["lastError"] = error
-    return health.verified(state, ts, ok, (fingerprint or {}).get("verifyOutputHash"))
+    return health.verified(state, ts, ok, (fingerprint or {}).get("verifyOutputHash"), recover)
 
 
 def populate(entries):

@@ -85,7 +85,19 @@ def render_show(shown, out):
         label += f" (needs {', '.join(entry.get('os', []))}; this is {sys.platform})"
     title = f"{entry['name'].upper()} - {visible(entry['description'])}"
     lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
+    failing = statuslib.failing(shown)
+    if failing:
+        emoji = "❗"
     lines.append(f"Status:     {style.emoji(emoji)}{label}")
+    if failing:
+        from nexus.state import health  # a failing skill's only
+
+        aged = health.comes_back(state)
+        lines.append(f"Comes back: after a successful `nexus skill verify {entry['name']}` or run at a terminal"
+                     + (f", or by itself on {aged} (its failures 30 days old)" if aged else ""))
+        lines.append("Offered:    to no agent while it fails")
+    elif shown["status"] == "ready" and shown.get("recovered"):
+        lines.append(f"Recovered:  {shown['recovered']}")
     if shown.get("untrusted"):
         lines.append(f"Refused:    {shown['untrusted']['reason']}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
@@ -126,7 +138,7 @@ def render_show(shown, out):
                   *([f"  {bullet} Success rate: {state['successRate'] * 100:.1f}%"] if "successRate" in state else []),
                   *([f"  {bullet} Refused for policy: {state['policyRefusals']}"] if state.get("policyRefusals") else []),
                   f"  {bullet} Last used: {when(state.get('lastUsed'))}"]
-    for flag in ("degraded", "drifted"):
+    for flag in ("drifted",) if failing else ("degraded", "drifted"):  # failing: said in its status
         if shown.get(flag):
             lines.append(f"  {bullet} {flag.capitalize()}: {shown[flag + 'Reason']}")
     if shown.get("degraded") and (state.get("crystallizedFrom") or entry.get("requires", {}).get("skills")):
@@ -136,7 +148,11 @@ def render_show(shown, out):
         label = f"  {bullet} Last error: "
         lines.append(label + ("\n" + " " * len(label)).join(state["lastError"].splitlines()))
     lines += ["", style.rule(False), "PROMPT", style.rule(False), "", shown["prompt"].rstrip()]
-    if not shown["verified"] or shown["status"] != "ready":
+    if failing:
+        lines += ["", style.rule(False), "WHY IT FAILS", style.rule(False), "",
+                  f"1. See its failed calls: nexus skill stats {entry['name']}",
+                  f"2. Once fixed: nexus skill verify {entry['name']}"]
+    elif not shown["verified"] or shown["status"] != "ready":
         lines += ["", style.rule(False), "SETUP", style.rule(False), "", "To configure this skill:"]
         lines += [visible(step) for step in plan.setup_steps(entry, shown["missing"])]
     out.write("\n".join(lines) + "\n")
@@ -154,6 +170,11 @@ def show(ctx):
                    "apiKeyEnv": entrylib.primary_env(entry)}
     shown = trust.marked([{**entry, **result, "class": entrylib.skill_class(entry), "state": state,
                            "fromConfig": from_config, "prompt": prompt}])[0]
+    from nexus.state import health  # how a skill that was failing came back: show alone
+
+    came_back = health.recovery(state)
+    if came_back:
+        shown["recovered"] = came_back
     if entry["type"] != "prompt":
         from nexus.gateway import sandbox  # a tool or script skill's permissions only
 

@@ -7,14 +7,18 @@ from nexus.catalog import listing, manifest as manifestlib
 from nexus.cli.command import renders
 from nexus.cli.output import Encoded
 
-GROUPS = [  # status, emoji, heading
+GROUPS = [  # status (or "failing": status.failing), emoji, heading
     ("ready", "✅", "READY (configured, working)"),
+    ("failing", "❗", "FAILING (most of its recent calls fail; not offered to agents)"),
     ("needs-setup", "⚠️ ", "NEEDS SETUP (requires configuration)"),
     ("not-installed", "⏳", "NOT INSTALLED (binary missing)"),
     ("disabled", "💤", "DISABLED (explicitly disabled)"),
     ("unsupported", "🚫", "UNSUPPORTED (not for this platform)"),
     ("invalid", "❌", "INVALID (broken SKILL.md)"),
 ]
+
+
+DESCRIPTION_MIN = 30  # columns of a description beside its row; narrower, it goes under the row
 
 
 def _kind(record):
@@ -33,9 +37,9 @@ def _detail(record):
     if record.get("untrusted"):
         return "refused: changed since it was added", record["untrusted"]["step"]
     if record["status"] == "ready":
-        from nexus.catalog.status import state_words  # a ready skill's marks only
+        from nexus.catalog.status import failing, state_words  # a ready skill's marks only
 
-        marks = state_words(record)[1:]
+        marks = state_words(record)[0 if failing(record) else 1:]
         return _kind(record) + (f" ({', '.join(marks)})" if marks else ""), None
     reason, step = one_line(plan.not_ready_reason(record)), plan.next_step(record)
     return reason, (None if not step or step in reason else step)
@@ -51,8 +55,10 @@ def _within(record, width):
     kept while there is room for it (the fix command itself when it fits)."""
     from nexus.style import MIN_CELL, cells, shorten  # human text only, as in _detail
 
+    from nexus.catalog.status import failing
+
     reason, step = _detail(record)
-    if step is not None or record["status"] != "ready":
+    if step is not None or record["status"] != "ready" or failing(record):
         pointer = f" (nexus skill show {record['name']})"
         if step and cells(_said(reason, step)) <= width:
             return _said(reason, step)
@@ -71,6 +77,34 @@ def _rows(records):
     return [[r["name"], _said(*_detail(r)), one_line(r.get("description", ""))] for r in records]
 
 
+def _group(record):
+    from nexus.catalog.status import failing  # human text only, as in _detail
+
+    return "failing" if failing(record) else record["status"]
+
+
+class Shown(list):
+    """The records a listing shows, and what filtered them: `filtered` (listing.filtered)."""
+
+    filtered = None
+
+
+UNDO = {"skills.defaultProfile": "nexus config unset skills.defaultProfile",
+        "NEXUS_PROFILE": "unset NEXUS_PROFILE"}  # what shows every skill again, by what set the profile
+
+
+def filter_note(filtered):
+    """What a listing says of the skills a profile hides ("profile coder (skills.defaultProfile) hides 46
+    skills; every skill: nexus config unset skills.defaultProfile"), or None."""
+    from nexus.style import plural  # human text only, as in _detail
+
+    if not filtered:
+        return None
+    undo = UNDO.get(filtered["origin"])
+    return (f"profile {filtered['profile']} ({filtered['origin']}) hides {plural(filtered['hidden'], 'skill')}"
+            + (f"; every skill: {undo}" if undo and filtered["hidden"] else ""))
+
+
 def render_list(records, out):
     # Imported here: `status` and --json, which agents call all the time, never pay for them.
     from nexus.cli.records import wrap
@@ -78,17 +112,24 @@ def render_list(records, out):
 
     style = Style(out)
     skills = [r for r in records if r["status"] != "invalid"]
-    groups = [(status, emoji, heading, [r for r in records if r["status"] == status])
+    groups = [(status, emoji, heading, [r for r in records if _group(r) == status])
               for status, emoji, heading in GROUPS]
     indent = "   "
     # One set of columns across every group: the rows are fitted together, then dealt out.
     listed = [r for status, *_, group in groups if status != "invalid" for r in group]
     whole = _rows(listed)
     rows, sizes = fit(whole, style.columns, give=(2, 1), indent=indent)
+    described = [one_line(r.get("description", "")) for r in listed]
+    below = bool(style.columns and listed and (len(sizes) < 3 or sizes[2] < DESCRIPTION_MIN)) and any(described)
+    if below:  # a description cut to a few words says nothing: each goes under its row, as wide as the terminal
+        rows, sizes = fit([row[:2] for row in whole], style.columns, give=(1,), indent=indent)
     for row, record, full in zip(rows, listed, whole):
         if row[1] != terminal(full[1], False):  # the detail was cut: cut again so that it cannot mislead
             row[1] = _within(record, sizes[1])
     lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
+    note = filter_note(getattr(records, "filtered", None))
+    if note:
+        lines += wrap(note[0].upper() + note[1:] + ".", style.columns) if style.columns else [note[0].upper() + note[1:] + "."]
     for status, emoji, heading, group in groups:
         if not group:
             continue
@@ -99,8 +140,12 @@ def render_list(records, out):
         if status == "invalid":
             lines += [style.clip(f"{indent}{r['filePath']}: {one_line(r.get('error', ''))}") for r in group]
         else:
-            lines += table(rows[:len(group)], indent, sizes)
-            rows = rows[len(group):]
+            shown = table(rows[:len(group)], indent, sizes)
+            if below:
+                under = [shorten(d, style.columns - len(indent) - 2) for d in described[:len(group)]]
+                shown = [line for pair in zip(shown, under) for line in (pair[0], f"{indent}  {pair[1]}".rstrip())]
+            lines += shown
+            rows, described = rows[len(group):], described[len(group):]
     lines.append("")
     for hint in ("Run 'nexus skill show <name>' for details on any skill.",
                  "Run 'nexus skill run <name>' to use a skill."):
@@ -130,11 +175,18 @@ def render_unhealthy(summary, out):
 
 
 def render_summary(summary, out):
-    line = (f"nexus: {summary['ready']} ready, {summary['needsSetup']} need setup, "
-            f"{summary['notInstalled']} not installed, {summary['disabled']} disabled")
+    failing = summary.get("failing", 0)
+    line = (f"nexus: {summary['ready'] - failing} ready" + (f", {failing} failing" if failing else "")
+            + f", {summary['needsSetup']} need setup, {summary['notInstalled']} not installed, "
+            f"{summary['disabled']} disabled")
     line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
-    health = [f"{summary[flag]} {flag}" for flag in ("degraded", "drifted") if summary.get(flag)]
+    # A failing skill is said once, as failing; a degraded one that is not ready yet is a flag of its own.
+    health = [f"{count} {flag}" for flag, count in (("degraded", summary.get("degraded", 0) - failing),
+                                                  ("drifted", summary.get("drifted", 0))) if count]
     out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
+    note = filter_note(summary.get("profile"))
+    if note:
+        out.write(f"nexus: {note}\n")
 
 
 def _selected(status, args):
@@ -155,7 +207,9 @@ def list_skills(ctx):
     if not ctx.args["--locked"]:
         if ctx.json:
             return Encoded(_with_permissions(found.texts(keep), ctx.config))
-        return trust.marked(found.records(keep))
+        shown = Shown(trust.marked(found.records(keep)))
+        shown.filtered = _filtered(found)
+        return shown
     records = trust.marked(found.records())
     from nexus.catalog import capabilities  # --locked only: what unlocks each skill
 
@@ -164,6 +218,14 @@ def list_skills(ctx):
     for record in chosen:
         record["unlock"] = capabilities.unlock(record, connected)
     return chosen
+
+
+def _filtered(found):
+    """listing.filtered, with what put the profile in force."""
+    from nexus.catalog import scope
+
+    filtered = listing.filtered(found)
+    return {**filtered, "origin": scope.origin(None)} if filtered else None
 
 
 def _with_permissions(texts, config):
@@ -200,10 +262,12 @@ def status(ctx):
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
 
-    A ready skill is degraded when its recent calls fail far more often than they used to: at least 5
-    of its last 10 calls failed while over 90% of its calls of the past 30 days before those (at least
-    5) succeeded; or when its verification failed after one had passed. A skill has drifted when its
-    verify command printed something else than the last time it passed, until it prints the same again.
+    A skill is failing (degraded) when most of its recent calls fail: at least 5 of its last 10 calls of
+    the past 30 days; it is counted apart from the ready ones and offered to no agent, until a run at a
+    terminal or `nexus skill verify` succeeds, or its failures are 30 days old. A skill whose verification
+    failed after one had passed is degraded too. A skill has drifted when its verify command printed
+    something else than the last time it passed, until it prints the same again. A profile in force is
+    named, with how many skills it hides.
     --check also names each added skill whose files changed behind nexus's back (untrusted: refused until
     `nexus skill trust NAME`), so that a cron job hears of it before an agent is refused.
 
@@ -211,8 +275,11 @@ def status(ctx):
       0  success (--check: all is well);  1  --check found a skill degraded, drifted or untrusted, or a
       sandbox that cannot be given;  2  usage error
     """
-    found = listing.listed(ctx.config, ctx.warn, states=False).briefs()
+    listed = listing.listed(ctx.config, ctx.warn, states=False)
+    found = listed.briefs()
     counts = listing.summary(found)
+    if listed.profile:
+        counts["profile"] = _filtered(listed)
     if ctx.json or ctx.args.get("--check"):  # what confinement this system offers: a fork to see
         from nexus.gateway import sandbox
 

@@ -31,6 +31,8 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
                                               "with when."),
+    ("$NEXUS_HOME/state/nexus/connectors.json", "Each connector's check (`gh auth status`) as verification last ran "
+                                                 "it: passed or not, and when."),
     ("$NEXUS_HOME/state/nexus/links.json", "The skill links `nexus skills link` made, by agent folder."),
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/mcp/tokens.json", "The bearer tokens of nexus-mcp --http (`nexus mcp token`): each "
@@ -182,6 +184,10 @@ def sandbox_folders(name):
 
 def upgrades_file():
     return os.path.join(state_root(), "upgrades.json")
+
+
+def connectors_file():
+    return os.path.join(state_root(), "connectors.json")
 
 
 def links_file():

@@ -128,6 +128,28 @@ def test_connectors_turn_from_locked_to_connected_after_a_verify(script_runner, 
     assert "Connector: google connected" in script_runner.run(["nexus", "skill", "show", "gog"]).stdout
 
 
+def test_a_connector_with_a_check_is_connected_only_when_its_check_passes(script_runner, workspace, bindir, tmp_path):
+    signed_in = tmp_path / "signed-in"
+    make_tool(bindir, "gh", f'#!/bin/sh\nif [ "$1 $2" = "auth status" ] && [ ! -e {signed_in} ]; then\n'
+                            '  echo "You are not logged into any GitHub hosts." >&2; exit 1\nfi\n')
+    write_skill(workspace, "hub", meta={"tool": "gh"})  # gh signs in to github
+    first = by_name(json.loads(script_runner.run(["nexus", "connectors", "--json"]).stdout))["github"]
+    assert first["connected"] is False and first["unlock"]["step"].endswith(" (runs gh auth status)")  # before: connected
+    verified = script_runner.run(["nexus", "skill", "verify", "hub"])
+    assert verified.returncode == 1 and "Connector github: not connected (gh auth status: You are not logged" in verified.stdout
+    assert "to connect: gh auth login" in verified.stdout
+    found = by_name(json.loads(script_runner.run(["nexus", "connectors", "--json"]).stdout))["github"]
+    assert found["connected"] is False and found["checked"]["ok"] is False
+    assert found["unlock"]["step"].startswith("gh auth login, then nexus skill verify ")
+    assert "Connector: github not connected (to connect: gh auth login" in script_runner.run(
+        ["nexus", "skill", "show", "hub"]).stdout
+    signed_in.touch()
+    verified = script_runner.run(["nexus", "skill", "verify", "hub"])  # verified already: its check runs all the same
+    assert verified.returncode == 0 and "Connector github: connected" in verified.stdout
+    assert "Running: gh auth status" in verified.stderr
+    assert by_name(json.loads(script_runner.run(["nexus", "connectors", "--json"]).stdout))["github"]["connected"] is True
+
+
 def test_locked_skills_are_grouped_by_what_unlocks_them(script_runner, workspace):
     for name in ("search-a", "search-b", "search-c"):
         write_skill(workspace, name, meta={"requires": {"env": ["BRAVE_API_KEY"]}})

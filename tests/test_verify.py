@@ -213,3 +213,16 @@ def test_closed_stdin_is_a_clear_error():
         result = subprocess.run(["sh", "-c", f"{command} 0<&-"], capture_output=True, text=True)
         assert result.returncode == 2, command
         assert "stdin is a terminal or closed" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_says_running_only_for_what_it_runs(script_runner, workspace, bindir, monkeypatch):
+    make_tool(bindir, "search")
+    write_skill(workspace, "brave", meta={"tool": "search", "requires": {"env": ["BRAVE_API_KEY"]},
+                                          "verify": 'test -n "$BRAVE_API_KEY"'})
+    monkeypatch.delenv("BRAVE_API_KEY", raising=False)
+    lacking = script_runner.run(["nexus", "skill", "verify", "brave"])
+    assert lacking.returncode == 1 and "Checking: BRAVE_API_KEY (missing: nothing runs)" in lacking.stderr
+    assert "Running:" not in lacking.stderr
+    monkeypatch.setenv("BRAVE_API_KEY", "k")
+    ran = script_runner.run(["nexus", "skill", "verify", "brave"])
+    assert ran.returncode == 0 and 'Running: test -n "$BRAVE_API_KEY"' in ran.stderr

@@ -5,7 +5,8 @@ A skill may implement capabilities (`implements: [email_sender]`), require them
 requirements are not met is not ready: it needs setup, and its `reason` names each candidate and
 why it is not ready. Skills whose requirements form a cycle are invalid, the cycle named. A connector
 (`connectors: [google]`, or what the known tools sign in to) is an account a person connects; it is
-connected once a skill that needs it has passed verification.
+connected when its check (known.CONNECTOR_CHECKS: `gh auth status`) passed when verification last ran
+it, and for a connector without one, once a skill that needs it has passed verification.
 
 Architecture invariant: all of this is a pure function of the catalogue, its state and the
 environment; nothing here runs a command.
@@ -190,9 +191,27 @@ def ranking(capability, records, prefer, success_rates):
     return [item for _, item in sorted(ranked, key=lambda pair: pair[0])]
 
 
-def connectors(records, steps):
-    """Every connector: the skills that need it, whether it is connected (one of them, ready, passed
-    verification) and, when locked, the one step that unlocks it (`steps(record)` gives a skill's)."""
+def checked():
+    """{connector: {"ok", "ts", "skill", "error"}}: each connector's check as verification last ran it."""
+    from .. import fileio, paths  # the connectors' listings only
+    from ..errors import BadInput
+
+    try:
+        found = fileio.read_json(paths.connectors_file())
+    except BadInput:
+        return {}  # unreadable: every check runs again at the next verify
+    return found if isinstance(found, dict) else {}
+
+
+def connectors(records, steps, checks=None):
+    """Every connector: the skills that need it, whether it is connected and, when not, the one step that
+    connects it (`steps(record)` gives a skill's). A connector with a check (known.CONNECTOR_CHECKS) is
+    connected when it passed (`checks`: checked()); its step is the check's own (`gh auth login`) when it
+    failed, or a verify, which runs it. Another is connected once a skill that needs it is ready and
+    verified."""
+    from ..skill.known import CONNECTOR_CHECKS
+
+    checks = checked() if checks is None else checks
     found = {}
     for record in records:
         if record["status"] == "invalid":
@@ -203,12 +222,23 @@ def connectors(records, steps):
     for connector in sorted(found):
         needing = found[connector]
         unlocked = [r for r in needing if r["status"] == "ready" and r.get("verified")]
+        check = checks.get(connector) if isinstance(checks.get(connector), dict) else None
+        if connector in CONNECTOR_CHECKS:
+            unlocked = [r for r in unlocked if check and check.get("ok") is True]
         item = {"name": connector, "skills": [r["name"] for r in needing], "connected": bool(unlocked)}
+        if connector in CONNECTOR_CHECKS:
+            item["check"] = " ".join(CONNECTOR_CHECKS[connector][0])
+            if check:
+                item["checked"] = {k: check.get(k) for k in ("ok", "ts", "error") if check.get(k) is not None}
         if unlocked:
             item["connectedBy"] = unlocked[0]["name"]
         else:
             nearest = min(needing, key=lambda r: (r["status"] != "ready", len(steps(r)), r["name"]))
-            item["unlock"] = {"skill": nearest["name"], "step": steps(nearest)[0]}
+            step = steps(nearest)[0] if steps(nearest) else f"nexus skill verify {nearest['name']}"
+            if connector in CONNECTOR_CHECKS and nearest["status"] == "ready":
+                step = (f"{CONNECTOR_CHECKS[connector][1]}, then nexus skill verify {nearest['name']}"
+                        if check else f"nexus skill verify {nearest['name']} (runs {item['check']})")
+            item["unlock"] = {"skill": nearest["name"], "step": step}
         result.append(item)
     return result
 

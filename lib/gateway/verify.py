@@ -69,6 +69,10 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
         elif done.exit != 0:
             text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env, config))
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
+    if outcome["ok"]:
+        connected = check_connectors(entry, config, min(timeout, CONNECTOR_TIMEOUT))
+        if connected:
+            outcome["connectors"] = connected
     outcome["ms"] = int((time.monotonic() - started) * 1000)
     # A prompt skill has no verification to keep: its status is its requirements' alone.
     drift = _record(entry, config, outcome, output, recover) if entry["type"] != "prompt" or outcome["ok"] else None
@@ -76,6 +80,41 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
         outcome["drift"] = drift
     outcome["configured"] = outcome["ok"]
     return outcome
+
+
+CONNECTOR_TIMEOUT = 15
+
+
+def check_connectors(entry, config, timeout):
+    """Run the check of each connector the skill needs that has one (known.CONNECTOR_CHECKS: `gh auth
+    status`), with the skill's environment and no shell, and keep how it went in connectors.json: what
+    `nexus connectors` and `nexus skill show` say until the next verify runs it again. A check whose
+    binary is missing is left unrun: the skill is not installed, as its status says."""
+    from ..skill.known import CONNECTOR_CHECKS  # skills that need a connector only
+
+    checks = [(c, CONNECTOR_CHECKS[c][0]) for c in entry.get("connectors") or [] if c in CONNECTOR_CHECKS]
+    found = {}
+    for connector, argv in checks:
+        binary = status.which(argv[0], status.search_dirs(config))
+        if not binary:
+            continue
+        done = process.Child([binary, *argv[1:]], env=plan.environment(entry, config), stdin=process.DEVNULL,
+                             stdout=process.CAPTURE, stderr=process.CAPTURE, group=True,
+                             limit=OUTPUT_LIMIT).wait(timeout, kill_group=True)
+        ok = done.exit == 0 and not done.timed_out
+        error = None if ok else (f"timed out after {timeout:g} s" if done.timed_out else
+                                 (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-200:] or f"exit {done.exit}")
+        found[connector] = {"ok": ok, "ts": schema.now_iso(), "skill": entry["name"], **({"error": error} if error else {})}
+    if found:
+        from .. import fileio, paths
+        from ..catalog.capabilities import checked
+
+        try:
+            with fileio.Locked(paths.connectors_file(), checked) as known:
+                known.update(found)
+        except OSError:
+            pass  # a record that cannot be written: the connector is checked again at the next verify
+    return found
 
 
 def _start_confined(entry, config, env, start, warn):

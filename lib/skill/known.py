@@ -27,6 +27,10 @@ SCRIPT_SKILLS = {
 
 # A tool that signs in to a person's account, and the connector (the account) it needs connected.
 CONNECTORS = {"gog": "google", "eve": "apple", "op": "1password", "gh": "github"}
+# How a connector is seen connected (its tool's own check, run at verify without a shell), and the step that
+# connects it. A connector without a check here is connected once a skill that needs it passed verification.
+CONNECTOR_CHECKS = {"github": (["gh", "auth", "status"], "gh auth login"),
+                    "1password": (["op", "whoami"], "op signin")}
 
 PROMPT_ONLY_SKILLS = frozenset({
     "filesystem", "computer-use", "weather", "github", "discord", "apple-notes", "apple-reminders",

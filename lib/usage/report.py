@@ -360,8 +360,11 @@ def _sessions(found):
 
 
 def _health(found):
-    title = "Degraded, drifted and invalid skills"
+    title = "Failing, drifted and invalid skills"
     if not found:
-        return f"<section><h2>{_e(title)}</h2><p>None: every skill works as it used to.</p></section>"
-    rows = [[f'<span class="bad">{_e(name)}</span>', _e(flag), _e(why)] for name, flag, why in found]
+        return (f"<section><h2>{_e(title)}</h2><p>None: no skill's recent calls mostly fail, no verify command "
+                "prints something else, and every SKILL.md reads.</p></section>")
+    # A skill failing its calls says so in the words every listing uses (status.state_words).
+    rows = [[f'<span class="bad">{_e(name)}</span>', _e("failing" if why.startswith("failing ") else flag), _e(why)]
+            for name, flag, why in found]
     return f'<section class="trouble"><h2>{_e(title)}</h2>{_table(title, ["Skill", "Flag", "Why"], rows, nowrap=(0,))}</section>'

@@ -26,10 +26,13 @@ def _evaluated(ctx):
     records = listing.records(ctx.config, ctx.warn)
     record = next(r for r in records if r["name"] == entry["name"])
     ready = capabilities.providers([r for r in records if r["status"] == "ready"])
-    connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
+    found = {c["name"]: c for c in capabilities.connectors(records, lambda r: [""])}
+    connected = {name: c["connected"] for name, c in found.items()}
     result = {key: value for key, value in record.items() if key not in entry or key == "missing"}
     result["providers"] = {c: [p["name"] for p in ready.get(c, [])] for c in capabilities.requirements(entry)[0]}
     result["connected"] = {c: connected.get(c, False) for c in entry.get("connectors", [])}
+    result["connect"] = {c: found[c]["unlock"]["step"] for c in entry.get("connectors", [])
+                         if c in found and not found[c]["connected"] and found[c]["unlock"]["step"]}
     return entry, state, result
 
 
@@ -61,7 +64,9 @@ def _capabilities(entry, shown, style):
     missing = shown["missing"].get("skills", [])
     lines += [f"  {bullet} Skill: {skill} {bad if skill in missing else ok}" for skill in skills_needed]
     for connector, connected in shown.get("connected", {}).items():
-        lines.append(f"  {bullet} Connector: {connector} {'connected' if connected else 'locked'}")
+        step = shown.get("connect", {}).get(connector)
+        lines.append(f"  {bullet} Connector: {connector} " + ("connected" if connected else "not connected"
+                                                              + (f" (to connect: {step})" if step else "")))
     if shown.get("reason"):
         lines.append(f"  {bullet} Not ready: {shown['reason']}")
     return lines
@@ -203,6 +208,20 @@ def render_outcome(outcome, out):
         out.write(f"{style.emoji('✅')}Skill '{name}' verified successfully.\n")
     if outcome["ok"] and outcome.get("configuredAt") and outcome["type"] != "prompt" and not outcome.get("skipped"):
         out.write(f"   Configured at: {outcome['configuredAt']}\n")
+    render_connected(outcome, out)
+
+
+def render_connected(outcome, out):
+    """How the checks of the skill's connectors went (`gh auth status`), and the step that connects one."""
+    from nexus.skill.known import CONNECTOR_CHECKS
+
+    style = Style(out)
+    for name, check in outcome.get("connectors", {}).items():
+        if check["ok"]:
+            out.write(f"{style.emoji('🔓')}Connector {name}: connected\n")
+        else:
+            out.write(f"{style.emoji('🔒')}Connector {name}: not connected ({' '.join(CONNECTOR_CHECKS[name][0])}: "
+                      f"{visible(last_line(check.get('error') or ''))}); to connect: {CONNECTOR_CHECKS[name][1]}\n")
 
 
 def verified(entry, config, timeout=verify.VERIFY_TIMEOUT):
@@ -224,15 +243,41 @@ def verify_skill(ctx):
     """
     args = ctx.args
     entry, state, result = _evaluated(ctx)
-    if result["verified"] and result["status"] == "ready" and not args["--force"]:
+    unchecked = _unchecked_connectors(entry)
+    if result["verified"] and result["status"] == "ready" and not args["--force"] and not unchecked:
         return {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"), "ok": True,
                 "configured": True, "exit": None, "error": None, "ms": 0, "skipped": True,
                 "lastVerified": state.get("lastVerified"), "configuredAt": state.get("configuredAt")}
-    if not args["--json"] and entry.get("verify"):
-        print(f"Verifying skill '{entry['name']}'...\nRunning: {visible(entry['verify'])}\n", file=sys.stderr)
+    if not args["--json"]:
+        said = _what_verify_does(entry, ctx.config, unchecked)
+        if said:
+            print(f"Verifying skill '{entry['name']}'...\n{said}\n", file=sys.stderr)
     outcome = verified(entry, ctx.config, args["--timeout"])
-    ctx.status = 0 if outcome["ok"] else 1
+    ctx.status = 0 if outcome["ok"] and all(c["ok"] for c in outcome.get("connectors", {}).values()) else 1
     return outcome
+
+
+def _unchecked_connectors(entry):
+    """The checks (known.CONNECTOR_CHECKS) of the skill's connectors that have not passed: a verify runs them
+    even for a skill verified already."""
+    from nexus.skill.known import CONNECTOR_CHECKS
+
+    checks = capabilities.checked()
+    return [" ".join(CONNECTOR_CHECKS[c][0]) for c in entry.get("connectors") or []
+            if c in CONNECTOR_CHECKS and not (checks.get(c) or {}).get("ok")]
+
+
+def _what_verify_does(entry, config, connector_checks):
+    """What a verify is about to do, said before it does it: "Checking: BRAVE_API_KEY" while a requirement
+    is missing (nothing runs then), else "Running: COMMAND" of each command it runs."""
+    from nexus.style import shell_line
+
+    missing = statuslib.Checker(config).missing(entry)
+    lacking = [name for names in missing.values() for name in names]
+    if lacking:
+        return f"Checking: {visible(', '.join(lacking))} (missing: nothing runs)"
+    commands = ([entry["verify"]] if entry.get("verify") and entry["type"] != "prompt" else []) + connector_checks
+    return "\n".join(f"Running: {visible(command)}" for command in commands)
 
 
 def render_outcomes(outcomes, out):

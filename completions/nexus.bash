@@ -47,7 +47,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus capability') subcommands='resolve'; flags='--help' ;;
         'nexus capability resolve') flags='--explain --json --help'; args='capability' ;;
         'nexus connectors') flags='--json --help' ;;
-        'nexus sessions') flags='--days --json --help' ;;
+        'nexus sessions') flags='--days --limit --all --json --help' ;;
         'nexus session') subcommands='show new crystallize'; flags='--help' ;;
         'nexus session show') flags='--json --help'; args='session' ;;
         'nexus session new') flags='--help' ;;
@@ -81,7 +81,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp --allow-origin'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port'|'nexus-mcp --allow-origin') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus sessions --limit'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp --allow-origin'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port'|'nexus-mcp --allow-origin') echo 'none' ;;
         'nexus skills agents-md --write'|'nexus skills add --allow-write'|'nexus skills add --allow-read'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp --certfile'|'nexus mcp --keyfile'|'nexus mcp config --command'|'nexus-mcp --certfile'|'nexus-mcp --keyfile') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;

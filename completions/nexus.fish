@@ -229,6 +229,8 @@ complete -c nexus -n '__nexus_at capability resolve' -a '(nexus --list-capabilit
 complete -c nexus -n '__nexus_in connectors' -l json -d 'An array of {"name", "skills", "connected", "connectedBy"} or, when locked, {"name", "skills", "connected": false, "unlock": {"skill", "step"}}'
 complete -c nexus -n '__nexus_in connectors' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_in sessions' -l days -x -d 'Only calls of the past N days (default: every call the logs hold)'
+complete -c nexus -n '__nexus_in sessions' -l limit -x -d 'Show the newest N sessions (default: 20'
+complete -c nexus -n '__nexus_in sessions' -l all -d 'Show every session'
 complete -c nexus -n '__nexus_in sessions' -l json -d 'An array of {"id", "first", "last", "calls", "skills", "failures", "refused", "clients", "profiles"}, newest first'
 complete -c nexus -n '__nexus_in sessions' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_at session' -a 'show' -d 'One session\'s calls across every skill, in time order'

@@ -268,3 +268,18 @@ def test_an_added_skill_claiming_a_capability_is_not_admitted_by_it(script_runne
     assert refused.returncode == 1 and "not available to profile coder" in refused.stderr
     write_config(nexus_home, PROFILES.replace('deny = ["git-danger"]', 'deny = ["capability:email_sender"]'))
     assert json.loads(script_runner.run(["nexus", "profiles", "--json"]).stdout)[0]["skills"] == ["git-danger", "git-log"]
+
+
+def test_a_profile_in_force_is_named_with_how_many_skills_it_hides(script_runner, catalogue, monkeypatch):
+    every = len(bundled_names()) + 4
+    listed = script_runner.run(["nexus", "skills", "list"]).stdout
+    assert (f"Profile coder (skills.defaultProfile) hides {every - 2} skills; every skill: nexus config unset "
+            "skills.defaultProfile.") in listed.replace("\n", " ")
+    status = script_runner.run(["nexus", "status"]).stdout
+    assert status.endswith(f"\nnexus: profile coder (skills.defaultProfile) hides {every - 2} skills; every skill: "
+                           "nexus config unset skills.defaultProfile\n")
+    assert json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)["profile"] == {
+        "profile": "coder", "hidden": every - 2, "origin": "skills.defaultProfile"}
+    monkeypatch.setenv("NEXUS_PROFILE", "mail")
+    assert "nexus: profile mail (NEXUS_PROFILE) hides" in script_runner.run(["nexus", "status"]).stdout
+    assert "profile mail (--profile) hides" in script_runner.run(["nexus", "--profile", "mail", "status"]).stdout

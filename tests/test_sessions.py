@@ -247,3 +247,26 @@ def test_a_replay_says_when_a_steps_output_differs_from_its_session(script_runne
     assert "answer: its output differs from the one the crystallized session saw (3 bytes then, 4 now)" in other.stderr
     compared, streamed = read_log(nexus_home, "answer")[-2:]
     assert compared["outputDiffers"] == held and compared["output"]["bytes"] == 4 and "outputDiffers" not in streamed
+
+
+def test_sessions_show_the_newest_twenty_at_80_columns_and_say_how_to_see_the_rest(script_runner, workspace,
+                                                                                   nexus_home):
+    import datetime
+
+    from helpers import on_terminal, write_log
+
+    write_skill(workspace, "feed", meta={"tool": "sh"})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    write_log(nexus_home, "feed", [
+        {"ts": (now - datetime.timedelta(minutes=30 - n)).strftime("%Y-%m-%dT%H:%M:%S.000Z"), "skill": "feed",
+         "type": "tool", "ms": 5, "exit": 0, "session": f"s{n:02d}", "client": "claude-code/2.1.3"}
+        for n in range(25)])
+    code, shown, _ = on_terminal(["nexus", "sessions"], 80)
+    lines = shown.splitlines()
+    assert code == 0 and len(lines) == 22 and all(len(line) <= 80 for line in lines), shown
+    assert lines[0].split() == ["SESSION", "LAST", "CALLS", "FAILED", "REFUSED", "CLIENT", "SKILLS"]  # FIRST gave way
+    assert lines[1].startswith("s24 ") and "claude-code/2.1.3  feed" in lines[1]  # whole, the year left out
+    assert lines[-1] == "... and 5 older sessions: nexus sessions --all, or --limit N"
+    assert len(script_runner.run(["nexus", "sessions", "--all"]).stdout.splitlines()) == 26
+    assert len(script_runner.run(["nexus", "sessions", "--limit", "3"]).stdout.splitlines()) == 5
+    assert len(json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)) == 25  # data: every one

@@ -79,7 +79,9 @@ def test_every_table_fits_the_terminal(crowded, columns):
     listed = terminal([crowded, "skills", "list"], columns)[1]
     # names and the status detail stay whole; the description gave way
     assert "   backup " in listed and "weekly-digest  needs" in listed
-    assert ("seven daily and four weekly snapshots." in listed) is (columns > 200)
+    # a description too narrow beside its row goes under it, as wide as the terminal: never 19 characters
+    assert "\n     Back up the home folder to the NAS with restic, keeping seven daily" in listed
+    assert ("seven daily and four weekly snapshots." in listed) is (columns > 100)
     shown = terminal([crowded, "session", "show", "weekly-report-2026-48"], columns)[1]
     assert "rsync" not in shown and "! restic: repository" in shown  # the last line of stderr, in its row
     assert len(shown.splitlines()) == 9  # a header and 8 calls: a multi-line error never breaks the table
@@ -116,7 +118,8 @@ def test_a_status_detail_that_does_not_fit_is_cut_at_a_word_and_points_to_show(w
     code, shown = terminal([nexus, "skills", "list"], columns)
     assert code == 0
     assert all(columns_of(line) <= columns for line in shown.splitlines()), shown
-    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.splitlines() if line.startswith("   ")}
+    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.splitlines()
+            if line.startswith("   ") and not line.startswith("     ")}  # deeper: a description under its row
     for name, detail in rows.items():
         said, cut, rest = detail.partition("...")
         if cut:  # what is left ends at a word of the whole detail, and what follows it is a pointer of its own

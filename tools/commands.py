@@ -384,8 +384,10 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                       '{"name", "skills", "connected": false, "unlock": {"skill", "step"}}.'),)),
     Command("sessions", "sessions:list_sessions", DOCUMENT,
             "Each session in the usage logs: its calls, skills, failures, refusals, first and last call.",
-            usage=("[--days N] [--json]",),
+            usage=("[--days N] [--limit N | --all] [--json]",),
             options=(Option("--days N", "Only calls of the past N days (default: every call the logs hold).", DAYS),
+                     Option("--limit N", "Show the newest N sessions (default: 20; --json: every one).", COUNT),
+                     Option("--all", "Show every session."),
                      Option("--json", 'An array of {"id", "first", "last", "calls", "skills", "failures", "refused", '
                                       '"clients", "profiles"}, newest first.'))),
     Command("session show", "sessions:show", DOCUMENT,

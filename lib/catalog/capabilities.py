@@ -12,7 +12,10 @@ Architecture invariant: all of this is a pure function of the catalogue, its sta
 environment; nothing here runs a command.
 """
 
+from .. import fileio, paths
+from ..errors import BadInput
 from ..skill.entry import required
+from ..skill.known import CONNECTOR_CHECKS
 
 SETTLED = ("disabled", "unsupported", "not-installed", "invalid")
 
@@ -193,9 +196,6 @@ def ranking(capability, records, prefer, success_rates):
 
 def checked():
     """{connector: {"ok", "ts", "skill", "error"}}: each connector's check as verification last ran it."""
-    from .. import fileio, paths  # the connectors' listings only
-    from ..errors import BadInput
-
     try:
         found = fileio.read_json(paths.connectors_file())
     except BadInput:
@@ -209,8 +209,6 @@ def connectors(records, steps, checks=None):
     connected when it passed (`checks`: checked()); its step is the check's own (`gh auth login`) when it
     failed, or a verify, which runs it. Another is connected once a skill that needs it is ready and
     verified."""
-    from ..skill.known import CONNECTOR_CHECKS
-
     checks = checked() if checks is None else checks
     found = {}
     for record in records:

@@ -12,8 +12,10 @@ import hashlib
 import os
 import time
 
-from .. import schema
+from .. import fileio, paths, schema
 from ..catalog import scope, status
+from ..catalog.capabilities import checked
+from ..skill.known import CONNECTOR_CHECKS
 from ..errors import NexusError
 from ..state import health, skill_state
 from . import plan, process
@@ -90,8 +92,6 @@ def check_connectors(entry, config, timeout):
     status`), with the skill's environment and no shell, and keep how it went in connectors.json: what
     `nexus connectors` and `nexus skill show` say until the next verify runs it again. A check whose
     binary is missing is left unrun: the skill is not installed, as its status says."""
-    from ..skill.known import CONNECTOR_CHECKS  # skills that need a connector only
-
     checks = [(c, CONNECTOR_CHECKS[c][0]) for c in entry.get("connectors") or [] if c in CONNECTOR_CHECKS]
     found = {}
     for connector, argv in checks:
@@ -106,9 +106,6 @@ def check_connectors(entry, config, timeout):
                                  (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-200:] or f"exit {done.exit}")
         found[connector] = {"ok": ok, "ts": schema.now_iso(), "skill": entry["name"], **({"error": error} if error else {})}
     if found:
-        from .. import fileio, paths
-        from ..catalog.capabilities import checked
-
         try:
             with fileio.Locked(paths.connectors_file(), checked) as known:
                 known.update(found)

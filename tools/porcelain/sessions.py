@@ -11,14 +11,35 @@ from nexus.style import Style, fit, fitted, last_line, local, shell_line, table,
 from nexus.usage import crystallize as crystal, sessions
 
 
+LIMIT = 20  # sessions shown unless told: the newest, and the command that shows the rest
+
+
 def render_sessions(found, out):
     if not found:
         out.write("No calls in the usage logs.\n")
         return
+    shown, more = found, getattr(found, "more", 0)
+    year = local(found[0]["last"])[:5]  # a time of this year is shown without it: the columns fit 80
+    short = lambda ts: local(ts)[5:] if local(ts).startswith(year) else local(ts)[:10]  # noqa: E731
     rows = [["SESSION", "FIRST", "LAST", "CALLS", "FAILED", "REFUSED", "CLIENT", "PROFILE", "SKILLS"]]
-    rows += [[s["id"], local(s["first"]), local(s["last"]), str(s["calls"]), str(s["failures"]), str(s["refused"]),
-              ", ".join(s["clients"]) or "-", ", ".join(s["profiles"]) or "-", ", ".join(s["skills"])] for s in found]
-    out.write("\n".join(fitted(rows, Style(out).columns, give=(8, 6, 7, 1))) + "\n")
+    rows += [[s["id"], short(s["first"]), short(s["last"]), f"{s['calls']:,}", f"{s['failures']:,}",
+              f"{s['refused']:,}", ", ".join(s["clients"]) or "-", ", ".join(s["profiles"]) or "-",
+              ", ".join(s["skills"])] for s in shown]
+    empty = [i for i in (6, 7) if all(row[i] == "-" for row in rows[1:])]  # no client, no profile: said by nothing
+    rows = [[cell for i, cell in enumerate(row) if i not in empty] for row in rows]
+    # What a narrow terminal loses first: the profile, the first call, then the client is cut, the skills last.
+    give = tuple(rows[0].index(name) for name in ("PROFILE", "FIRST", "CLIENT", "SKILLS") if name in rows[0])
+    lines = fitted(rows, Style(out).columns, give=give)
+    if more:
+        lines.append(f"... and {more:,} older {'session' if more == 1 else 'sessions'}: nexus sessions --all, "
+                     "or --limit N")
+    out.write("\n".join(lines) + "\n")
+
+
+class Newest(list):
+    """The newest sessions, and how many older ones are left out (`more`)."""
+
+    more = 0
 
 
 @renders(render_sessions)
@@ -26,9 +47,15 @@ def list_sessions(ctx):
     """A session is the calls made with one NEXUS_SESSION_ID (set it with
     `export NEXUS_SESSION_ID=$(nexus session new)`). Calls made without one are shown as "-". A call
     the gateway refused (not installed, needs setup, disabled, ...) is counted as refused, never as
-    failed: the skill did not run.
+    failed: the skill did not run. The newest 20 are shown, and how many more there are.
     """
-    return sessions.summary(ctx.args["--days"])
+    found = sessions.summary(ctx.args["--days"])
+    limit = None if ctx.args["--all"] else ctx.args["--limit"] or (None if ctx.json else LIMIT)
+    if limit is None or len(found) <= limit:
+        return found
+    shown = Newest(found[:limit])
+    shown.more = len(found) - limit
+    return shown
 
 
 def render_calls(found, out):

@@ -10,6 +10,7 @@ from nexus.cli.command import renders
 from nexus.errors import NexusError
 from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
+from nexus.skill.known import CONNECTOR_CHECKS
 from nexus.state import skill_state
 from nexus.style import Progress, Style, ask, last_line, terminal, visible, when
 
@@ -213,8 +214,6 @@ def render_outcome(outcome, out):
 
 def render_connected(outcome, out):
     """How the checks of the skill's connectors went (`gh auth status`), and the step that connects one."""
-    from nexus.skill.known import CONNECTOR_CHECKS
-
     style = Style(out)
     for name, check in outcome.get("connectors", {}).items():
         if check["ok"]:
@@ -260,8 +259,6 @@ def verify_skill(ctx):
 def _unchecked_connectors(entry):
     """The checks (known.CONNECTOR_CHECKS) of the skill's connectors that have not passed: a verify runs them
     even for a skill verified already."""
-    from nexus.skill.known import CONNECTOR_CHECKS
-
     checks = capabilities.checked()
     return [" ".join(CONNECTOR_CHECKS[c][0]) for c in entry.get("connectors") or []
             if c in CONNECTOR_CHECKS and not (checks.get(c) or {}).get("ok")]
@@ -270,8 +267,6 @@ def _unchecked_connectors(entry):
 def _what_verify_does(entry, config, connector_checks):
     """What a verify is about to do, said before it does it: "Checking: BRAVE_API_KEY" while a requirement
     is missing (nothing runs then), else "Running: COMMAND" of each command it runs."""
-    from nexus.style import shell_line
-
     missing = statuslib.Checker(config).missing(entry)
     lacking = [name for names in missing.values() for name in names]
     if lacking:

@@ -3,7 +3,7 @@
 import os
 
 from nexus import config as configlib, paths, trust
-from nexus.catalog import listing, manifest as manifestlib
+from nexus.catalog import listing, manifest as manifestlib, scope
 from nexus.cli.command import renders
 from nexus.cli.output import Encoded
 
@@ -222,8 +222,6 @@ def list_skills(ctx):
 
 def _filtered(found):
     """listing.filtered, with what put the profile in force."""
-    from nexus.catalog import scope
-
     filtered = listing.filtered(found)
     return {**filtered, "origin": scope.origin(None)} if filtered else None
 

@@ -18,19 +18,56 @@ def render_listed(report, out):
     out.write("\n".join(table(rows, indent="")) + "\n")
 
 
+MANY = 10  # skills placed at once beyond which they are said together, and the work ends in a summary line
+
+
 def render_add(report, out):
-    for added in report["added"]:
-        shadows = f": {added['shadows']}" if added.get("shadows") else ""
-        out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
-    for name in report["unchanged"]:
-        out.write(f"unchanged {name}\n")
-    render_permissions(report, out)
+    if len(report["added"]) + len(report["unchanged"]) <= MANY:
+        for added in report["added"]:
+            shadows = f": {added['shadows']}" if added.get("shadows") else ""
+            out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
+        for name in report["unchanged"]:
+            out.write(f"unchanged {name}\n")
+        render_permissions(report, out)
+        return
+    from nexus.cli.records import wrap  # a long add only
+    from nexus.style import Style
+
+    columns, lines = Style(out).columns, []
+    said = lambda text: lines.extend(wrap(text, columns) if columns else [text])  # noqa: E731
+    for added in report["added"]:  # a skill that hides another is said alone: it changes what runs
+        if added.get("shadows"):
+            said(f"added {added['name']} ({added['placement']}, {added['path']}): {added['shadows']}")
+    plain = [a["name"] for a in report["added"] if not a.get("shadows")]
+    if plain:
+        said(f"added {len(plain)} ({', '.join(sorted({a['placement'] for a in report['added']}))}): {', '.join(plain)}")
+    if report["unchanged"]:
+        said(f"unchanged {len(report['unchanged'])}: {', '.join(report['unchanged'])}")
+    out.write("".join(line + "\n" for line in lines))
+    render_permissions(report, out, columns)
+    refused = [r["name"] for r in report.get("refused", [])]
+    out.write(f"{len(report['added'])} added, {len(report['unchanged'])} unchanged, {len(refused)} refused"
+              + (f" (above): {', '.join(refused)}" if refused else "") + "\n")
 
 
-def render_permissions(report, out):
-    from nexus.gateway import sandbox  # human text of a skill placed only
+def render_permissions(report, out, columns=None):
+    """What each skill placed may do when it runs; with more than MANY, one line for the skills allowed alike."""
+    from nexus import fastjson  # human text of a skill placed only
+    from nexus.gateway import sandbox
 
-    out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in report.get("permissions", {}).items()))
+    found = report.get("permissions", {})
+    if len(found) <= MANY:
+        out.write("".join(f"  {sandbox.said(name, allowed)}\n" for name, allowed in found.items()))
+        return
+    alike = {}
+    for name, allowed in found.items():
+        alike.setdefault(fastjson.dumps(allowed), []).append(name)
+    from nexus.cli.records import wrap
+
+    for text, names in alike.items():
+        line = f"{len(names)} {sandbox.said('NAME', fastjson.loads(text)).split(': ', 1)[1].replace('runs ', 'run ', 1)}"
+        line += "" if len(alike) == 1 else f": {', '.join(names)}"  # which, where they differ
+        out.write("".join(f"  {part}\n" for part in (wrap(line, columns - 2) if columns else [line])))
 
 
 def _grants(args):

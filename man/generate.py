@@ -132,7 +132,16 @@ def bold_words(line):
 
 
 def synopsis(lines):
-    return [".nf", *map(bold_words, lines), ".fi"]
+    """Each usage line a hanging paragraph, filled: broken only between its groups (a space inside [...] or
+    (...) is unbreakable), never inside an option, however wide the terminal."""
+    out = [".nh", ".ad l", ".PD 0"]
+    for line in lines:
+        depth, kept = 0, []
+        for char in line:
+            depth += {"[": 1, "(": 1, "]": -1, ")": -1}.get(char, 0)
+            kept.append("\0" if char == " " and depth > 0 else char)
+        out += [".HP 4", bold_words("".join(kept)).replace("\0", "\\ ")]
+    return out + [".PD", ".ad b", ".hy"]
 
 
 def term(text, options):

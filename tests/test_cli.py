@@ -48,3 +48,20 @@ def test_nexus_help_is_git_help(script_runner):
         assert helped.returncode == 0 and helped.stdout == script_runner.run(["nexus", *words, "--help"]).stdout
     typo = script_runner.run(["nexus", "help", "skil", "run"])
     assert typo.returncode == 2 and "'skil run' is not a nexus command: did you mean 'skill run'?" in typo.stderr
+
+
+def every_help():
+    from nexus.tools.commands import COMMANDS, PLUMBING_TOOLS
+
+    return [(command.prog, command.help()) for command in (*COMMANDS, *PLUMBING_TOOLS)]
+
+
+def test_no_help_shows_a_placeholder_or_a_garbled_exit_status(script_runner):
+    assert "nexus-run disk-report -- . --top 3" in script_runner.run(["nexus-run", "--help"]).stdout
+    assert "  nexus skill run disk-report -- . --top 3" in script_runner.run(["nexus", "skill", "run", "--help"]).stdout
+    for prog, text in every_help():
+        assert "PROG" not in text, prog
+        statuses = text.partition("\nExit status:\n")[2].partition("\n\n")[0].splitlines()
+        for line in statuses:  # each status at the margin of its list, or its text going on under the text
+            assert line.startswith("  ") and (line[2:3].isdigit() or line[2:3] == "N" or line.startswith("     ")), \
+                (prog, line)

@@ -210,3 +210,15 @@ def test_an_entry_with_status_keys_of_its_own_gets_the_computed_ones(script_runn
     odd = listed(script_runner)["odd"]
     assert (odd["status"], odd["verified"]) == ("ready", True)
     assert list(odd) == [*odd_entry, "missing", "degraded", "drifted"]  # each key where the entry had it
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="what root is told: root runs a spec's sudo command itself")
+def test_root_is_told_an_install_without_sudo_and_the_command_that_runs_it(script_runner, workspace):
+    write_skill(workspace, "clip", meta={"tool": "no-such-clip", "install": [
+        {"id": "apt", "kind": "shell", "script": "sudo apt-get install -y no-such-clip", "bins": ["no-such-clip"]}]})
+    listed = script_runner.run(["nexus", "skills", "list"]).stdout
+    assert "install: apt-get install -y no-such-clip" in listed and "sudo" not in listed
+    shown = script_runner.run(["nexus", "skill", "show", "clip"]).stdout
+    assert "Install no-such-clip: nexus skill install clip (it runs: apt-get install -y no-such-clip)" in shown
+    planned = script_runner.run(["nexus", "skill", "install", "clip", "--dry-run"]).stdout
+    assert "sudo" not in planned and "apt-get install -y no-such-clip" in planned

@@ -149,3 +149,16 @@ def test_no_sentence_is_set_as_a_term():
         terms = re.findall(r"^\.TP\n(.*)$", page_text(page.stem), re.M)
         long = [term for term in terms if len(term.split()) > 6 or term.rstrip().endswith((",", "."))]
         assert not long, (page.name, long)
+
+
+@pytest.mark.skipif(not shutil.which("man"), reason="man is not installed")
+def test_the_synopsis_breaks_between_options_never_inside_one():
+    shown = subprocess.run(["man", "-l", str(ROOT / "man" / "nexus.1")], capture_output=True, text=True,
+                           env={**os.environ, "MANWIDTH": "80", "MAN_KEEP_FORMATTING": "", "LC_ALL": "C.UTF-8"}).stdout
+    synopsis = shown.partition("SYNOPSIS\n")[2].partition("\nDESCRIPTION")[0]
+    assert all(len(line) <= 80 for line in synopsis.splitlines())
+    lines = synopsis.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("nexus skill run "))
+    run = " ".join(line.strip() for line in lines[start:start + 3])
+    assert "[--timeout SECONDS]" in run and "[--var NAME=VALUE]..." in run  # each option in one piece
+    assert lines[start + 1].startswith("           [")  # what goes on is indented under the command

@@ -208,7 +208,7 @@ class Command:
 
     def help(self, prog=None):
         """What --help shows: the summary, Usage, Options, then the prose."""
-        prose = self.prose()
+        prose = self.prose().replace("PROG", prog or self.prog)  # an example's program, as the man page has it
         title = "\n".join(wrap(f"{prog or self.prog}: {self.summary}", WIDTH))
         return f"{title}\n\n{self.doc(prog)}" + (f"\n{prose}" if prose else "")
 

@@ -152,7 +152,7 @@ def not_installed_message(entry, binary):
     lines = [f"Tool '{visible(binary)}' not found in PATH." if binary else f"Skill '{entry['name']}' names no tool to run."]
     hints = [visible(hint) for hint in installspec.hints(entry)]  # one line each: a message of several lines
     if hints:
-        lines.append("Install with: " + hints[0])
+        lines.append(f"Install with: nexus skill install {entry['name']} (it runs: {hints[0]})")
         lines += ["          or: " + h for h in hints[1:]]
     return "\n".join(lines)
 
@@ -233,7 +233,8 @@ def setup_steps(entry, missing):
     if missing["bins"] or missing["anyBins"]:
         hints = installspec.hints(entry)
         what = ", ".join(missing["bins"]) or "one of " + ", ".join(missing["anyBins"])
-        steps.append(f"Install {what}: {hints[0]}" if hints else f"Install {what} and put it on PATH")
+        steps.append(f"Install {what}: nexus skill install {name} (it runs: {hints[0]})" if hints
+                     else f"Install {what} and put it on PATH")
     key = entrylib.primary_env(entry)
     for var in missing["env"]:
         keep = f"nexus skill key {name}" if var == key else f"nexus skill env {name} {var}=..."

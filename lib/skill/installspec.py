@@ -36,11 +36,19 @@ def argv(spec):
     if not isinstance(target, str):
         return None
     if spec["kind"] == "shell":
-        return ["/bin/sh", "-c", target]
+        return ["/bin/sh", "-c", as_user(target)]
     if field == "cask":
         program = program + ["--cask"]
     # A package that starts with '-' would be read as an option of the package manager.
     return program + [target] if program and not target.startswith("-") else None
+
+
+def as_user(script):
+    """A shell spec's script as this user runs it: root runs `sudo CMD` as CMD (a root shell often has no
+    sudo, and needs none)."""
+    if os.geteuid() == 0 and script.startswith("sudo ") and not script.startswith("sudo -"):
+        return script[5:].lstrip()
+    return script
 
 
 def command(spec):

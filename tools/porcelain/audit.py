@@ -99,8 +99,9 @@ def trust(ctx):
     files and any not accepted before), then binds the skill to its files as they are now.
 
     Exit status:
-      0  trusted, or nothing changed;  1  not trusted: a high finding without --force, no yes, or NAME is
-      not an added skill;  2  usage error
+      0  trusted, or nothing changed
+      1  not trusted: a high finding without --force, no yes, or NAME is not an added skill
+      2  usage error
     """
     plan.refuse_inside("nexus skill trust")  # no skill lowers its own gate
     name = paths.checked_name(ctx.args["NAME"])

@@ -53,6 +53,7 @@ def render_add(report, out):
 def render_permissions(report, out, columns=None):
     """What each skill placed may do when it runs; with more than MANY, one line for the skills allowed alike."""
     from nexus import fastjson  # human text of a skill placed only
+    from nexus.cli.records import wrap
     from nexus.gateway import sandbox
 
     found = report.get("permissions", {})
@@ -62,8 +63,6 @@ def render_permissions(report, out, columns=None):
     alike = {}
     for name, allowed in found.items():
         alike.setdefault(fastjson.dumps(allowed), []).append(name)
-    from nexus.cli.records import wrap
-
     for text, names in alike.items():
         line = f"{len(names)} {sandbox.said('NAME', fastjson.loads(text)).split(': ', 1)[1].replace('runs ', 'run ', 1)}"
         line += "" if len(alike) == 1 else f": {', '.join(names)}"  # which, where they differ
@@ -199,8 +198,9 @@ def remove(ctx):
     the link was), that is reported and nothing is removed.
 
     Exit status:
-      0  removed;  1  a NAME was not added, or what is in its place is kept;  2  usage error, or an
-      unreadable lockfile
+      0  removed
+      1  a NAME was not added, or what is in its place is kept
+      2  usage error, or an unreadable lockfile
     """
     names = list(dict.fromkeys(ctx.args["NAME"]))
     managed.remove(names)

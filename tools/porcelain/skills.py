@@ -270,8 +270,9 @@ def status(ctx):
     `nexus skill trust NAME`), so that a cron job hears of it before an agent is refused.
 
     Exit status:
-      0  success (--check: all is well);  1  --check found a skill degraded, drifted or untrusted, or a
-      sandbox that cannot be given;  2  usage error
+      0  success (--check: all is well)
+      1  --check found a skill failing, degraded, drifted or untrusted, or a sandbox that cannot be given
+      2  usage error
     """
     listed = listing.listed(ctx.config, ctx.warn, states=False)
     found = listed.briefs()

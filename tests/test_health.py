@@ -173,14 +173,18 @@ def test_a_passing_verify_brings_a_failing_skill_back_but_the_gateways_first_run
 
 def test_a_persons_successful_run_brings_a_failing_skill_back_an_agents_does_not(script_runner, workspace, bindir,
                                                                                  tmp_path, nexus_home):
-    from helpers import on_terminal
+    import pty
 
     broken = failing_skill(script_runner, workspace, bindir, tmp_path)
     broken.unlink()
     assert script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"]).returncode == 0  # no terminal: an agent
     assert read_state(nexus_home, "feed")["recent"] == [1] * 6 + [0]
-    code, shown, _ = on_terminal(["nexus", "skill", "run", "feed", "--no-verify"])
-    assert code == 0 and "fine" in shown
+    leader, follower = pty.openpty()  # a person: stdin and stderr a terminal
+    ran = subprocess.run(["nexus", "skill", "run", "feed", "--no-verify"], stdin=follower, stderr=follower,
+                         stdout=subprocess.PIPE, timeout=60)
+    os.close(follower)
+    os.close(leader)
+    assert ran.returncode == 0 and b"fine" in ran.stdout
     state = read_state(nexus_home, "feed")
     assert state["recent"] == [0] and state["recovered"]["by"] == "run"
 

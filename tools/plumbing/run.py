@@ -65,7 +65,7 @@ def run(ctx):
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
     caller = gateway.Caller(gateway.COMMAND, ctx.warn, ctx.note, session=os.environ.get("NEXUS_SESSION_ID"),
                             log=not args["--no-log"], no_sandbox=args["--no-sandbox"],
-                            terminal=args["--no-sandbox"] and gateway.at_a_terminal())
+                            terminal=gateway.at_a_terminal())
     call = gateway.Call(entry, config, caller, args["ARGS"], given_variables(args["--var"]))
     prompt = entry["type"] not in ("tool", "script")
     if args["--dry-run"]:  # what would happen: nothing does, a refusal is said and not logged

@@ -124,7 +124,7 @@ def test_trouble_comes_first_in_the_failure_colour(script_runner, used, workspac
     write_log(nexus_home, "broken", [{"ts": now, "skill": "broken", "type": "tool", "ms": 5, "exit": 2, "error": "no"}])
     text = script_runner.run(["nexus", "report"]).stdout
     titles = [title for title, _ in sections(text)]
-    assert titles[0].endswith("Degraded, drifted and invalid skills") and 'class="trouble"' in sections(text)[0][1]
+    assert titles[0].endswith("Failing, drifted and invalid skills") and 'class="trouble"' in sections(text)[0][1]
     success = next(part for title, part in sections(text) if "Success rate" in title)
     bars = success.split('<div class="bar">')[1:]
     assert bars[0].startswith('<span class="name bad">mail') and "var(--bad)" in bars[0]  # first, though it succeeds
@@ -262,3 +262,13 @@ def test_bad_input_is_one_line_and_a_usage_error(script_runner, used, tmp_path):
     target = tmp_path / "no-such-folder" / "report.html"
     result = script_runner.run(["nexus", "report", "-o", str(target)])  # named as asked: never our temporary file
     assert result.returncode == 1 and result.stderr == f"nexus: {target}: No such file or directory\n"
+
+
+def test_a_failing_skill_is_on_the_trouble_card(script_runner, workspace, bindir):
+    make_tool(bindir, "feed", "#!/bin/sh\necho 'upstream 503' >&2\nexit 1\n")
+    write_skill(workspace, "feed", meta={"tool": "feed"})
+    for _ in range(5):
+        script_runner.run(["nexus", "skill", "run", "feed", "--no-verify"])
+    title, card = sections(script_runner.run(["nexus", "report"]).stdout)[0]
+    assert 'class="trouble"' in card and "every skill works" not in card
+    assert '"Flag">failing</td><td data-label="Why">failing 5 of the last 5 calls</td>' in card

@@ -103,25 +103,40 @@ def secret_name(name):
 
 
 # What an agent says of itself in the environment (skills spec 9.5), logged with each of its calls: the log
-# key, the env var, and whether it is a count. NEXUS_PARENT_CALL is set by the gateway for the program a
+# key, the env var, and what it holds: text (None), a count, or a number (temperature). NEXUS_PARENT_CALL is set by the gateway for the program a
 # call runs (a crystallized replay's inner calls name the call that ran them).
-CONTEXT = (("model", "NEXUS_MODEL", False), ("modelVersion", "NEXUS_MODEL_VERSION", False),
-           ("promptTokens", "NEXUS_PROMPT_TOKENS", True), ("completionTokens", "NEXUS_COMPLETION_TOKENS", True),
-           ("parentCall", "NEXUS_PARENT_CALL", False))
+CONTEXT = (("model", "NEXUS_MODEL", None), ("modelVersion", "NEXUS_MODEL_VERSION", None),
+           ("promptTokens", "NEXUS_PROMPT_TOKENS", "count"), ("completionTokens", "NEXUS_COMPLETION_TOKENS", "count"),
+           ("temperature", "NEXUS_TEMPERATURE", "number"), ("parentCall", "NEXUS_PARENT_CALL", None))
 CONTEXT_CHARS = 100  # the most of an agent's text a log line keeps
 
 
 def call_context(environ):
-    """The CONTEXT keys the environment sets (blanks are unset; a count that is not one is left out)."""
+    """The CONTEXT keys the environment sets (blanks are unset; a count or number that is not one is left out)."""
     found = {}
-    for key, variable, count in CONTEXT:
+    for key, variable, kind in CONTEXT:
         value = (environ.get(variable) or "").strip()
-        if value and count:
+        if value and kind == "count":
             if value.isascii() and value.isdigit() and len(value) < 16:
                 found[key] = int(value)
+        elif value and kind == "number":
+            number = _number(value)
+            if number is not None:
+                found[key] = number
         elif value:
             found[key] = value[:CONTEXT_CHARS]
     return found
+
+
+def _number(text):
+    """A finite decimal number (0.7, 1, 1e-1), or None: what an agent writes for a temperature."""
+    if not (text.isascii() and len(text) < 32) or text.strip("0123456789.eE+-") or not any(c.isdigit() for c in text):
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if number == number and abs(number) != float("inf") else None
 
 
 def call_id():

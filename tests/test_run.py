@@ -409,3 +409,17 @@ def test_a_skill_written_into_an_existing_folder_is_found(script_runner, workspa
 def test_messages_name_the_command_the_user_typed(script_runner, workspace):
     assert script_runner.run(["nexus", "skill", "run", "nope"]).stderr.startswith("nexus: Skill 'nope' not found.")
     assert script_runner.run(["nexus-run", "nope"]).stderr.startswith("nexus-run: Skill 'nope' not found.")
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_the_agents_temperature_is_logged_when_set(script_runner, workspace, nexus_home, monkeypatch):
+    from helpers import read_log
+
+    write_skill(workspace, "hot", meta={"tool": "true"})
+    monkeypatch.setenv("NEXUS_TEMPERATURE", "0.7")
+    monkeypatch.setenv("NEXUS_MODEL", "m1")
+    assert script_runner.run(["nexus", "skill", "run", "hot"]).returncode == 0
+    monkeypatch.setenv("NEXUS_TEMPERATURE", "warm")  # not a number: left out, never a wrong figure
+    assert script_runner.run(["nexus", "skill", "run", "hot"]).returncode == 0
+    first, second = read_log(nexus_home, "hot")
+    assert first["temperature"] == 0.7 and first["model"] == "m1" and "temperature" not in second

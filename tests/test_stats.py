@@ -531,7 +531,7 @@ def test_status_counts_every_status(script_runner, workspace, nexus_home):
     assert counts.pop("sandbox")["mode"] == "untrusted"  # what confinement offers: tests/test_sandbox.py
     assert counts == {
         "ready": 1, "needsSetup": 1, "notInstalled": 1, "disabled": disabled, "invalid": 1, "unsupported": 1,
-        "degraded": 0, "drifted": 0}
+        "degraded": 0, "drifted": 0, "failing": 0}
     assert script_runner.run(["nexus", "skills", "list", "--summary"]).stdout == result.stdout
 
 
@@ -640,3 +640,24 @@ def test_large_logs_shared_between_processes_give_the_figures_of_one_stream(scri
         report.pop("since")
     assert reports[0] == reports[1] and reports[0]["skippedLines"] == 3
     assert shared.stderr.count("skipped 1 line") == 3 and streamed.stderr.count("skipped 3 lines") == 1
+
+
+def test_after_rotation_the_window_says_how_far_back_the_log_goes(script_runner, workspace, nexus_home):
+    from helpers import write_config, write_log
+
+    write_skill(workspace, "feed", meta={"tool": "sh"})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    write_log(nexus_home, "feed", [{"ts": (now - datetime.timedelta(days=20 - n)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                                    "skill": "feed", "type": "tool", "ms": 5, "exit": 0} for n in range(20)])
+    whole = script_runner.run(["nexus", "skill", "stats"]).stdout
+    assert "Total invocations: 20 (past 30 days)\n" in whole
+    write_config(nexus_home, "[skills.log]\nmaxEntries = 2\n")
+    assert script_runner.run(["nexus", "skills", "rotate"]).returncode == 0
+    report = json.loads(script_runner.run(["nexus", "skill", "stats", "--json"]).stdout)
+    kept = (now - datetime.timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    assert report["totalInvocations"] == 2 and report["logsSince"] == {"feed": kept}
+    since = datetime.datetime.fromisoformat(kept.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d")
+    assert f"Total invocations: 2 (past 30 days; the log of feed holds calls since {since} only)" in \
+        script_runner.run(["nexus", "skill", "stats"]).stdout
+    assert f"(past 30 days; the log holds calls since {since} only)" in \
+        script_runner.run(["nexus", "skill", "stats", "feed"]).stdout

@@ -14,8 +14,9 @@ KNOWN_SKILL_TOOLS = {
     "video-frames": {"tool": "ffmpeg", "verify": "ffmpeg -version"},
     "camsnap": {"tool": "camsnap", "verify": "camsnap --help"},
     "nano-pdf": {"tool": "nano-pdf", "verify": "nano-pdf --version"},
-    # the design's "(env check)": the summarize CLI, configured once its key is set
-    "summarize": {"tool": "summarize", "verify": 'test -n "$SUMMARIZE_API_KEY"', "requiredEnv": ["SUMMARIZE_API_KEY"]},
+    # the summarize CLI: it reads whichever model provider's key it is given (OPENAI_API_KEY, ...), never a key
+    # of its own, so it is ready once installed, as OpenClaw has it
+    "summarize": {"tool": "summarize", "verify": "summarize --version"},
 }
 
 SCRIPT_SKILLS = {

@@ -68,20 +68,23 @@ def append(name, state, entry, config):
     state["logEntries"] = state.get("logEntries", 0) + 1
     state["logged"] = state.get("logged", 0) + 1  # the line's number, for ever: what `telemetry push` counts by
     if state["logEntries"] > max_entries or size > max_bytes:
-        state["logEntries"] = prune(name, int(max_entries * LOW_WATER) or 1, int(max_bytes * LOW_WATER))
+        state["logEntries"] = prune(name, int(max_entries * LOW_WATER) or 1, int(max_bytes * LOW_WATER), state)
 
 
-def prune(name, max_entries, max_bytes):
+def prune(name, max_entries, max_bytes, state=None):
     """Keep the newest lines that fit both limits; call under the skill's lock. Returns the lines kept.
 
     The newest line is always kept; an older line too big for the limit on its own is skipped (it
-    could never be kept), so that it cannot take the lines before it with it."""
+    could never be kept), so that it cannot take the lines before it with it. The time of the oldest line
+    kept goes to the `state` given, as logSince: stats say when a window reaches back further than the log."""
     import collections  # only when a log is rotated, not on each append
 
     path = paths.usage_log(name)
     try:
         with open(path, "rb") as f:
-            newest = collections.deque(f, maxlen=max_entries)
+            newest, lines = collections.deque(maxlen=max_entries), 0
+            for lines, line in enumerate(f, 1):
+                newest.append(line)
     except FileNotFoundError:
         return 0
     if newest and not newest[-1].endswith(b"\n"):
@@ -95,6 +98,13 @@ def prune(name, max_entries, max_bytes):
         kept.append(line)
         size += len(line)
     fileio.write_atomic(path, b"".join(reversed(kept)))
+    if state is not None and len(kept) < lines:  # calls were dropped: the log begins later than it did
+        try:
+            since = fastjson.loads(kept[-1]).get("ts")
+        except (ValueError, AttributeError):
+            since = None
+        if isinstance(since, str):
+            state["logSince"] = since
     return len(kept)
 
 
@@ -102,7 +112,7 @@ def rotate(name, config):
     """Prune one skill's log to its limits exactly (for `nexus skills rotate`). Returns lines kept."""
     max_entries, max_bytes = limits(config)
     with skill_state.Update(name) as state:
-        state["logEntries"] = prune(name, max_entries, max_bytes)
+        state["logEntries"] = prune(name, max_entries, max_bytes, state)
     return state["logEntries"]
 
 

@@ -12,7 +12,7 @@ from .. import fastjson, paths, schema
 from ..catalog import listing, manifest as manifestlib
 from ..style import plural
 from ..skill.entry import skill_class
-from ..state import usage_log
+from ..state import skill_state, usage_log
 
 RECENT_DAYS = 7  # the span of "recent failures" and of the daily bars
 FUTURE_SLACK = datetime.timedelta(minutes=5)  # the clocks of concurrent writers may differ a little
@@ -391,8 +391,21 @@ def collect(config, days, name=None, stream=None, warn=None, session=None, aggre
     if stream is not None:
         feed(aggregator, "stdin", stream, warn)
         return aggregator.report(skills)
-    feed_logs(aggregator, [paths.usage_log(skill) for skill in ([name] if name else usage_log.logged_skills())], warn)
-    return aggregator.report(skills)
+    logged = [name] if name else usage_log.logged_skills()
+    feed_logs(aggregator, [paths.usage_log(skill) for skill in logged], warn)
+    return {**aggregator.report(skills), **rotated(logged, aggregator.since)}
+
+
+def rotated(names, since):
+    """{"logsSince": {skill: the time of its oldest line}} of the skills whose log rotation cut within the
+    window (the state keeps when: usage_log.prune), else {}: the window's figures reach back only that far."""
+    found = {}
+    for name in names:
+        kept = skill_state.read(name).get("logSince")
+        moment = schema.parse_iso(kept) if isinstance(kept, str) else None
+        if moment is not None and moment > since:
+            found[name] = kept
+    return {"logsSince": found} if found else {}
 
 
 SHARE_BYTES = 16 * 1024 * 1024  # logs under this are read in one process: a second costs more than it saves

@@ -25,9 +25,20 @@ def _duration(record, key="avgDurationMs"):
     return f"{ms}ms" if ms < 100 else f"{ms / 1000:.1f}s"
 
 
+def _window(report):
+    """The window the figures cover: the past N days, or where rotation cut a log within them, since when."""
+    cut = report.get("logsSince") or {}
+    said = f"past {plural(report['days'], 'day')}"
+    if not cut:
+        return said
+    since = local(max(cut.values()))[:10]
+    whose = "" if list(cut) == [report.get("name")] else f" of {_names(sorted(cut))}"
+    return f"{said}; the log{'s' if len(cut) > 1 else ''}{whose} hold{'' if len(cut) > 1 else 's'} calls since {since} only"
+
+
 def _all_skills(report, style):
     lines = [*style.header("NEXUS SKILL USAGE STATISTICS"), "",
-             f"Total invocations: {report['totalInvocations']} (past {plural(report['days'], 'day')})"]
+             f"Total invocations: {report['totalInvocations']} ({_window(report)})"]
     if not report["skills"]:
         return lines + ["", "No skill was used in this window."]
     lines.append(f"Overall success rate: {_percent(report['successRate'])}")
@@ -76,7 +87,7 @@ def _names(names, most=4):
 
 def _one_skill(report, style):
     lines = [*style.header(f"{report['name'].upper()} USAGE STATISTICS"), "",
-             f"Total invocations: {report['totalInvocations']} (past {plural(report['days'], 'day')})"]
+             f"Total invocations: {report['totalInvocations']} ({_window(report)})"]
     if not report["totalInvocations"]:
         return lines + ["", f"'{report['name']}' was not used in this window."]
     lines += [f"Success rate: {_percent(report['successRate'])}",

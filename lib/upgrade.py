@@ -76,9 +76,13 @@ def _single_file_state(config):
             f"as they were (delete them once you no longer need them)."]
 
 
+LEGACY_KEYS = {"exitCode": "exit", "durationMs": "ms", "timestamp": "ts"}  # the gateway design's spellings
+
+
 def _log_lines(path):
     """{skill: [line, ...]} of a usage log holding every skill's calls; lines that are not a call of a
-    valid skill name are left out."""
+    valid skill name are left out. A line in the gateway design's spelling (exitCode, durationMs) is
+    written in the spec's (exit, ms), which stats read: imported, it would otherwise be skipped for ever."""
     found = {}
     try:
         with open(path, "rb") as f:
@@ -88,8 +92,15 @@ def _log_lines(path):
                 except ValueError:
                     continue
                 name = entry.get("skill") if isinstance(entry, dict) else None
-                if paths.is_valid_name(name):
-                    found.setdefault(name, []).append(line.rstrip(b"\r\n") + b"\n")
+                if not paths.is_valid_name(name):
+                    continue
+                if any(key in entry for key in LEGACY_KEYS):
+                    for old, new in LEGACY_KEYS.items():
+                        if old in entry:
+                            value = entry.pop(old)
+                            entry.setdefault(new, value)
+                    line = fileio.encode(fastjson.dumps(entry))
+                found.setdefault(name, []).append(line.rstrip(b"\r\n") + b"\n")
     except FileNotFoundError:
         pass
     return found

@@ -126,6 +126,11 @@ def test_a_skill_of_a_type_nexus_cannot_run_warns_and_is_logged_as_unknown(scrip
     lam = by_name(stats["skills"])["lam"]
     assert (lam["type"], lam["category"], stats["skippedLines"]) == ("unknown", "prompts", 0)
     assert json.loads(run(script_runner, "skill", "run", "lam", "--json").stdout)["type"] == "unknown"
+    # and in what people read: the listing, the skill's page and the stats
+    assert "[unknown: lambda, read as a prompt]" in run(script_runner, "skills", "list").stdout
+    assert "Type:       unknown (lambda): nexus cannot run it" in run(script_runner, "skill", "show", "lam").stdout
+    row = next(line for line in run(script_runner, "skill", "stats").stdout.splitlines() if " lam " in line)
+    assert "(unknown)" in row
 
 
 # -- 3. the skills spec's own dependency keys ------------------------------------------------------------
@@ -276,21 +281,24 @@ def test_the_single_file_state_is_imported_once_and_kept(script_runner, workspac
     (legacy / "skill-state.json").write_text(json.dumps(old_state))
     calls = [{"ts": "2026-01-14T10:31:00.000Z", "skill": "gog", "type": "tool", "ms": 900, "exit": 0, "args": ["x"]},
              {"ts": "2026-01-14T10:32:00.000Z", "skill": "weather", "type": "prompt", "ms": 3},
-             "not json", {"ts": "2026-01-14T10:33:00.000Z", "skill": "gog", "type": "tool", "ms": 800, "exit": 1}]
+             "not json", {"ts": "2026-01-14T10:33:00.000Z", "skill": "gog", "type": "tool", "ms": 800, "exit": 1},
+             {"ts": "2026-01-14T10:34:00.000Z", "skill": "gog", "type": "tool", "durationMs": 700, "exitCode": 2}]
     (legacy / "skill-usage.log").write_text("".join((c if isinstance(c, str) else json.dumps(c)) + "\n" for c in calls))
     before = {p.name: p.read_bytes() for p in legacy.iterdir() if p.is_file()}
     first = run(script_runner, "skills", "list")
     assert first.returncode == 0
     assert "imported into the per-skill files: the state of 1 skill(s)" in first.stderr
-    assert "3 call(s)" in first.stderr
+    assert "4 call(s)" in first.stderr
     state = read_state(nexus_home, "gog")
-    assert (state["totalInvocations"], state["configuredAt"], state["logEntries"]) == (312, "2026-01-14T10:30:00Z", 2)
-    assert [e["ms"] for e in read_log(nexus_home, "gog")] == [900, 800]
+    assert (state["totalInvocations"], state["configuredAt"], state["logEntries"]) == (312, "2026-01-14T10:30:00Z", 3)
+    assert [(e["ms"], e["exit"]) for e in read_log(nexus_home, "gog")] == [(900, 0), (800, 1), (700, 2)]  # spec keys
+    stats = json.loads(run(script_runner, "skill", "stats", "gog", "--days", "36500", "--json").stdout)
+    assert stats["totalInvocations"] == 3 and stats["skippedLines"] == 0  # the design's spelling is read too
     assert [e["skill"] for e in read_log(nexus_home, "weather")] == ["weather"]
     assert not (nexus_home / "evil").exists() and not (legacy / "nexus" / "evil").exists()
     assert {p.name: p.read_bytes() for p in legacy.iterdir() if p.is_file()} == before  # the originals are kept
     again = run(script_runner, "skills", "list")
-    assert "imported" not in again.stderr and len(read_log(nexus_home, "gog")) == 2
+    assert "imported" not in again.stderr and len(read_log(nexus_home, "gog")) == 3
 
 
 # -- 8. a manifest of the spec's version 1 is read by rebuilding it ----------------------------------------

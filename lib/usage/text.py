@@ -18,8 +18,8 @@ def _percent(rate):
 
 def _duration(record, key="avgDurationMs"):
     ms = record.get(key)
-    if record["type"] in ("prompt", "unknown"):  # unknown: read as a prompt
-        return "(prompt)" if key == "avgDurationMs" else "-"
+    if record["type"] in ("prompt", "unknown"):  # unknown: read as a prompt, and said as what it is
+        return f"({record['type']})" if key == "avgDurationMs" else "-"
     if ms is None:
         return "-"
     return f"{ms}ms" if ms < 100 else f"{ms / 1000:.1f}s"

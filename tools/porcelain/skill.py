@@ -107,6 +107,8 @@ def render_show(shown, out):
     if shown.get("untrusted"):
         lines.append(f"Refused:    {shown['untrusted']['reason']}")
     kind = {"tool": f"tool: {entry.get('tool')}", "script": f"script: {entry.get('runner')} {entry.get('script')}"}
+    if entry.get("unknownType"):  # logged as `unknown`
+        kind["prompt"] = f"unknown ({entry['unknownType']}): nexus cannot run it, and reads it as a prompt"
     lines.append(f"Type:       {kind.get(entry['type'], 'prompt')}")
     lines.append(f"Class:      {entrylib.CLASSES[shown['class']]}")
     lines.append(f"Source:     {entry['source']} ({entry['filePath']})")

@@ -26,6 +26,8 @@ def _kind(record):
         return f"[tool: {record.get('tool')}]"
     if record.get("type") == "script":
         return f"[script: {record.get('runner')}]"
+    if record.get("unknownType"):  # logged as `unknown`: said so here too
+        return f"[unknown: {record['unknownType']}, read as a prompt]"
     return "[prompt]"
 
 

@@ -128,7 +128,8 @@ def _sanitize(entry, meta):
 
 
 def sandbox_problem(value):
-    """What is wrong with a sandbox declaration ({network: bool, write: [folder], read: [folder]}), or None.
+    """What is wrong with a sandbox declaration ({network: bool, write: [folder], read: [folder], unix: [socket]}),
+    or None.
     A folder is absolute, or starts with ~, {cwd}, {tmp} or {state}."""
     if value is None:
         return None
@@ -139,7 +140,7 @@ def sandbox_problem(value):
         return f"has {unknown[0]!r}, not one of " + ", ".join(schema.SANDBOX_KEYS)
     if "network" in value and not isinstance(value["network"], bool):
         return "network must be true or false"
-    for key in ("write", "read"):
+    for key in ("write", "read", "unix"):
         folders = value.get(key, [])
         bad = [f for f in folders if not _place(f)] if isinstance(folders, list) else [folders]
         if bad:

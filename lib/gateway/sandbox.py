@@ -266,15 +266,20 @@ class Call:
             if not os.path.isdir(made):
                 fileio.private_dirs(made, paths.state_root())
         places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
+        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
+        # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
+        cwd = os.path.realpath(places["{cwd}"])
+        self.withheld = unsafe_cwd(cwd, self.protect)
+        WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
-        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)]
+        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
+                      if not (self.withheld and p.split("/")[0] == "{cwd}")]
         self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
         deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
-        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
@@ -432,6 +437,7 @@ def hint(entry, config, stderr):
     if stderr is None:
         return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
     text = stderr.decode("utf-8", "replace")
+    cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
         return f"nexus skill allow {name} network"
     deny = [os.path.abspath(os.path.expanduser(p)) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
@@ -447,6 +453,9 @@ def hint(entry, config, stderr):
                         f"'[\"{path}\"]'")
             if any(paths.contains(d, path) for d in deny):
                 return f"nexus skill allow {name} --read {path}"
+            if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
+                return (f"nexus skill allow {name} --write {os.path.dirname(path)} (confined skills do not write the "
+                        f"folder they are called from here, {cwd}: {why})")
             return f"nexus skill allow {name} --write {os.path.dirname(path)}"
     return None
 
@@ -466,6 +475,24 @@ def _last_path(text):
     """The last absolute path-looking word of a message such as `cat: /home/me/.ssh/id_rsa`."""
     words = [w.strip("'\"`‘’“”:()") for w in text.replace(":", " ").split()]
     return next((w for w in reversed(words) if w.startswith("/") or w.startswith("~/")), None)
+
+
+WITHHELD = {}  # a skill's name: (the caller's folder, why its last confined call could not write it), or None
+
+
+def unsafe_cwd(cwd, protect):
+    """Why a confined skill may not write the caller's folder `cwd` (a real path), or None: $HOME, /, a folder
+    that holds $HOME, one inside a dot-folder of $HOME (where tools find their configuration and plugins), or
+    one inside what no grant reaches (protect: a skill source, nexus's install and state, ~/.local/bin, ...)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if cwd == home:
+        return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
+    if _within(home, cwd):
+        return "a folder that holds your home folder"
+    if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
+        return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
+    held = next((p for p in protect if _within(cwd, p)), None)
+    return f"inside {held}, which runs as you or as nexus (a skill source, nexus, its state)" if held else None
 
 
 def protected(config):

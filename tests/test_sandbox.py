@@ -413,7 +413,8 @@ def test_no_sandbox_is_for_a_person_at_a_terminal_and_refused_from_inside_a_gate
 
 @pytest.mark.once
 @needs_sandbox
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root, setpriv and a system Python")
 def test_an_unprivileged_user_is_confined_the_same(nobody):
     """As nobody, with a home of nobody's: Landlock and the user namespace need no privilege."""
     root = pathlib.Path(tempfile.mkdtemp(prefix="nexus-nobody-"))
@@ -439,6 +440,30 @@ def test_an_unprivileged_user_is_confined_the_same(nobody):
         assert denied.returncode == 3 and "Permission denied" in denied.stderr, denied.stderr
         assert as_them("write", str(home / "work" / "out")).returncode == 0
         assert as_them("write", str(home / "planted")).returncode == 3
+
+        # what needs the user namespace nobody makes: no terminal to type into, nothing that outlives the call,
+        # and from ~, nothing of ~ written
+        python = "#!/usr/bin/python3\n"  # a system one: the venv's may lie where nobody's user namespace cannot go
+        make_tool(bindir, "probe", python + PROBE.split("\n", 1)[1])
+        make_tool(bindir, "strays", python + STRAYS.split("\n", 1)[1])
+        write_skill(managed, "strays", meta={"tool": "strays"})
+        subprocess.run(["chown", "-R", "nobody:nogroup", str(root)], check=True)
+        code, out, typed = at_a_controlling_terminal([*as_nobody, nexus, "skill", "run", "probe", "--", "tty",
+                                                      "id\n"], env=env)
+        assert code == 3 and typed == b"", (code, out, typed)
+        written = subprocess.run([*as_nobody, nexus, "skill", "run", "probe", "--", "write",
+                                  str(home / ".bash_aliases")], env=env, capture_output=True, text=True, cwd=home,
+                                 stdin=subprocess.DEVNULL)
+        assert written.returncode == 3 and not (home / ".bash_aliases").exists(), written.stderr
+        where = home / "work" / "strays"
+        where.mkdir()
+        where.chmod(0o777)
+        timed_out = subprocess.run([*as_nobody, nexus, "skill", "run", "strays", "--timeout", "2", "--", "timeout",
+                                    str(where)], env=env, capture_output=True, text=True, cwd=where,
+                                   stdin=subprocess.DEVNULL, timeout=120)
+        assert timed_out.returncode == 124, timed_out.stderr
+        left = _strays(where, 2)
+        assert _all_gone(left), left
     finally:
         shutil.rmtree(root)
 

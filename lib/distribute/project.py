@@ -193,9 +193,18 @@ def read_lock(project):
         raise BadInput(f"'{project.lockfile}': {e.strerror}") from None
     document = configlib.parse(data, project.lockfile)
     skills = document.get("skills", {})
-    if not isinstance(skills, dict) or not all(paths.is_valid_name(n) and isinstance(e, dict) for n, e in skills.items()):
+    if not isinstance(skills, dict) or not all(paths.is_valid_name(n) and _well_formed(e) for n, e in skills.items()):
         raise BadInput(f"'{project.lockfile}' is corrupt: expected [skills.NAME] tables; `nexus skills sync` writes it again")
     return skills
+
+
+def _well_formed(entry):
+    """A lock entry: text where text is kept, a 40 or 64 digit commit, permissions as sync writes them."""
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k, ""), str) for k in (*PINNED, "integrity", "trust")):
+        return False
+    commit, allowed = entry.get("commit"), entry.get("permissions", {})
+    return (commit is None or isinstance(commit, str) and len(commit) in (40, 64)
+            and all(c in "0123456789abcdef" for c in commit)) and isinstance(allowed, dict)
 
 
 def write_lock(project, entries):
@@ -368,7 +377,8 @@ def said(allowed):
     if not isinstance(allowed, dict):
         return "none recorded"
     parts = [f"network {'yes' if allowed.get('network') else 'no'}"]
-    parts += [f"{word} {', '.join(allowed[key])}" for key, word in (("write", "writes"), ("read", "reads")) if allowed.get(key)]
+    parts += [f"{word} {', '.join(map(str, allowed[key]))}" for key, word in (("write", "writes"), ("read", "reads"))
+              if isinstance(allowed.get(key), list) and allowed[key]]
     return "; ".join(parts)
 
 

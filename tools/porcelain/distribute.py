@@ -219,12 +219,13 @@ def sync(ctx):
     skill may do is a ceiling, never a grant: the door still asks for what you have not accepted here.
 
     Exit status:
-      0  in sync;  1  a skill was refused (the others are installed), or not inside a project;  2  usage
-      error, or an unreadable nexus.toml or nexus.lock
+      0  in sync;  1  a skill was refused (the others are installed), or not inside a project;
+      2  usage error, or an unreadable nexus.toml or nexus.lock
 
     Examples:
+      nexus skills add --project ~/src/team-skills --skill hello
       nexus skills sync
-      nexus skills sync --frozen --yes
+      nexus skills sync --frozen
     """
     if ctx.args["--force"] or ctx.args["--yes"]:
         plan.refuse_inside("nexus skills sync --force/--yes")

@@ -355,3 +355,43 @@ def test_add_remove_and_update_project_keep_the_files_comments(script_runner, tm
     assert list(lock(project)) == ["writer"] and not (project / ".nexus" / "skills" / "notes").exists()
     missing = nexus(script_runner, project, "skills", "remove", "--project", "notes")
     assert missing.returncode == 1 and "declares no skill 'notes'" in missing.stderr
+
+
+def test_a_committed_skill_folder_is_offered_to_no_agent_and_a_linked_away_one_never_written(script_runner, project,
+                                                                                             repo, tmp_path):
+    (project / "nexus.lock").write_text("version = 1\n")  # a project: nexus.lock is there
+    write_skill(project / ".nexus" / "skills", "notes", description="Committed, never synced here.")
+    listed = {s["name"]: s for s in json.loads(nexus(script_runner, project, "skills", "list", "--json").stdout)}
+    assert "not installed on this machine" in listed["notes"]["untrusted"]["reason"]
+    linked = nexus(script_runner, project, "skills", "link", "--agent", "claude-code", "--json")
+    assert linked.returncode == 0 and "notes" not in json.loads(linked.stdout)["linked"], linked.stderr
+    shutil.rmtree(project / ".nexus")
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".nexus").symlink_to(elsewhere)
+    refused = sync(script_runner, project)
+    assert refused.returncode == 1 and "leads outside" in refused.stderr and not list(elsewhere.iterdir())
+
+
+def test_link_and_nexus_mcp_in_the_project_reach_its_skills(script_runner, project, tmp_path):
+    assert sync(script_runner, project).returncode == 0
+    linked = nexus(script_runner, project, "skills", "link", "--agent", "claude-code", "--json")
+    assert "notes" in json.loads(linked.stdout)["linked"], linked.stderr
+    assert os.readlink(project / ".claude" / "skills" / "notes") == str(project / ".nexus" / "skills" / "notes")
+
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def prompts():
+        params = StdioServerParameters(command=shutil.which("nexus-mcp"), args=[], env=dict(os.environ),
+                                       cwd=str(project))
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return {p.name for p in (await session.list_prompts()).prompts}
+
+    assert {"notes", "writer"} <= anyio.run(prompts)

@@ -264,6 +264,13 @@ def sync(project, admit, frozen=False, moving=None, force=False, warn=None):
     error}], 'changes': {name: {key: [before, after]}}}. admit: the door, as managed.add's. `frozen`: exactly
     nexus.lock, never written. `moving`: the names whose pins move to what their ref names now (all of them
     when empty), as `skills update --project`; None: every locked skill stays at its commit."""
+    state = paths.project_state(project.root)
+    fileio.private_dirs(state, paths.home())
+    with fileio.Lock(os.path.join(state, ".sync.lock")):  # one sync of a project at a time: nexus.lock is whole
+        return _sync(project, admit, frozen, moving, force, warn)
+
+
+def _sync(project, admit, frozen, moving, force, warn):
     skills = declared(project, warn)
     lock = read_lock(project)
     report = {"root": project.root, "added": [], "updated": [], "unchanged": [], "removed": [], "refused": [],
@@ -279,6 +286,7 @@ def sync(project, admit, frozen=False, moving=None, force=False, warn=None):
             raise NexusError(f"{project.file} declares no skill {', '.join(map(repr, unknown))}")
     lock = lock or {}
     written = {}
+    fileio.inside(project.skills, project.root)  # a .nexus that links elsewhere (~/.nexus, ~/.ssh) is not written
     os.makedirs(project.skills, exist_ok=True)
     with managed.into(project.root):
         before = managed.read_lock()["skills"]

@@ -6,30 +6,16 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tomllib
 
 import pytest
-from helpers import write_config, write_skill
+from helpers import commit, git, write_config, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")  # the gateway hands a tool its real descriptors
 
 # A script skill that writes where it is told (else in its TMPDIR): confined, nothing of $HOME is its to write.
 WRITER = "#!/bin/sh\nto=\"${1:-$TMPDIR/out}\"\necho x > \"$to\" && echo wrote \"$to\"\n"
-
-
-def git(repo, *args):
-    done = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.com",
-                           "-c", "init.defaultBranch=main", *args], cwd=repo, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
-def commit(repo, message):
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def write_writer(root, sandbox=None, description="Writes a file.", **meta):

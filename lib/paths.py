@@ -184,13 +184,14 @@ def project_root(start=None):
     or a nexus.toml with [[skills]], and is this user's; None when there is none. $NEXUS_HOME (the user's own
     nexus.toml) is never a project, and nothing at or above $HOME is (its .nexus/ is the user's own)."""
     try:
-        folder = os.path.realpath(start or os.getcwd())
+        folder = os.path.realpath(start) if start else os.getcwd()  # the kernel's answer: links resolved already
     except OSError:  # the current folder was removed
         return None
-    stop = {os.path.realpath(os.path.expanduser("~")), "/"}
-    own = os.path.realpath(home())
-    while folder not in stop:
-        if folder != own and (_mine(os.path.join(folder, PROJECT_LOCK)) or _declares(os.path.join(folder, PROJECT_FILE))):
+    user = os.path.expanduser("~")
+    while folder not in (user, "/"):  # realpath is slow in Python: taken only for a folder that qualifies
+        if _mine(os.path.join(folder, PROJECT_LOCK)) or _declares(os.path.join(folder, PROJECT_FILE)):
+            if folder in (os.path.realpath(user), os.path.realpath(home())):
+                return None
             return folder
         folder = os.path.dirname(folder)
     return None

@@ -331,7 +331,7 @@ def test_add_remove_and_update_project_keep_the_files_comments(script_runner, tm
     assert moved.returncode == 0, moved.stderr
     lines = moved.stdout.splitlines()
     assert lines[0] == "writer: permissions: network no -> network yes"
-    assert lines[1] == f"writer: commit: {old[:19]} -> {new[:19]}"
+    assert lines[1] == f"writer: commit: {old[:12]} -> {new[:12]}"
     assert lock(project)["writer"]["commit"] == new and lock(project)["writer"]["permissions"]["network"] is True
 
     removed = nexus(script_runner, project, "skills", "remove", "--project", "notes")

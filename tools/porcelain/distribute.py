@@ -101,7 +101,7 @@ def render_sync(report, out):
         for key in ("permissions", "commit", "integrity"):
             if key in changes:
                 before, after = changes[key]
-                shown = project.said if key == "permissions" else (lambda v: (v or "none")[:19])
+                shown = project.said if key == "permissions" else (lambda v: (v or "none")[:19 if ":" in (v or "") else 12])
                 out.write(f"{name}: {key}: {shown(before)} -> {shown(after)}\n")
     for key in ("added", "updated", "removed"):
         out.write("".join(f"{key} {name}\n" for name in report[key]))

@@ -272,3 +272,31 @@ def test_a_failing_skill_is_on_the_trouble_card(script_runner, workspace, bindir
     title, card = sections(script_runner.run(["nexus", "report"]).stdout)[0]
     assert 'class="trouble"' in card and "every skill works" not in card
     assert '"Flag">failing</td><td data-label="Why">failing 5 of the last 5 calls</td>' in card
+
+
+def test_a_busy_report_keeps_its_labels_whole_and_its_page_small(script_runner, workspace, nexus_home):
+    """Five-digit days on a phone: the y axis says 15k, not a clipped .5,000; thousands of sessions: the
+    newest 200 and the command for the rest; a link to each section; the By model table a record a row."""
+    write_skill(workspace, "burst", meta={"tool": "sh"})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ts = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    write_log(nexus_home, "burst", [{"ts": ts, "skill": "burst", "type": "tool", "ms": 5, "exit": 0,
+                                     "session": f"s{n:05d}", "model": "claude-sonnet-4.5"} for n in range(12000)])
+    text = script_runner.run(["nexus", "report"]).stdout
+    axis = re.findall(r'<text class="axis" x="[^"]+" y="[^"]+" dominant-baseline="middle" text-anchor="end">([^<]+)<',
+                      text)
+    assert axis == ["0", "2k", "4k", "6k", "8k", "10k", "12k"], axis
+    titles = dict(sections(text))
+    sessions = next(part for title, part in sections(text) if title.endswith(">Sessions"))
+    assert sessions.count("<tr>") == 200 + 2 and "The newest 200 of 12,000: <code>nexus sessions --all</code>" in sessions
+    assert len(text) < 400_000  # was 6.7 MB with 17,702 sessions
+    assert '<nav><a href="#' in text and '<a href="#sessions">Sessions</a>' in text and '<section id="sessions">' in text
+    assert any('<table class="stack"><caption hidden>By model' in part for part in titles.values())
+
+
+def test_tick_labels():
+    from nexus.usage.report import tick
+
+    assert [tick(v, 2500) for v in (0, 500, 2500)] == ["0", "500", "2,500"]
+    assert [tick(v, 15000) for v in (0, 5000, 12500, 15000)] == ["0", "5k", "12.5k", "15k"]
+    assert tick(1_500_000, 2_000_000) == "1.5M"

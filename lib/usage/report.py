@@ -15,6 +15,7 @@ from . import stats
 
 PALETTE = 8  # skills drawn in their own colour in the stacked chart; the rest are "other"
 SHOWN = 20  # rows of a long table shown at once; the rest are folded
+SESSIONS = 200  # sessions the page holds, the newest: `nexus sessions --all` has every one
 CSS = """
 :root { --fg: #1d232b; --muted: #5b6673; --bg: #ffffff; --panel: #f4f6f8; --grid: #d9dee4; --bad: #c2362b;
         --c0: #2f6fd6; --c1: #d9822b; --c2: #2e9e6a; --c3: #8a4fd1; --c4: #c94a8c; --c5: #1a9bb0;
@@ -29,7 +30,9 @@ body { margin: 0 auto; max-width: 64rem; padding: 1.5rem; background: var(--bg);
        font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.2rem; margin: 0 0 .5rem; }
-p.lede { color: var(--muted); margin: 0 0 1.5rem; }
+p.lede { color: var(--muted); margin: 0 0 1rem; }
+nav { margin: 0 0 1.25rem; line-height: 1.9; }
+nav a { color: var(--c0); margin-right: .9rem; white-space: nowrap; }
 section { background: var(--panel); border-radius: 8px; padding: 1rem 1.25rem; margin: 0 0 1.25rem; min-width: 0; }
 section.trouble { border-left: 4px solid var(--bad); }
 .figures { display: flex; gap: 1rem 2rem; flex-wrap: wrap; margin: 0 0 1.25rem; }
@@ -69,6 +72,7 @@ details pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; 
   table.stack td { display: inline-block; border: 0; padding: 0 .75rem 0 0; }
   table.stack td:not(:first-child):not(:last-child)::before { content: attr(data-label) " "; color: var(--muted); }
   table.stack td:last-child { display: block; }
+  table.stack td.n:last-child::before { content: attr(data-label) " "; color: var(--muted); }  /* a figure: labelled */
 }
 """
 
@@ -118,10 +122,29 @@ def render(data):
         f"<title>nexus usage, past {data['days']} days</title>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<h1>nexus usage</h1><p class=\"lede\">The past {data['days']} days, since {_e(stats['since'][:10])}; "
         f"written {_e(data['generatedAt'][:16].replace('T', ' '))}. Times are UTC.</p>",
-        _figures(stats), _health(data["health"]), *body,
+        _figures(stats), *_linked([_health(data["health"]), *body]),
         "</body>", "</html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _linked(parts):
+    """The sections with an id each, after a line of links to them: a long page read on a phone is one
+    tap from its sessions."""
+    found, links = [], []
+    for part in parts:
+        if not part.startswith("<section"):
+            found.append(part)
+            continue
+        title = part[part.index("<h2>") + 4:part.index("</h2>")]
+        ident = ' id="' in part[:part.index(">")] and part.split(' id="', 1)[1].split('"', 1)[0]
+        if not ident:
+            ident = "".join(c if c.isalnum() else "-" for c in html.unescape(title).lower()).strip("-")
+            part = f'<section id="{ident}"' + part[len("<section"):]
+        short = html.unescape(title).split(":")[0].split(",")[0]  # "Calls per day", "Duration", "Failing"
+        links.append(f'<a href="#{ident}">{_e(short)}</a>')
+        found.append(part)
+    return [f"<nav>{' '.join(links)}</nav>", *found] if len(links) > 1 else found
 
 
 def _e(text):
@@ -249,6 +272,15 @@ def scale(largest):
     return best
 
 
+def tick(value, top):
+    """An axis label that fits LEFT at a phone's 24 units a character: 2,500, and from 10,000 up 12.5k,
+    1.5M (the figures' table has them whole)."""
+    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if top >= 10 * size if size == 1_000 else top >= size:
+            return f"{value / size:,.4g}{suffix}" if value else "0"
+    return f"{value:,.0f}"
+
+
 def _y_axis(top, steps, height, label):
     """Grid lines and labels for 0..top in `steps` steps, and the axis's name along it."""
     out = ""
@@ -256,7 +288,7 @@ def _y_axis(top, steps, height, label):
         y = height - BOTTOM - (height - BOTTOM - TOP_PAD) * k / steps
         out += f'<line class="grid" x1="{LEFT}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}"/>'
         out += (f'<text class="axis" x="{LEFT - 6}" y="{y:.1f}" dominant-baseline="middle" '
-                f'text-anchor="end">{top * k / steps:,.0f}</text>')
+                f'text-anchor="end">{tick(top * k / steps, top)}</text>')
     return out + (f'<text class="axis minor" transform="rotate(-90)" x="{-(height - BOTTOM) / 2:.0f}" y="4" '
                   f'dominant-baseline="hanging" text-anchor="middle">{_e(label)}</text>')
 
@@ -293,7 +325,7 @@ def _models(stats):
     rows = [[_e(m["name"]), f"{m['totalInvocations']:,}", _pct(m["successRate"]), _ms(m["avgDurationMs"]),
              f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in stats["models"]]
     return _section(title, "", _table(title, ["Model", "Calls", "Success rate", "Average", "Prompt tokens",
-                                              "Completion tokens"], rows, numeric=(1, 2, 3, 4, 5)))
+                                              "Completion tokens"], rows, numeric=(1, 2, 3, 4, 5), stack=True))
 
 
 def _durations(skills, unhealthy):
@@ -349,14 +381,17 @@ def _failures(failures, groups, days):
 
 def _sessions(found):
     title = "Sessions"
+    more, found = max(len(found) - SESSIONS, 0), found[:SESSIONS]  # newest first: the page stays small
     rows = [[_e(s["id"]), _e(", ".join(s["clients"]) or "-"), _e(s["first"][:16].replace("T", " ")),
              _e(s["last"][:16].replace("T", " ")), f"{s['calls']:,}", f"{s['failures']:,}", f"{s['refused']:,}",
              _e(", ".join(s["skills"]))] for s in found]
     table = _table(title, ["Session", "Client", "First call", "Last call", "Calls", "Failed", "Refused", "Skills"], rows,
                    numeric=(4, 5, 6), nowrap=(0, 2, 3), stack=True)
-    return (f"<section><h2>{_e(title)}</h2><p>Each agent session (NEXUS_SESSION_ID) in this window, newest first, "
-            f"with the agent program that made its calls (Client: what an MCP client said it is); \"-\" gathers "
-            f"the calls made without a session.</p>{table}</section>")
+    rest = (f"<p>The newest {SESSIONS:,} of {SESSIONS + more:,}: <code>nexus sessions --all</code> lists every "
+            f"one, <code>nexus session show ID</code> the calls of one.</p>" if more else "")
+    return (f'<section id="sessions"><h2>{_e(title)}</h2><p>Each agent session (NEXUS_SESSION_ID) in this window, '
+            f"newest first, with the agent program that made its calls (Client: what an MCP client said it is); "
+            f"\"-\" gathers the calls made without a session.</p>{table}{rest}</section>")
 
 
 def _health(found):

@@ -372,6 +372,11 @@ def feed(aggregator, label, lines, warn):
     """Add every line of one source of JSON Lines; one warning per kind of line skipped."""
     before = aggregator.skipped.copy()
     aggregator.add_lines(lines)
+    said_skipped(aggregator, before, label, warn)
+
+
+def said_skipped(aggregator, before, label, warn):
+    """One warning per kind of line skipped since `before` (the aggregator's skipped counts then)."""
     for reason, count in (aggregator.skipped - before).items():
         warn(f"{label}: skipped {plural(count, 'line')}: {reason}")
 
@@ -419,26 +424,24 @@ def feed_logs(aggregator, logs, warn):
     workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
     from ..style import Progress  # style only for logs worth a progress line
 
-    progress = Progress("reading usage logs", total=len(logs))
+    progress = Progress("reading usage logs", total=total, size=True)  # by the megabyte: one log may be most
     if workers <= 1:
         with progress:
             for path in logs:
-                feed_log(aggregator, path, warn)
-                progress.step()
+                feed_log(aggregator, path, warn, progress)
         return
     from .. import shares  # only for logs of over SHARE_BYTES
 
-    dealt = [[] for _ in range(workers)]
-    for n, (_, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
+    dealt, weight = [[] for _ in range(workers)], [0] * workers
+    for n, (size, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
         dealt[n % workers].append(path)
+        weight[n % workers] += size
     here = os.getpid()
 
     def counted(share):
         found, warnings = aggregator.like(), []
-        for path in share:
-            feed_log(found, path, warnings.append)
-            if os.getpid() == here:  # the others' logs are counted when their figures come back
-                progress.step()
+        for path in share:  # the others' logs are counted when their figures come back
+            feed_log(found, path, warnings.append, progress if os.getpid() == here else None)
         return found.share(), warnings
 
     with progress:
@@ -447,7 +450,7 @@ def feed_logs(aggregator, logs, warn):
             for line in warnings:
                 warn(line)
             if n:
-                progress.step(len(dealt[n]))
+                progress.step(weight[n])
 
 
 def _size(path):
@@ -457,11 +460,20 @@ def _size(path):
         return 0
 
 
-def feed_log(aggregator, path, warn):
-    """Add every line of one usage log; a log that is not there adds nothing."""
+CHUNK = 1 << 20  # of a log read at once: progress is said between chunks
+
+
+def feed_log(aggregator, path, warn, progress=None):
+    """Add every line of one usage log, a chunk at a time, stepping `progress` by its size; a log that is
+    not there adds nothing."""
     try:
         with open(path, encoding="utf-8", errors="replace", newline="\n") as lines:
-            feed(aggregator, path, lines, warn)
+            before = aggregator.skipped.copy()
+            for chunk in iter(lambda: lines.readlines(CHUNK), []):
+                aggregator.add_lines(chunk)
+                if progress is not None:
+                    progress.step(sum(map(len, chunk)))
+            said_skipped(aggregator, before, path, warn)
     except FileNotFoundError:
         pass
     except OSError as e:

@@ -36,10 +36,13 @@ def run(ctx):
       NEXUS_SESSION_ID  Recorded with each call, so an agent's calls can be grouped.
       NEXUS_PROFILE     The profile in force (`--profile NAME` first of all sets it): a skill outside it
                         is refused. The tool gets it too, so what it runs through nexus stays in it.
-      NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS, NEXUS_TEMPERATURE
+      NEXUS_MODEL, NEXUS_MODEL_VERSION, NEXUS_PROMPT_TOKENS, NEXUS_COMPLETION_TOKENS
                         Recorded with each call when an agent sets them (model,
-                        modelVersion, promptTokens, completionTokens, temperature);
-                        `nexus skill stats` groups calls by model.
+                        modelVersion, promptTokens, completionTokens); `nexus skill
+                        stats` groups calls by model.
+      NEXUS_TEMPERATURE
+                        Recorded with each call as temperature when an agent sets it
+                        (a number), as the skills spec's 9.5 has it.
       NEXUS_PARENT_CALL
                         Set for the tool: this call's id (the `call` of its log
                         line), recorded as parentCall by the calls the tool makes in

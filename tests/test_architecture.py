@@ -139,7 +139,18 @@ def test_no_tool_imports_another_and_the_library_imports_no_tool():
     for path in [*(ROOT / "tools" / "plumbing").glob("*.py"), *(ROOT / "tools" / "porcelain").glob("*.py")]:
         assert not [m for m in _imports(path) if m.startswith(("nexus.tools", ".")) and m != "nexus.tools.commands"], path
     for path in (ROOT / "lib").rglob("*.py"):
-        assert not [m for m in _imports(path) if "tools" in m.split(".")], path
+        if "skills" not in path.relative_to(ROOT / "lib").parts:  # the bundled skills' scripts are not nexus
+            assert not [m for m in _imports(path) if "tools" in m.split(".")], path
+            assert not [m for _, m in named_modules(path) if "tools" in m.split(".")], path  # not even in a string
+
+
+def test_the_import_rules_see_a_module_named_in_a_string(tmp_path):
+    """A module named by a string is imported all the same, later (the command table's "module:function"):
+    the rules of imports read such strings too, whole or begun in an f-string."""
+    probe = tmp_path / "probe.py"
+    probe.write_text('TARGET = "nexus.tools.porcelain.skill:verify_skill"\nBASE = f"nexus.tools.{1}"\n'
+                     'NAMES = ("nexus.gateway.call", "nexus.skill.type", "not nexus.style")\n')
+    assert [m for _, m in named_modules(probe)] == ["nexus.tools.porcelain.skill", "nexus.tools", "nexus.gateway.call"]
 
 
 @pytest.mark.parametrize("argv", [
@@ -268,6 +279,25 @@ def nexus_imports(path):
             yield from ((node.lineno, name) for name in names if name.startswith("nexus"))
         elif isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names if alias.name.startswith("nexus"))
+    yield from named_modules(path)
+
+
+def is_module(name):
+    """True when `name` (nexus.a.b) is a module or package of nexus: lib/a/b.py, or tools/ for nexus.tools."""
+    parts = name.split(".")[1:]
+    where = (ROOT / "tools").joinpath(*parts[1:]) if parts[:1] == ["tools"] else (ROOT / "lib").joinpath(*parts)
+    return bool(parts) and (where.with_suffix(".py").is_file() or (where / "__init__.py").is_file())
+
+
+def named_modules(path):
+    """(line, module) of every string in `path` that names a nexus module ("nexus.a.b", "nexus.a.b:NAME", or
+    the start of one in an f-string, "nexus.a."), as a table that imports it later does: an import all the
+    same, which the rules below see."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = re.fullmatch(r"(nexus(?:\.\w+)+)\.?(?::\w+)?", node.value)
+            if named and is_module(named[1]):
+                yield node.lineno, named[1]
 
 
 def test_the_library_keeps_the_import_rules_of_architecture_md():

@@ -572,6 +572,11 @@ HIDDEN = (
             "Every capability a skill in the manifest implements or requires (for completion)."),
 )
 
+PORCELAIN_PACKAGE = "nexus.tools.porcelain"  # where a row's short target ("skill:verify_skill") lives
+for _row in TABLE + HIDDEN:  # the records take whole module paths: the library names no module of the tools
+    if not _row.target.startswith("nexus."):
+        _row.target = f"{PORCELAIN_PACKAGE}.{_row.target}"
+
 
 def find(words):
     """The row of the table whose words are `words` (a string), or None."""

@@ -150,8 +150,8 @@ class Command:
     """A row of the command table.
 
     words: the command's words (`skills list`), or a plumbing tool's name (`nexus-discover`);
-    target: the function that runs it, "module:function" (a module under nexus.tools.porcelain, or a
-    whole module path); output: its output kind (nexus.cli.output); summary: one line;
+    target: the function that runs it, "module:function", the module's whole dotted path (the table
+    says where its commands live: the library names none of them); output: its output kind (nexus.cli.output); summary: one line;
     usage: its usage lines after the words, as docopt reads them (the `(-h | --help)` line is added);
     options: its Option records, in the order --help lists them (-h --help is added);
     arguments: {placeholder: Type} of its positional arguments;
@@ -176,7 +176,6 @@ class Command:
 
     def function(self):
         module, name = self.target.split(":")
-        module = module if module.startswith("nexus.") else f"nexus.tools.porcelain.{module}"
         return getattr(__import__(module, fromlist=[name]), name)
 
     def option(self, flag):

@@ -56,16 +56,17 @@ def test_the_console_scripts_are_the_plumbing_rows_and_nexus_each_installed_as_i
     from nexus.tools.commands import PLUMBING_TOOLS
 
     scripts = console_scripts(ROOT)
-    assert scripts == {"nexus": "nexus.tools.nexus",
-                       **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}" for tool in PLUMBING_TOOLS}}
+    assert scripts == {"nexus": "nexus.tools.nexus", **{tool.words: "nexus.tools.commands" for tool in PLUMBING_TOOLS}}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "scripts" not in project["project"]  # an entry point's launcher is the installer's, not ours
     assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"tools/bin/{name}" for name in scripts]
     for name in scripts:  # what an installer rewrites (#!python) and what it keeps as it is
         lines = (ROOT / "tools" / "bin" / name).read_text().splitlines()
+        start = (["from nexus.tools.nexus import main", "sys.exit(main())"] if name == "nexus" else
+                 ["from nexus.tools.commands import script", f'sys.exit(script("{name}")())'])
         assert lines[0] == "#!python" and [line for line in lines[1:] if line] == [
             "import gc", "import sys", "gc.disable()  # while the command loads: nexus.cli.command.call turns it on again",
-            f"from {scripts[name]} import main", "sys.exit(main())"], name
+            *start], name
 
 
 def test_every_help_fits_80_columns_and_nexus_help_breaks_no_word(script_runner):
@@ -135,9 +136,17 @@ def _imports(path):
 
 
 def test_no_tool_imports_another_and_the_library_imports_no_tool():
-    """A tool may import the command table, never another tool."""
+    """A tool imports no other tool, nor the command table, which names them (in strings, and imports
+    them when they run): the scripts of tools/bin/ start a tool through the table. No two modules of
+    tools/ name each other, by an import or a string."""
     for path in [*(ROOT / "tools" / "plumbing").glob("*.py"), *(ROOT / "tools" / "porcelain").glob("*.py")]:
-        assert not [m for m in _imports(path) if m.startswith(("nexus.tools", ".")) and m != "nexus.tools.commands"], path
+        named = [*_imports(path), *(m for _, m in named_modules(path))]
+        assert not [m for m in named if m.startswith(("nexus.tools", "."))], path
+    modules = {".".join(["nexus", *p.relative_to(ROOT).with_suffix("").parts]).removesuffix(".__init__"): p
+               for p in (ROOT / "tools").rglob("*.py")}
+    names = {name: {m for m in [*_imports(path), *(m for _, m in named_modules(path))] if m in modules} - {name}
+             for name, path in modules.items()}
+    assert sorted((a, b) for a in names for b in names[a] if a in names.get(b, ()) and a < b) == []
     for path in (ROOT / "lib").rglob("*.py"):
         if "skills" not in path.relative_to(ROOT / "lib").parts:  # the bundled skills' scripts are not nexus
             assert not [m for m in _imports(path) if "tools" in m.split(".")], path

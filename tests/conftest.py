@@ -116,9 +116,10 @@ def nobody():
         bin = bindir
 
         @staticmethod
-        def run(argv, env):
+        def run(argv, env, **how):
+            """argv (a console script first) as nobody; `how`: subprocess.run's cwd, stdin, ..."""
             return subprocess.run([*as_nobody, str(bindir / argv[0]), *argv[1:]], env=env, capture_output=True,
-                                  text=True)
+                                  text=True, **how)
 
     yield Nobody
     shutil.rmtree(root)

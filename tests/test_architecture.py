@@ -371,3 +371,18 @@ def test_an_import_inside_a_function_says_why():
                     if not any("#" in line for line in lines[n - 1:node.lineno]):
                         unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
     assert unexplained == [], "imports inside a function without a comment that says why:\n" + "\n".join(unexplained)
+
+
+def test_every_refusal_code_is_one_the_log_schema_knows():
+    """A refusal's code is its log line's `refused`: one of schema.REFUSALS, which readers of the logs
+    (stats, health, `status --check`) take as the whole list."""
+    from nexus import schema
+
+    codes = set()
+    for path in (ROOT / "lib").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Refused"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                codes.add(node.args[0].value)
+    assert {"disabled", "scope", "trust", "sandbox"} <= codes <= set(schema.REFUSALS), codes - set(schema.REFUSALS)
+    assert schema.POLICY_REFUSALS <= set(schema.REFUSALS)

@@ -386,3 +386,18 @@ def test_every_refusal_code_is_one_the_log_schema_knows():
                 codes.add(node.args[0].value)
     assert {"disabled", "scope", "trust", "sandbox"} <= codes <= set(schema.REFUSALS), codes - set(schema.REFUSALS)
     assert schema.POLICY_REFUSALS <= set(schema.REFUSALS)
+
+
+def test_only_the_cli_layer_and_style_write_to_a_terminal():
+    """ARCHITECTURE.md: lib/cli (the layer, its output) and style (progress, the one question) alone write to
+    stdout or stderr; the rest of lib/ returns data and says things through a warn function it is given."""
+    writers = set()
+    for path in (ROOT / "lib").rglob("*.py"):
+        if "skills" in path.relative_to(ROOT / "lib").parts:
+            continue  # the bundled skills' scripts are programs of their own
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr")
+                    and getattr(node.value, "id", None) == "sys") or (
+                    isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"):
+                writers.add(str(path.relative_to(ROOT / "lib")))
+    assert writers == {"cli/command.py", "cli/output.py", "style.py"}, writers

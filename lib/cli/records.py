@@ -112,7 +112,8 @@ class Option:
         self.term, self.help, self._type, self.default, self.repeat = term, help, type, default, repeat
         self._parsed = None  # (flag, short, value), read from the term when first asked: most rows are never parsed
 
-    def _parts(self):
+    def parts(self):
+        """(flag, short flag or None, placeholder of its value or None)."""
         if self._parsed is None:
             words = self.term.split()
             flags = [w for w in words if w.startswith("-")]
@@ -123,15 +124,15 @@ class Option:
 
     @property
     def flag(self):
-        return self._parts()[0]
+        return self.parts()[0]
 
     @property
     def short(self):
-        return self._parts()[1]
+        return self.parts()[1]
 
     @property
     def value(self):
-        return self._parts()[2]
+        return self.parts()[2]
 
     @property
     def type(self):

@@ -113,7 +113,7 @@ def nobody():
         path.chmod(0o755 if path.is_dir() or path.parent == bindir else 0o644)
 
     class Nobody:
-        bin = bindir
+        bin, prefix = bindir, as_nobody  # the launchers, and the argv that runs a program as nobody
 
         @staticmethod
         def run(argv, env, **how):

@@ -24,8 +24,7 @@ def _evaluated(ctx):
     state = skill_state.of(entry, ctx.warn)
     if not (entry.get("implements") or entry.get("connectors") or capabilities.requirements(entry) != ([], [])):
         return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
-    records = listing.records(ctx.config, ctx.warn)
-    record = next(r for r in records if r["name"] == entry["name"])
+    record, records = listing.settled(ctx.config, entry["name"], ctx.warn)
     ready = capabilities.providers([r for r in records if r["status"] == "ready"])
     found = {c["name"]: c for c in capabilities.connectors(records, lambda r: [""])}
     connected = {name: c["connected"] for name, c in found.items()}

@@ -16,6 +16,7 @@ EXTRAS  ?= mcp
 SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
 
 .PHONY: run test bench man install uninstall clean
+.DEFAULT_GOAL := run  # plain `make` sets up and lists the skills, as `make run` does
 
 # The venv holds the dependencies (the mcp, otel and fast extras' too: nexus-mcp and its tests need the MCP
 # SDK, the OpenTelemetry tests its SDK and opentelemetry-proto; the tests and make bench read usage logs
@@ -86,7 +87,11 @@ install:
 		install -m 0644 completions/nexus.fish $(DESTDIR)$(FISHCOMPDIR)/$$prog.fish || exit 1; \
 	done
 	install -m 0644 completions/_nexus $(DESTDIR)$(ZSHCOMPDIR)/_nexus
-	@case "$(BASHCOMPDIR)" in /usr/share/bash-completion/completions|/usr/local/share/bash-completion/completions) ;; \
+	@# Where bash-completion looks: its own folder (pkg-config), the user's, and share/ beside each folder of PATH.
+	@looked="/usr/share/bash-completion/completions $$(pkg-config --variable=completionsdir bash-completion 2>/dev/null) \
+		$${XDG_DATA_HOME:-$$HOME/.local/share}/bash-completion/completions \
+		$$(echo "$$PATH" | tr ':' '\n' | sed -n 's|/bin/*$$|/share/bash-completion/completions|p')"; \
+	case " $$(echo $$looked) " in *" $(BASHCOMPDIR) "*) ;; \
 	*) echo "nexus: the bash completion went to $(BASHCOMPDIR), where bash-completion does not look;"; \
 	   echo "       to load it, add to ~/.bashrc:  source $(BASHCOMPDIR)/nexus" ;; esac
 	@case "$(ZSHCOMPDIR)" in /usr/share/zsh/site-functions|/usr/local/share/zsh/site-functions) ;; \

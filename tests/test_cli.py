@@ -65,3 +65,20 @@ def test_no_help_shows_a_placeholder_or_a_garbled_exit_status(script_runner):
         for line in statuses:  # each status at the margin of its list, or its text going on under the text
             assert line.startswith("  ") and (line[2:3].isdigit() or line[2:3] == "N" or line.startswith("     ")), \
                 (prog, line)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["nexus", "run", "x"], "Did you mean 'nexus skill run x'?"),
+    (["nexus", "list"], "Did you mean 'nexus skills list'?"),
+    (["nexus", "stats"], "Did you mean 'nexus skill stats'?"),
+    (["nexus", "skill", "run", "disk_report"], "did you mean 'disk-report'?"),
+    (["nexus", "mcp", "config", "--client", "claud-code"], "not 'claud-code' (did you mean claude-code?)"),
+])
+def test_a_likely_typo_gets_what_was_meant(script_runner, argv, said):
+    result = script_runner.run(argv)
+    assert result.returncode == 2 and said in result.stderr.splitlines()[0], result.stderr
+
+
+def test_a_source_that_names_nothing_is_bad_input_as_every_other(script_runner, tmp_path):
+    result = script_runner.run(["nexus", "skills", "add", str(tmp_path / "no-such-folder")])
+    assert result.returncode == 2 and "is not a folder, a git URL or owner/repo" in result.stderr

@@ -81,6 +81,10 @@ def test_cursor_rules_write_creates_folders_and_is_idempotent(script_runner, ski
     assert result.returncode == 0, result.stderr
     rules = project / ".cursor" / "rules" / "nexus-skills.mdc"
     assert result.stdout.strip() == str(rules)
+    assert rules.stat().st_mode & 0o777 == 0o644  # as an editor writes a file, never 0666
+    agents = project / "AGENTS.md"
+    assert script_runner.run(["nexus", "skills", "agents-md", "--write", str(agents)]).returncode == 0
+    assert agents.stat().st_mode & 0o777 == 0o644
     printed = script_runner.run(["nexus", "skills", "cursor-rules"]).stdout
     assert rules.read_text() == printed
     before = rules.stat()

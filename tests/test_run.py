@@ -423,3 +423,11 @@ def test_the_agents_temperature_is_logged_when_set(script_runner, workspace, nex
     assert script_runner.run(["nexus", "skill", "run", "hot"]).returncode == 0
     first, second = read_log(nexus_home, "hot")
     assert first["temperature"] == 0.7 and first["model"] == "m1" and "temperature" not in second
+
+
+@pytest.mark.script_launch_mode("subprocess")
+def test_a_timeout_says_so_on_stderr(script_runner, workspace, bindir):
+    make_tool(bindir, "slow", "#!/bin/sh\nsleep 30\n")
+    write_skill(workspace, "slow", meta={"tool": "slow"})
+    ran = script_runner.run(["nexus", "skill", "run", "slow", "--no-verify", "--timeout", "1"])
+    assert ran.returncode == 124 and "'slow' was stopped after --timeout 1 s (exit 124)" in ran.stderr

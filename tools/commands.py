@@ -692,6 +692,10 @@ def suggestion(argv):
     import difflib  # a typo's hint: never on the way of a command that runs
 
     typed = " ".join(argv[:2])
+    # A command's last word alone (`nexus run X`, `nexus list`, `nexus stats`): that command, the rest kept.
+    ending = [c.words for c in COMMANDS if " " in c.words and c.words.split()[-1] == argv[0]]
+    if ending:
+        return " ".join([ending[0], *argv[1:]])
     words = [c.words for c in COMMANDS] + list(GROUPS)
     close = difflib.get_close_matches(typed, words, n=1, cutoff=0.75) or difflib.get_close_matches(
         argv[0], list(GROUPS) + [c.words for c in COMMANDS if " " not in c.words], n=1, cutoff=0.6)

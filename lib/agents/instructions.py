@@ -118,7 +118,9 @@ def rewrite(path, change, top):
     new = change(old)
     if new != old or mode is None:
         try:
-            fileio.write_atomic(path, new.encode(), 0o666 if mode is None else mode)
+            # A new file as an editor makes one (0644: write_atomic's mode is not narrowed by the umask); an
+            # existing one keeps its own.
+            fileio.write_atomic(path, new.encode(), 0o644 if mode is None else mode)
         except OSError as e:
             raise BadInput(f"cannot write '{path}': {e.strerror}") from None
     return path

@@ -23,7 +23,7 @@ Architecture invariant: one builder, build(), makes every manifest, whether from
 import os
 
 from .. import __version__, fastjson, fileio, paths, schema
-from ..errors import NexusError
+from ..errors import NexusError, UsageError
 from ..state import skill_state
 
 SMALL = 1024 * 1024  # a manifest up to this size is read whole; a larger one is read where needed (_File)
@@ -375,7 +375,7 @@ def entry(source_list, name, warn=None):
     Only the sources and that one skill are checked: enough to run it. A name the manifest does not
     know gets the full check, since its SKILL.md may have just been written.
     """
-    name = paths.checked_name(name)
+    name = checked(name)
     manifest = load()
     if manifest is not None and manifest.current(source_list):
         found = _entry(manifest, name)
@@ -456,10 +456,21 @@ def alias_table(entries, names=None):
     return table, clashes
 
 
+def checked(name):
+    """paths.checked_name, with the name likely meant when one is (disk_report: disk-report)."""
+    try:
+        return paths.checked_name(name)
+    except UsageError as e:
+        meant = "-".join(part for part in str(name).lower().replace("_", "-").replace(" ", "-").split("-") if part)
+        if meant and paths.is_valid_name(meant):
+            raise UsageError(f"{e}; did you mean '{meant}'?") from None
+        raise
+
+
 def find(manifest, name):
     """The entry of skill `name`; UsageError for a name no skill can have, NexusError with suggestions when
     there is none."""
-    name = paths.checked_name(name)
+    name = checked(name)
     text = manifest.find_line(name)
     aliases = manifest.head.get("aliases")
     if text is None and isinstance(aliases, dict) and isinstance(aliases.get(name), str):

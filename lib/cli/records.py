@@ -46,7 +46,13 @@ class Type:
         try:
             return self.read(text)
         except (TypeError, ValueError):
-            raise UsageError(f"{flag} needs {self.needs}, not {text!r}") from None
+            meant = ""
+            if self._words is not None and isinstance(text, str):  # a word of a few: the one likely meant
+                import difflib  # a bad value's hint only
+
+                close = difflib.get_close_matches(text, list(self.words), n=1, cutoff=0.6)
+                meant = f" (did you mean {close[0]}?)" if close else ""
+            raise UsageError(f"{flag} needs {self.needs}, not {text!r}{meant}") from None
 
 
 def _whole(low, high):

@@ -78,7 +78,7 @@ def resolve(source):
     owner, _, repo = source.partition("/")
     if repo and paths.is_valid_name(owner.lower()) and "/" not in repo and repo.strip(".") and _plain(repo):
         return "git", f"https://github.com/{owner}/{repo.removesuffix('.git')}.git"
-    raise NexusError(f"source '{source}' is not a folder, a git URL or owner/repo")
+    raise UsageError(f"source '{source}' is not a folder, a git URL or owner/repo")  # bad input: exit 2, as every other
 
 
 def _plain(text):

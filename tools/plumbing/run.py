@@ -87,6 +87,8 @@ def run(ctx):
         return 0
     # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
     done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
+    if done.timed_out:  # exit 124 says it to a script; a person and an agent's log are told in words
+        ctx.warn(f"'{entry['name']}' was stopped after --timeout {timeout:g} s (exit 124)")
     if args["--json"] and done.started:  # as MCP results are: masked
         write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
                                       "ms": done.ms, **call.output(done, "surrogateescape")}) + "\n")

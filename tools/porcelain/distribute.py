@@ -159,8 +159,9 @@ def add(ctx):
     what was accepted, so that `update` can say what is new.
 
     Exit status:
-      0  added, or already there;  1  a skill was refused, or the source holds none or cannot be fetched;
-      2  usage error, or an unreadable lockfile
+      0  added, or already there
+      1  a skill was refused, or the source holds none or cannot be fetched
+      2  usage error (a SOURCE that is no folder, git URL or owner/repo), or an unreadable lockfile
 
     Examples:
       nexus skills add ~/src/team-skills --skill hello

@@ -249,6 +249,7 @@ def test_each_refusal_of_frozen_names_the_skill_and_why_and_never_writes_the_loc
     ran = nexus(script_runner, project, "skill", "run", "writer", "--", str(project / "x"))
     assert ran.returncode == 1 and "changed since `nexus skills sync` placed it" in ran.stderr
     assert sync(script_runner, project, "--frozen", "--force").returncode == 0 and "curl" not in script.read_text()
+    assert "is a skill of the project here" in nexus(script_runner, project, "skills", "remove", "writer").stderr
 
     # The tag moves to an amended commit; the locked one is gone from the repository: it cannot be fetched.
     write_writer(repo / "skills", description="Amended.")
@@ -260,6 +261,10 @@ def test_each_refusal_of_frozen_names_the_skill_and_why_and_never_writes_the_loc
     shutil.rmtree(project / ".nexus")
     error = frozen_error(script_runner, project)
     assert f"refused writer: the locked commit {locked['commit']} cannot be fetched" in error
+    hint = sync(script_runner, project)  # not frozen: the pin is kept, and how to move it said
+    assert hint.returncode == 1 and "`nexus skills update --project writer` moves its pin" in hint.stderr
+    assert (project / "nexus.lock").read_text() == good
+
     shutil.rmtree(repo)
     assert "refused notes:" in frozen_error(script_runner, project)  # a repository gone
     assert (project / "nexus.lock").read_text() == good

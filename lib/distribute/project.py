@@ -345,8 +345,10 @@ def _install(project, skill, pinned, frozen, moves, force, admit, warn):
         report = managed.add(location(project, skill["source"]), [name], copy=True, force=force, on_problem=warn,
                              admit=checked, ref=ref, path=skill.get("path"))
     except NexusError as e:
-        raise NexusError(f"{'the locked commit ' + commit + ' cannot be fetched: ' if frozen and commit else ''}{e}") \
-            from None
+        if commit and ref == commit:  # pinned: a commit the repository no longer has stays pinned until moved
+            raise NexusError(f"the locked commit {commit} cannot be fetched: {e}" +
+                             ("" if frozen else f"; `nexus skills update --project {name}` moves its pin")) from None
+        raise
     if report["refused"]:
         refused = report["refused"][0]
         findings = "; ".join(f"{f['severity']} {f['path']}: {f['message']}" for f in refused.get("findings", []))

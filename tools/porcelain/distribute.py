@@ -122,6 +122,10 @@ def add(ctx):
     and nothing of it is placed, unless --force; every finding is shown on stderr, and the lockfile keeps
     what was accepted, so that `update` can say what is new.
 
+    With --project, the skills are declared instead in the project's nexus.toml (a [[skills]] table each,
+    appended; the file's other lines kept as they are) and `nexus skills sync` installs them into the
+    project's .nexus/skills and pins them in nexus.lock (`nexus skills sync --help`).
+
     Exit status:
       0  added, or already there;  1  a skill was refused, or the source holds none or cannot be fetched;
       2  usage error, or an unreadable lockfile
@@ -219,7 +223,8 @@ def sync(ctx):
     skill may do is a ceiling, never a grant: the door still asks for what you have not accepted here.
 
     Exit status:
-      0  in sync;  1  a skill was refused (the others are installed), or not inside a project;
+      0  in sync
+      1  a skill was refused (the others are installed), or not inside a project
       2  usage error, or an unreadable nexus.toml or nexus.lock
 
     Examples:

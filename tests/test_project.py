@@ -82,7 +82,7 @@ def tree(folder):
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_sync_installs_the_declared_skills_and_writes_a_sorted_stable_lock(script_runner, project, repo):
+def test_sync_installs_the_declared_skills_and_writes_a_sorted_stable_lock(script_runner, project, repo, nexus_home):
     first = sync(script_runner, project, "--json")
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
@@ -104,6 +104,10 @@ def test_sync_installs_the_declared_skills_and_writes_a_sorted_stable_lock(scrip
     assert again.returncode == 0, again.stderr
     assert again.stdout == f"0 added, 0 updated, 2 unchanged, 0 removed: {project}\n"
     assert (project / "nexus.lock").read_text() == text  # stable: nothing moved, nothing rewritten
+    trusts = list((nexus_home / "state" / "nexus" / "projects").glob("*/skills/writer/trust.json"))
+    assert len(trusts) == 1
+    trusts[0].unlink()  # lost: sync binds the placed files again, as they still are those it placed
+    assert sync(script_runner, project).returncode == 0 and trusts[0].exists()
     assert (project / ".gitignore").read_text().count(".nexus/skills") == 1
 
     (project / "nexus.toml").write_text(PROJECT_FILE.format(repo=repo).split("# Pinned")[0])

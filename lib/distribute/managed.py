@@ -305,7 +305,7 @@ def _shadows(candidate, lock, source, others):
     if name not in others or (old.get("source"), old.get("path")) == (source.location, candidate.path):
         return None
     where, folder = others[name]
-    if where == "nexus-workspace" and _PROJECT.get() is None:  # the workspace wins over MANAGED_SKILLS_DIR: the added skill would never run
+    if where == "nexus-workspace" and _PROJECT.get() is None:  # the workspace wins: the added skill would never run
         other = f"the workspace skill '{name}' ({folder})"
         return f"{other} would hide it", f"{other} hides it"
     other = f"the bundled skill '{name}'" if where == "nexus-bundled" else f"the skill '{name}' in {os.path.dirname(folder)}"

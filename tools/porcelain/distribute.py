@@ -95,13 +95,19 @@ def permissions(ctx, names, config=None):
     return {"permissions": found} if found else {}
 
 
+def _short(value):
+    """A commit's first 12 digits, an integrity's 'sha256:' and its first 12."""
+    value = value or "none"
+    return value[:19] if value.startswith("sha256:") else value[:12]
+
+
 def render_sync(report, out):
     """What changed first, permissions first (a reviewer's question: what may it do now?), then the summary."""
     for name, changes in report["changes"].items():
         for key in ("permissions", "commit", "integrity"):
             if key in changes:
                 before, after = changes[key]
-                shown = project.said if key == "permissions" else (lambda v: (v or "none")[:19 if ":" in (v or "") else 12])
+                shown = project.said if key == "permissions" else _short
                 out.write(f"{name}: {key}: {shown(before)} -> {shown(after)}\n")
     for key in ("added", "updated", "removed"):
         out.write("".join(f"{key} {name}\n" for name in report[key]))

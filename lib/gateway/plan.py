@@ -99,7 +99,7 @@ def variables(entry, given, environ=None, asked=VAR_OPTION):
     environ = os.environ if environ is None else environ
     if entry.get("type") not in ("tool", "script"):
         environ = {}
-    declared = {v["name"]: v for v in entry.get("variables") or []}
+    declared = {v["name"]: v for v in entry.get("variables") or [] if not entrylib.reserved_env(v["name"])}
     unknown = [name for name in given if name not in declared]
     if unknown:
         names = ", ".join(declared) or "none"

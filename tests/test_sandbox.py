@@ -55,6 +55,8 @@ try:
             fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
     elif what == "devtty":
         open("/dev/tty", "r+b")
+    elif what == "list":
+        print(*sorted(os.listdir(where)))
     elif what == "fds":
         print(*sorted(int(fd) for fd in os.listdir("/proc/self/fd")))
     elif what == "keyring":  # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0)
@@ -841,3 +843,40 @@ def test_an_added_skill_never_takes_another_skills_config_through_its_skill_key(
     assert "skillKey 'mailer' is another skill's name or key" in check.stdout, check.stdout
     mine = subprocess.run(["nexus", "skills", "check", str(workspace / "mine")], capture_output=True, text=True)
     assert "skillKey" not in mine.stdout
+
+
+@needs_sandbox
+def test_of_home_a_confined_skill_reads_and_lists_only_what_it_is_given(managed, bindir, home, listeners,
+                                                                         nexus_home):
+    """The deny list missed ~/.claude, ~/.codex, ~/.pgpass and shell histories (a skill with network sent them
+    out), and a denied folder could still be listed. Of $HOME it reads its grants, {cwd} and where its program
+    lies now; listing what it may not read fails as reading it does."""
+    probe_skill(managed, bindir, sandbox={"network": True, "read": ["~/.config/gh"]})
+    secrets = {".claude/.credentials.json": "{}", ".codex/auth.json": "{}", ".pgpass": "h:5432:*:me:pw",
+               ".bash_history": "export TOKEN=x", ".password-store/bank.gpg": "x", ".config/gh/hosts.yml": "token"}
+    for name, text in secrets.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    (home / "work" / "README").write_text("mine\n")
+    tool_home = home / ".local" / "share" / "tools" / "probe-venv"  # a tool installed in home, as pipx does
+    (tool_home / "bin").mkdir(parents=True)
+    (tool_home / "lib").mkdir()
+    (tool_home / "lib" / "data").write_text("needed\n")
+    shutil.move(bindir / "probe", tool_home / "bin" / "probe")
+    (bindir / "probe").symlink_to(tool_home / "bin" / "probe")
+
+    def outcome(*args):
+        return run("probe", "--", *map(str, args), cwd=home / "work").returncode
+
+    assert {name: outcome("read", home / name) for name in secrets} == {
+        **{name: 3 for name in secrets}, ".config/gh/hosts.yml": 0}
+    assert {str(p): outcome("list", p) for p in (home, home / ".ssh", home / ".password-store", home / ".config")} \
+        == {str(p): 3 for p in (home, home / ".ssh", home / ".password-store", home / ".config")}
+    assert outcome("read", home / "work" / "README") == outcome("list", home / "work") == 0
+    assert outcome("read", tool_home / "lib" / "data") == 0
+    denied = run("probe", "--", "read", str(home / ".pgpass"), cwd=home / "work")
+    assert f"to grant it, nexus skill allow probe --read {home}/.pgpass" in denied.stderr, denied.stderr
+    write_config(nexus_home, '[skills.entries.probe.sandbox]\nnetwork = true\nread = ["~"]\n')
+    assert outcome("read", home / ".pgpass") == outcome("list", home / ".codex") == 0
+    assert outcome("read", home / ".ssh" / "id_rsa") == outcome("list", home / ".ssh") == 3  # the deny list stays
+    assert outcome("list", home) == 3  # it holds ~/.ssh: listing it would list that too (Landlock)

@@ -274,10 +274,15 @@ class Call:
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
         self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
                       if not (self.withheld and p.split("/")[0] == "{cwd}")]
+        # reads: the system, and of $HOME only what is given: its own folder, {cwd} where it is safe, its grants,
+        # and where its program lives (a tool installed in ~/.local, ~/.cargo, a venv)
         self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
+        self.read += ([] if self.withheld else [cwd]) + installed(entry, config)
         deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
+        home = os.path.realpath(os.path.expanduser("~"))
+        self.unread = [] if any(_within(home, p) for p in self.read) else [home]  # left out of the system's read
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
@@ -317,8 +322,8 @@ class Call:
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
-        for top, access in [("/", read)] + [(p, read) for p in self.read]:
-            rules += _allowed(top, sorted(set(self.deny) | {"/dev"}), access)
+        for top, deny in [("/", sorted({*self.deny, *self.unread, "/dev"}))] + [(p, self.deny) for p in self.read]:
+            rules += _allowed(top, deny, read)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
         for path, access, folder in rules:
@@ -364,6 +369,34 @@ class Call:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def installed(entry, config):
+    """The folders a skill's program needs to read where it lies in $HOME (outside, the system is read): for the
+    program and the interpreter of its #! line, each as found and as its real path, its folder, or for one in a
+    bin/ folder, that prefix's bin, lib, lib64 and libexec (a venv, ~/.local, ~/.cargo, ~/.nvm/versions/...)."""
+    from ..catalog import status  # which(), as plan.command finds the program
+
+    found = status.which(plan.runs(entry) or "", status.search_dirs(config))
+    programs = [found] if found else []
+    try:
+        with open(found, "rb") as f:
+            line = f.read(256).split(b"\n")[0]
+        if line.startswith(b"#!") and line[2:].split():
+            programs.append(os.fsdecode(line[2:].split()[0]))
+    except (OSError, TypeError):
+        pass
+    home, folders = os.path.realpath(os.path.expanduser("~")), []
+    for program in programs:
+        for path in (os.path.abspath(program), os.path.realpath(program)):
+            where = os.path.dirname(path)
+            if not _within(os.path.realpath(where), home) or os.path.realpath(where) == home:
+                continue
+            if os.path.basename(where) == "bin" and os.path.dirname(where) != home:
+                folders += [os.path.join(os.path.dirname(where), name) for name in ("bin", "lib", "lib64", "libexec")]
+            else:
+                folders.append(where)
+    return [os.path.realpath(f) for f in dict.fromkeys(folders) if os.path.isdir(f)]
 
 
 def handed(entry, config, env):
@@ -451,7 +484,8 @@ def hint(entry, config, stderr):
             if not permissions(entry, config)["unix"] and _socket(path):  # a grant of its own (seccomp_filter)
                 return (f"nexus config set skills.entries.{configlib.skill_key(entry)}.sandbox.unix "
                         f"'[\"{path}\"]'")
-            if any(paths.contains(d, path) for d in deny):
+            home = os.path.expanduser("~")
+            if any(paths.contains(d, path) for d in deny) or paths.contains(home, path) and os.path.exists(path):
                 return f"nexus skill allow {name} --read {path}"
             if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
                 return (f"nexus skill allow {name} --write {os.path.dirname(path)} (confined skills do not write the "
@@ -524,14 +558,15 @@ def _denied(deny, granted):
 def _allowed(folder, deny, access, is_folder=None):
     """Rules (path, access, whether a folder: None when unknown) that allow `access` to everything under
     `folder` but the denied paths (Landlock cannot deny below an allowed folder): a folder with a denied
-    path inside may only be listed, and each of its entries that is not a link is allowed the same way (a
-    link leads somewhere allowed or not on its own)."""
+    path inside is not even listed (a rule on a folder holds for all below it: listing it would list the
+    denied ones too), and each of its entries that is not a link is allowed the same way (a link leads
+    somewhere allowed or not on its own)."""
     if folder in deny:
         return []
     inside = [d for d in deny if d.startswith(folder.rstrip("/") + "/")]
     if not inside:
         return [(folder, access, is_folder)]
-    rules = [(folder, READ_DIR, True)]
+    rules = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

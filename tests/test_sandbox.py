@@ -457,6 +457,11 @@ def test_an_unprivileged_user_is_confined_the_same(nobody):
                                   str(home / ".bash_aliases")], env=env, capture_output=True, text=True, cwd=home,
                                  stdin=subprocess.DEVNULL)
         assert written.returncode == 3 and not (home / ".bash_aliases").exists(), written.stderr
+        (home / "work" / ".git").mkdir()
+        (home / "work" / ".git" / "config").write_text("[core]\n")
+        subprocess.run(["chown", "-R", "nobody:nogroup", str(home / "work")], check=True)
+        hooked = as_them("write", str(home / "work" / ".git" / "config"))
+        assert hooked.returncode == 3 and "Read-only file system" in hooked.stderr, hooked.stderr
         where = home / "work" / "strays"
         where.mkdir()
         where.chmod(0o777)
@@ -880,3 +885,32 @@ def test_of_home_a_confined_skill_reads_and_lists_only_what_it_is_given(managed,
     assert outcome("read", home / ".pgpass") == outcome("list", home / ".codex") == 0
     assert outcome("read", home / ".ssh" / "id_rsa") == outcome("list", home / ".ssh") == 3  # the deny list stays
     assert outcome("list", home) == 3  # it holds ~/.ssh: listing it would list that too (Landlock)
+
+
+@needs_sandbox
+def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_written(managed, bindir, home, tmp_path,
+                                                                                       nexus_home):
+    """A tool writing {cwd} wrote .git/hooks and .envrc, which git and direnv ran later unconfined; and a linked
+    skill's real folder, whose code then ran with that skill's grants. Those that exist are read-only now (a
+    mount namespace); those the call made are moved aside after it, and said."""
+    probe_skill(managed, bindir)
+    project = home / "work"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / ".envrc").write_text("")
+    (project / ".github").mkdir()
+    linked_source = tmp_path / "linked" / "mailer"
+    write_skill(tmp_path / "linked", "mailer", meta={"tool": "probe"})
+    (managed / "mailer").symlink_to(linked_source)
+    existing = [project / ".git" / "hooks" / "pre-commit", project / ".git" / "config", project / ".envrc",
+                linked_source / "run.py"]
+    made = [project / ".vscode" / "settings.json", project / ".github" / "workflows" / "x.yml",
+            project / ".mcp.json"]
+    done = run("probe", "--", "writes", *map(str, existing + made + [project / "out"]), cwd=project)
+    assert done.returncode == 0, done.stderr
+    said = dict(line.split("\t") for line in done.stdout.splitlines())
+    assert {p: said[str(p)] for p in existing[:3]} == {p: "Read-only file system" for p in existing[:3]}
+    assert said[str(linked_source / "run.py")] == "Permission denied" and said[str(project / "out")] == "ok"
+    assert (project / ".git" / "config").read_text() == "[core]\n" and not (linked_source / "run.py").exists()
+    for path in (project / ".vscode", project / ".github" / "workflows", project / ".mcp.json"):
+        assert not path.exists() and f"probe: made {path} (moved to {path}.made-by-probe." in done.stderr, done.stderr

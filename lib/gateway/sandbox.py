@@ -45,6 +45,12 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000,
 # The only device files a confined skill opens (read and written by many tools): no terminal (/dev/tty, /dev/pts,
 # /dev/ptmx: a terminal on stdin is handed as the descriptor it is), no camera, microphone or disk
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# In the caller's folder, what runs later outside the sandbox (git's hooks and config, direnv, editors' and agents'
+# settings, CI, a nexus project): read-only to a skill that writes {cwd} (a mount namespace), and moved aside
+# after the call when it made one
+RUN_LATER = (".git", ".envrc", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".mcp.json",
+             ".github/workflows", "nexus.toml", "nexus.lock", ".nexus")
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1, 32, 4096, 16384, 1 << 18, 1 << 21
 # The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
 AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
 # Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
@@ -77,16 +83,18 @@ def check(entry, config, warn):
 
 
 NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
+NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to keep its .git and .envrc read-only"
 
 
 def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
-    'landlock'). Refused when the child could not be confined (user namespaces blocked, say) and the config
+    'landlock+pidns' (network granted), 'landlock' (no user namespace)); what the call made of RUN_LATER in the
+    caller's folder is moved aside, and said (warn). Refused when the child could not be confined (user namespaces blocked, say) and the config
     does not accept less; with fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone."""
     confined = Call(entry, config, env)
     try:
         try:
-            return start(confined.env, confined.child), confined.kind
+            done = start(confined.env, confined.child)
         except OSError as e:
             if e.filename != "sandbox" or not confined.namespaces:
                 raise
@@ -97,9 +105,12 @@ def run(entry, config, env, warn, start):
             if confined.netns:
                 warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
                      f"(skills.sandbox.fallback = \"warn\")")
-        confined.finish()
-        confined = Call(entry, config, env, fallback_network=True)
-        return start(confined.env, confined.child), confined.kind
+            confined.finish()
+            confined = Call(entry, config, env, fallback_network=True)
+            done = start(confined.env, confined.child)
+        for made in confined.made():
+            warn(f"{entry['name']}: made {made}: it would run outside the sandbox later")
+        return done, confined.kind
     finally:
         confined.finish()
 
@@ -213,7 +224,9 @@ def status(config):
             shown["problem"] = f"{shown['text']}: skills.sandbox.mode is {chosen}, and confined skills are refused"
         elif not found["netns"]:
             shown["problem"] = (f"{shown['text']} (user namespaces blocked): skills.sandbox.mode is {chosen}, and "
-                                "confined skills without network are refused")
+                                "confined skills without network are refused; those with network run without a PID "
+                                "namespace, and without writing the folder they are called from (no mount "
+                                "namespace to keep its .git read-only)")
     return shown
 
 
@@ -269,7 +282,7 @@ class Call:
         self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
         # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
         cwd = os.path.realpath(places["{cwd}"])
-        self.withheld = unsafe_cwd(cwd, self.protect)
+        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS)
         WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
         self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
@@ -286,6 +299,9 @@ class Call:
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
+        later = [os.path.join(cwd, name) for name in RUN_LATER] if cwd in self.write else []
+        self.bound = [p for p in later if os.path.lexists(p)]  # made read-only in its mount namespace
+        self.absent = [p for p in later if not os.path.lexists(p)]  # looked for after the call
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
@@ -351,18 +367,52 @@ class Call:
             import ctypes  # namespaces only
 
             uid, gid = os.geteuid(), os.getegid()
-            if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | (CLONE_NEWNET if self.netns else 0)) != 0:
+            if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (CLONE_NEWNET if self.netns else 0)) != 0:
                 raise OSError(ctypes.get_errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
                               + os.strerror(ctypes.get_errno()), "sandbox")
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
+            self._bind_read_only(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
             import ctypes  # the error's text only
 
             raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
+
+    def _bind_read_only(self, libc):
+        """In the child's own mount namespace: each of `bound` bound read-only over itself (keeping the flags
+        its mount has, which a user namespace may not drop)."""
+        if not self.bound:
+            return
+        import ctypes  # a mount namespace only
+
+        kept = {os.ST_NOSUID: os.ST_NOSUID, os.ST_NODEV: os.ST_NODEV, os.ST_NOEXEC: os.ST_NOEXEC,
+                os.ST_NOATIME: os.ST_NOATIME, os.ST_NODIRATIME: os.ST_NODIRATIME, os.ST_RELATIME: MS_RELATIME}
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
+        for path in self.bound:
+            target = os.fsencode(path)
+            flags = sum(ms for st, ms in kept.items() if os.statvfs(path).f_flag & st)
+            if (libc.mount(target, target, None, MS_BIND | MS_REC, None) != 0
+                    or libc.mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, None) != 0):
+                raise OSError(ctypes.get_errno(), f"cannot make {path} read-only: "
+                              + os.strerror(ctypes.get_errno()), "sandbox")
+
+    def made(self):
+        """After the call: what it made of RUN_LATER in the caller's folder, moved aside (renamed, so that
+        nothing runs it); one line each of what was moved where."""
+        moved = []
+        for path in self.absent:
+            if os.path.lexists(path):
+                aside = f"{path}.made-by-{self.name}.{os.getpid()}"
+                try:
+                    os.rename(path, aside)
+                    moved.append(f"{path} (moved to {aside})")
+                except OSError as e:
+                    moved.append(f"{path} (could not be moved: {e.strerror})")
+        return moved
 
     def finish(self):
         """After the call: the ruleset is closed."""
@@ -535,9 +585,22 @@ def protected(config):
     bundled skills, and the Python installation it runs from, where a .pth file would run in every nexus)."""
     import site  # already loaded by Python's start-up, unless -S: its user folders
 
-    return [*ESCALATION, paths.home(), *(folder for _, folder in configlib.sources(config)), *configlib.bin_path(config),
+    folders = [folder for _, folder in configlib.sources(config)]
+    return [*ESCALATION, paths.home(), *folders, *linked(folders), *configlib.bin_path(config),
             os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix, sys.base_prefix,
             site.getusersitepackages()]
+
+
+def linked(folders):
+    """Where the skills linked into these folders really lie (`skills add` of a local folder links it): a
+    confined skill that wrote one's run.py ran its code with that skill's grants."""
+    found = []
+    for folder in folders:
+        try:
+            found += [os.path.realpath(e.path) for e in os.scandir(folder) if e.is_symlink()]
+        except OSError:
+            continue
+    return found
 
 
 def _guarded(path, protect):

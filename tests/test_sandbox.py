@@ -540,6 +540,11 @@ def test_the_first_command_after_the_upgrade_names_the_added_skills_now_confined
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
     assert "Skills added with `nexus skills add` now run confined" in first.stderr
     assert "Now confined: probe. To give one the network and your home folder back: nexus skill allow" in first.stderr
+    # what a skill confined before loses now, and the commands that give it back
+    assert "Confined skills now get what they are given, not everything but a list" in first.stderr
+    for command in ("nexus skill allow NAME --read ~/.gitconfig", "nexus skill allow NAME --write DIR",
+                    "skills.entries.NAME.sandbox.unix"):
+        assert command in first.stderr
     again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
     assert "now run confined" not in again.stderr

@@ -617,7 +617,7 @@ def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir,
     refused = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True,
                              stdin=subprocess.DEVNULL)
     assert refused.returncode == 1 and not (managed / "probe").exists()
-    assert (f"refused probe: probe asks, when it runs confined, for the network (and Unix sockets); writing "
+    assert (f"refused probe: probe asks, when it runs confined, for the network; writing "
             f"~/notes: to accept, nexus skills add {source} --yes") in refused.stderr
     code, said = at_a_terminal(["nexus", "skills", "add", str(source)], answer=b"n\n")
     assert code == 1 and "allow it? [y/N]" in said and not (managed / "probe").exists()

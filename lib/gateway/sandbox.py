@@ -1,17 +1,22 @@
-"""Confinement: what a skill may touch, and the kernel's means of holding it to that (Linux: Landlock,
-and a network namespace inside a user namespace).
+"""Confinement: what a skill may touch, and the kernel's means of holding it to that (Linux: a user namespace
+with PID, mount and network namespaces in it, a seccomp filter and Landlock).
 
-A skill's permissions are the default profile widened by its declaration (metadata.nexus.sandbox) and
-set per key by the user's config (skills.entries.NAME.sandbox): it reads everything but the secrets of
-skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private temporary folder of the
-skill, kept), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
-it has no network, and no Unix socket. Landlock only allows: a denied folder is left out by allowing each of
-its siblings, and each of its ancestors' listing, instead; the places where a written file would run
-outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a
-new network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock
-(ABI 4) cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn").
-Landlock does not mediate connect() to a Unix socket at a path: a seccomp filter cuts socket(AF_UNIX)
-(seccomp_filter). The environment loses the user's agents' addresses and secret-named variables (handed).
+A skill gets what it is given, never "everything but a list". Its permissions are the default widened by its
+declaration (metadata.nexus.sandbox) and set per key by the user's config (skills.entries.NAME.sandbox). It
+reads the system but the secrets of skills.sandbox.deny and nexus's own config and state, and of $HOME only
+its own folder, {cwd}, {tmp}, {state}, its grants and where its program lies (installed()); it writes {tmp}
+(a private temporary folder of the skill, kept), {state} (its own folder under nexus's state) and, for a tool
+skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), with what runs later inside it (RUN_LATER)
+bound read-only in its mount namespace; it has no network and no Unix socket, each a grant of its own.
+Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never listing
+their parent, which a rule would list down to the denied one); the places where a written file would run
+outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
+network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4)
+cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn"). Landlock
+does not mediate connect() to a Unix socket at a path, nor terminal ioctls: the seccomp filter cuts those
+(seccomp_filter). The program runs in a session of its own under a minimal init in its PID namespace
+(process.Contained), so nothing it starts outlives the call. The environment loses the user's agents'
+addresses and secret-named variables (handed).
 
 The ruleset is built here, in the parent (`Call`); `Call.child` is the step gateway.process runs in the
 child before exec. Only confined calls import this module (gateway.plan.confined decides).
@@ -160,10 +165,10 @@ def grant(entry, network=False, write=(), read=()):
 
 def widening(new, old, granted):
     """What declaration `new` asks beyond declaration `old` and what is `granted` ({network, write, read}), as
-    `skills add` and `update` ask it ('the network (and Unix sockets); writing ~/x'); '' when nothing."""
-    wants = ["the network (and Unix sockets)"] if new.get("network") is True and old.get("network") is not True and \
+    `skills add` and `update` ask it ('the network; writing ~/x'); '' when nothing."""
+    wants = ["the network"] if new.get("network") is True and old.get("network") is not True and \
         not granted.get("network") else []
-    for key, doing in (("write", "writing"), ("read", "reading")):
+    for key, doing in (("write", "writing"), ("read", "reading"), ("unix", "the Unix sockets")):
         more = [p for p in _strings(new.get(key)) if p not in _strings(old.get(key)) + list(granted.get(key, []))]
         wants += [f"{doing} {', '.join(more)}"] if more else []
     return "; ".join(wants)
@@ -182,7 +187,7 @@ def effective(entry, config):
         guarded = [os.path.realpath(expand(p, {})) for p in protected(config)]
         write = [p for p in write if p.startswith("{") or not _guarded(os.path.realpath(expand(p, {})), guarded)]
     return {"confined": plan.confined(entry, config), "network": allowed["network"], "write": write,
-            "read": allowed["read"]}
+            "read": allowed["read"], "unix": allowed["unix"]}
 
 
 def said(name, allowed):

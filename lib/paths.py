@@ -35,7 +35,9 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/mcp/tokens.json", "The bearer tokens of nexus-mcp --http (`nexus mcp token`): each "
                                                 "one's name, profile, expiry and SHA-256, never the token."),
-    ("$NEXUS_HOME/state/nexus/mcp/auth.log", "Every request nexus-mcp --http turned away, one JSON object a line."),
+    ("$NEXUS_HOME/state/nexus/mcp/auth.log", "Requests nexus-mcp --http turned away, one JSON object a line (one "
+                                              "an address a second at most; pruned past 1 MB)."),
+    ("$NEXUS_HOME/state/nexus/mcp/.lock", "Held while nexus-mcp writes auth.log or its record of the calls it runs."),
     ("$NEXUS_HOME/state/nexus/mcp/sessions/ID/", "The working folder of an HTTP session, where its tool skills run; "
                                                  "removed when the session ends."),
     ("$NEXUS_HOME/state/nexus/telemetry-cursor.json", "What `nexus telemetry push` sent last of each skill's log: the "
@@ -202,6 +204,10 @@ def tokens_file():
 
 def auth_log():
     return os.path.join(mcp_state(), "auth.log")
+
+
+def mcp_lock():
+    return os.path.join(mcp_state(), ".lock")
 
 
 def session_folder(session):

@@ -101,6 +101,9 @@ class Nexus:
         self.bus = None  # where list changes go to subscriptions/listen (the 2026-07-28 revision's)
         self.initialized = None  # an anyio.Event, set when the client is initialized (made in the event loop)
         self.token = None  # over HTTP: the name of the bearer token the connection came with
+        self.token_calls = None  # over HTTP: the most calls a token runs at once (--calls-per-token)
+        self.held = {}  # over HTTP, shared by every connection: a token's SHA-256 -> its calls in flight
+        self.digest = None  # over HTTP: that token's SHA-256, which the session is bound to
         self.profile = None  # over HTTP: the profile of that token, served to this connection alone (scope.SERVED)
         self.folder = None  # over HTTP: the session's working folder, where its tool skills run
         self.remote = False  # over HTTP: resource URIs name no path of this machine
@@ -303,11 +306,13 @@ class Nexus:
             name = arguments.pop("name", None)
             if not isinstance(name, str):
                 return offer.error_result(f"{offer.RUN_SKILL} needs name: the skill to run (see {offer.LIST_SKILLS})")
-        if self.calls.borrowed_tokens >= self.calls.total_tokens:
-            return offer.error_result(f"{name}: not run: {self.max_calls} calls are running already, the most this "
-                                      "server runs at once (nexus-mcp --max-calls); call it again when one has ended")
+        busy = self.no_slot()
+        if busy:
+            return await self.work(lambda: self.refused_busy(name, arguments, busy))
         running = Running()
         self.running.add(running)
+        if self.digest:
+            self.held[self.digest] = self.held.get(self.digest, 0) + 1
         try:
             return await in_thread(self.served(lambda: self.run_skill(name, arguments, running)), self.calls,
                                    running.cancel)
@@ -319,8 +324,34 @@ class Nexus:
             return offer.error_result(f"{offer.RUN_SKILL}: {e.message}")  # its argument was off, not the tool
         finally:
             self.running.discard(running)
+            if self.digest:
+                self.held[self.digest] -= 1
+                if not self.held[self.digest]:
+                    del self.held[self.digest]
             if self.telemetry is not None and running.call is not None and running.call.logged:
                 self.telemetry.call(running.call.logged)  # onto the SDK's span of this tools/call
+
+    def no_slot(self):
+        """Why a tool call cannot start now (every slot of the server's, or of the caller's token, taken), or None."""
+        if self.calls.borrowed_tokens >= self.calls.total_tokens:
+            return (f"{self.max_calls} calls are running already, the most this server runs at once (nexus-mcp "
+                    "--max-calls); call it again when one has ended")
+        if self.digest and self.token_calls and self.held.get(self.digest, 0) >= self.token_calls:
+            return (f"token {self.token} has {self.token_calls} calls running already, the most a token runs at "
+                    "once (nexus-mcp --calls-per-token); call it again when one has ended")
+        return None
+
+    def refused_busy(self, name, arguments, why):
+        """A tool error for a call that found no slot, logged as refused (busy) when the skill is one offered."""
+        config = self.config()
+        try:
+            entry = self.catalog.entry(config, offer.skill_named(self.records(self.watch), name) or name)
+            args = offer.call_arguments(arguments)[0]
+        except (NexusError, MCPError):
+            entry = None
+        if entry is not None and entry["type"] in ("tool", "script"):
+            gateway.Call(entry, config, args, self.warn, asked=offer.ASKED, **self.caller()).refuse(Refused("busy", why))
+        return offer.error_result(f"{name}: not run: {why}")
 
     def run_skill(self, name, arguments, running):
         """What `nexus skill run NAME --json -- ARGS` does, the output captured up to the limit."""
@@ -653,10 +684,14 @@ def problem(text):
     """The JSON-RPC error that answers a line the SDK would drop in silence; None for a good message."""
     try:
         message = json.loads(text)
+    except RecursionError:  # nesting deeper than Python's stack: never a traceback that ends the server
+        return rpc_error(None, PARSE_ERROR, "Parse error: nested too deeply")
     except ValueError as e:
         return rpc_error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
     ident = message.get("id") if isinstance(message, dict) else None
-    ident = ident if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)) else None
+    if ident is not None and not (isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))):
+        # true, an object, a fraction or 1e400 (inf): the SDK would drop it unanswered
+        return rpc_error(None, INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
     if isinstance(message, dict) and "method" in message and not isinstance(message.get("params", {}), dict):
         # a notification is never answered, not even with an error
         return rpc_error(ident, INVALID_PARAMS, "Invalid params: params must be an object") if "id" in message else None

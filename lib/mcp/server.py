@@ -346,14 +346,15 @@ class Nexus:
 
     def refused_busy(self, name, arguments, why):
         """A tool error for a call that found no slot, logged as refused (busy) when the skill is one offered."""
-        config = self.config()
-        try:
-            entry = self.catalog.entry(config, offer.skill_named(self.records(self.watch), name) or name)
-            args = offer.call_arguments(arguments)[0]
-        except (NexusError, MCPError):
-            entry = None
-        if entry is not None and entry["type"] in ("tool", "script"):
-            gateway.Call(entry, config, args, self.warn, asked=offer.ASKED, **self.caller()).refuse(Refused("busy", why))
+        config, records = self.config(), self.records(self.watch)
+        skill = offer.skill_named(records, name)
+        if skill in {r["name"] for r in offer.tools_of(records)}:  # one this caller is offered: nothing else is told
+            try:
+                entry, args = self.catalog.entry(config, skill), offer.call_arguments(arguments)[0]
+            except (NexusError, MCPError):
+                entry = None
+            if entry is not None:
+                gateway.Call(entry, config, self.caller(), args).refuse(Refused("busy", why))
         return offer.error_result(f"{name}: not run: {why}")
 
     def run_skill(self, name, arguments, running):

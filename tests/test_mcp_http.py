@@ -200,6 +200,7 @@ def test_an_expired_token_is_refused(served):
     document["tokens"]["stale"]["expires"] = "2020-01-01T00:00:00.000Z"
     path.write_text(json.dumps(document))
     statuses = []
+    time.sleep(1.1)  # auth.log takes one line an address a second
     with pytest.raises(Exception):
         run(served, lambda client: client.list_tools(), served.tokens["stale"], statuses=statuses)
     assert statuses == [401]
@@ -253,11 +254,15 @@ def test_a_foreign_origin_is_refused_and_a_local_or_allowed_one_let_in(served):
 
 def test_a_token_bound_to_a_profile_sees_and_runs_only_its_skills(served):
     async def scenario(client):
-        return await client.list_tools(), await client.call_tool("where", {}), await client.call_tool("say", {})
+        try:
+            where = await client.call_tool("where", {})
+        except Exception as e:  # a skill outside the profile is an unknown tool, as one that does not exist
+            where = e
+        return await client.list_tools(), where, await client.call_tool("say", {})
 
     tools, where, said = run(served, scenario, served.tokens["narrow"])
     assert {t.name for t in tools.tools} - {"list_skills", "read_skill"} == {"say"}
-    assert where.is_error and not said.is_error
+    assert "Unknown tool 'where'" in str(where) and not said.is_error
     line = served.log("say")[-1]
     assert (line["token"], line["profile"]) == ("narrow", "narrow")
 

@@ -3,6 +3,7 @@ request, floods of refused requests, a token rotated under the same name, one to
 JSON. One server for the module, started with few descriptors (as a busy host has them) and small shares,
 driven by raw sockets and the MCP SDK's streamable-HTTP client, 127.0.0.1 only."""
 
+import contextlib
 import json
 import os
 import resource
@@ -41,6 +42,7 @@ def served(tmp_path_factory):
         write_skill(served.home / "skills", name, f"Runs {name}.", meta={"tool": name})
     for name in ("team", "pair", "many", "other"):
         served.token(name)
+    served.token("narrow", "--profile", "narrow")
     err = open(served.root / "server.err", "w+")
     served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "0", "--max-sessions", "3",
                                        "--calls-per-token", "2"], env=served.env, stdin=subprocess.DEVNULL,
@@ -203,6 +205,73 @@ def test_a_token_runs_at_most_its_share_of_calls_and_a_call_refused_for_a_slot_i
     assert (line["refused"], line["token"]) == ("busy", "pair")
 
 
+def test_a_call_whose_client_leaves_before_its_answer_is_cancelled_and_frees_its_slot(served):
+    token = served.tokens["pair"]
+    status, headers, _ = raw_initialize(served, token)
+    sid = headers["mcp-session-id"]
+    common = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+              "Content-Type": "application/json", "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"}
+    with httpx2.Client(timeout=30) as http:
+        http.post(served.url, headers=common, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for n in range(2):  # both of the token's slots, each client gone at once
+            with http.stream("POST", served.url, headers=common, json={
+                    "jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+                    "params": {"name": "nap", "arguments": {"args": ["60"]}}}) as answer:
+                assert answer.status_code == 200
+                time.sleep(1)
+    gone = lambda: [line for line in served.log("nap") if line.get("token") == "pair" and line["args"] == ["60"]]
+    assert wait_for(lambda: len(gone()) == 2, 20), gone()
+    assert all((line["exit"], line["error"]) == (137, "cancelled") for line in gone())
+    async def scenario(client):
+        return await client.call_tool("say", {"args": ["a slot is free"]})
+
+    assert not run(served, scenario, token).is_error
+    delete(served, token, sid)
+
+
+def test_a_skill_outside_the_tokens_profile_is_not_found_as_one_that_does_not_exist(served):
+    async def scenario(client):
+        said = []
+        for name in ("nap", "no-such-skill"):
+            try:
+                await client.call_tool(name, {})
+            except Exception as e:  # the SDK's McpError: a protocol error, as for any unknown tool
+                said.append(str(e))
+        for name in ("nap", "no-such-skill"):
+            try:
+                await client.get_prompt(name)
+            except Exception as e:
+                said.append(str(e))
+        said += [(await client.call_tool("read_skill", {"name": n})).content[0].text for n in ("nap", "no-such-skill")]
+        return said
+
+    said = run(served, scenario, served.tokens["narrow"])
+    assert len(said) == 6
+    for outside, missing in zip(said[::2], said[1::2]):
+        assert outside.replace("nap", "NAME") == missing.replace("no-such-skill", "NAME"), (outside, missing)
+        assert "profile" not in outside and "tool skill" not in outside
+
+
+def test_a_foreign_port_of_this_host_and_a_header_sent_twice_are_refused(served):
+    def status(headers):
+        with httpx2.Client(timeout=30) as http:
+            return http.post(served.url, headers=[("Authorization", f"Bearer {served.tokens['team']}"),
+                                                  ("Accept", "application/json, text/event-stream"),
+                                                  ("Content-Type", "application/json"), *headers],
+                             content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status_code
+
+    assert status([("Origin", "http://localhost:3000")]) == 403  # another program's page on this machine
+    assert status([("Origin", f"http://localhost:{served.port}"), ("Origin", "http://evil.example")]) == 400
+    assert status([("Authorization", "Bearer nexus_other")]) == 400  # whichever the gate would read
+
+
+def test_a_forwarded_for_header_does_not_name_the_address_auth_log_records(served):
+    time.sleep(1.1)
+    with httpx2.Client(timeout=30) as http:
+        assert http.post(served.url, headers={"X-Forwarded-For": "203.0.113.9"}, json={}).status_code == 401
+    assert served.auth_log()[-1]["remote"].startswith("127.0.0.1:")
+
+
 def test_deeply_nested_json_is_a_parse_error_and_the_server_goes_on(served):
     status, headers, _ = raw_initialize(served, served.tokens["team"])
     sid = headers["mcp-session-id"]
@@ -229,3 +298,152 @@ def test_stdio_answers_deep_json_with_a_parse_error_and_a_wrong_id_with_an_inval
     assert server.wait(30) == 0 and b"Traceback" not in server.stderr.read()
     assert sorted(a["error"]["code"] for a in answers if "error" in a) == [-32700, -32600, -32600, -32600]
     assert [a["result"] for a in answers if a.get("id") == 5] == [{}]
+
+
+def stdio_calls(env, *calls, argv=()):
+    """The results of tools/call requests (name, arguments) sent to a nexus-mcp on stdio."""
+    server = subprocess.Popen(["nexus-mcp", *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env, text=True)
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+              for n, (name, arguments) in enumerate(calls, 1)]
+    server.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+    server.stdin.flush()
+    answers = {}
+    while len(answers) < len(calls) + 1:
+        message = json.loads(server.stdout.readline())
+        answers[message["id"]] = message
+    server.stdin.close()
+    assert server.wait(30) == 0
+    return [answers[n]["result"] for n in range(1, len(calls) + 1)]
+
+
+@pytest.fixture
+def home(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    env = {**os.environ, "NEXUS_HOME": str(tmp_path / "nexus"), "HOME": str(tmp_path / "home"),
+           "MANAGED_SKILLS_DIR": str(tmp_path / "managed"), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    for name in ("NEXUS_CONFIG", "NEXUS_SESSION_ID", "NEXUS_PROFILE"):
+        env.pop(name, None)
+    (tmp_path / "nexus" / "skills").mkdir(parents=True)
+    (tmp_path / "nexus" / "nexus.toml").write_text("[skills]\nallowBundled = []\n")
+    return tmp_path, bindir, env
+
+
+def test_a_tool_called_over_mcp_gets_no_other_skills_secrets_and_a_shell_keeps_its_environment(home):
+    root, bindir, env = home
+    make_tool(bindir, "envdump", "#!/bin/sh\nenv\n")
+    make_tool(bindir, "btool", "#!/bin/sh\nexit 0\n")
+    write_skill(root / "nexus" / "skills", "dump", "Dumps.", meta={"tool": "envdump", "requires": {"env": ["AKEY_TOKEN"]}})
+    write_skill(root / "nexus" / "skills", "bee", "Bee.", meta={"tool": "btool", "requires": {"env": ["BKEY_TOKEN"]},
+                                                                "primaryEnv": "BEE_API"})
+    env.update({"AKEY_TOKEN": "a-own-secret-1", "BKEY_TOKEN": "b-other-secret-2", "BEE_API": "b-primary-3",
+                "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer otel-4", "DB_PASSWORD": "undeclared-5",
+                "PLAIN_SETTING": "plain-6"})
+    [result] = stdio_calls(env, ("dump", {}))
+    shown = result["content"][0]["text"]
+    assert "AKEY_TOKEN=***" in shown and "PLAIN_SETTING=plain-6" in shown  # its own stay (masked as ever)
+    for name in ("BKEY_TOKEN", "BEE_API", "OTEL_EXPORTER_OTLP_HEADERS", "DB_PASSWORD"):
+        assert name not in shown
+    shell = subprocess.run(["nexus", "skill", "run", "dump"], env=env, capture_output=True, text=True)
+    assert shell.returncode == 0 and "BKEY_TOKEN=b-other-secret-2" in shell.stdout  # whoever has the shell has it
+
+
+def test_a_secret_is_masked_before_the_output_is_cut_so_no_piece_of_it_shows(home):
+    root, bindir, env = home
+    secret = "abcdefghijklmnopqrstuvwxyz0123"
+    make_tool(bindir, "leak", '#!/bin/sh\nprintf "%s" "$PAD$SHH_KEY"\nprintf "%s" "$PAD$SHH_KEY$DEPLOY_TOKEN" >&2\n')
+    write_skill(root / "nexus" / "skills", "leak", "Leaks.", meta={
+        "tool": "leak", "requires": {"env": ["SHH_KEY"]},
+        "variables": [{"name": "DEPLOY_TOKEN", "description": "a deploy key"}, {"name": "PAD"}]})
+    env["SHH_KEY"] = secret
+    limit = 1000
+    results = stdio_calls(env, *(("leak", {"variables": {"PAD": "x" * (limit - cut), "DEPLOY_TOKEN": "deploy-secret-77"}})
+                                 for cut in (29, 15, 1)), argv=("--max-output", str(limit)))
+    for result in results:
+        text = json.dumps(result)
+        assert not any(secret[:n] in text for n in range(6, len(secret) + 1)), text[-300:]
+        assert "deploy-secret-77" not in text
+    lines = [json.loads(line) for line in (root / "nexus" / "state" / "nexus" / "skills" / "leak" /
+                                          "usage.log").read_text().splitlines()]
+    assert len(lines) == 3 and "deploy-secret-77" not in json.dumps(lines)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="the sweep reads /proc")
+def test_what_a_server_killed_outright_left_running_is_killed_when_the_next_one_starts(home):
+    root, bindir, env = home
+    pids = root / "pids"
+    make_tool(bindir, "spawn", f'#!/bin/sh\nsetsid sleep 600 </dev/null >/dev/null 2>&1 &\necho $! > "{pids}.setsid"\n'
+                               f'sleep 600 &\necho $! > "{pids}.group"\nwait\n')
+    write_skill(root / "nexus" / "skills", "spawn", "Spawns.", meta={"tool": "spawn"})
+    stale = root / "nexus" / "state" / "nexus" / "mcp" / "sessions" / "mcp-20200101-000000-deadbeef"
+    stale.mkdir(parents=True)
+    server = subprocess.Popen(["nexus-mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env, text=True)
+    for line in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "spawn", "arguments": {}}}):
+        server.stdin.write(json.dumps(line) + "\n")
+        server.stdin.flush()
+    assert wait_for(lambda: all(os.path.exists(f"{pids}.{k}") and open(f"{pids}.{k}").read().strip()
+                                for k in ("setsid", "group")))
+    assert not stale.exists()  # a session folder no live server claims is removed as a server starts
+    server.kill()
+    server.wait(30)
+    left = [int(open(f"{pids}.{k}").read()) for k in ("setsid", "group")]
+    try:
+        time.sleep(1)
+        assert alive(left[0])  # the parent-death signal took the tool's first process alone
+        stdio_calls(env)  # the next server: it sweeps as it starts
+        assert wait_for(lambda: not any(alive(pid) for pid in left), 10), left
+    finally:
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+
+
+def test_a_token_bound_to_a_profile_gets_instructions_and_discovery_of_its_profile_alone(tmp_path):
+    served = Served(tmp_path)
+    served.bin.mkdir()
+    make_tool(served.bin, "say", '#!/bin/sh\necho "$*"\n')
+    for name in ("say", "secret-deploy"):
+        write_skill(served.home / "skills", name, f"Runs {name}.", meta={"tool": "say"})
+    (served.home / "nexus.toml").write_text('[skills]\nallowBundled = []\n[profiles.narrow.skills]\nallow = ["say"]\n')
+    served.token("narrow", "--profile", "narrow")
+    with open(tmp_path / "server.err", "w") as err:
+        served.process = subprocess.Popen(["nexus-mcp", "--http", "--port", "0", "--watch", "0", "--tools", "loader"],
+                                          env=served.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=err)
+    try:
+        assert wait_for(lambda: "serving MCP at" in (tmp_path / "server.err").read_text(), 90)
+        served.url = (tmp_path / "server.err").read_text().split("serving MCP at ")[1].split()[0]
+
+        with httpx2.Client(timeout=30) as http:
+            answer = http.post(served.url, headers={
+                "Authorization": f"Bearer {served.tokens['narrow']}", "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json"}, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+            discover = http.post(served.url, headers={
+                "Authorization": f"Bearer {served.tokens['narrow']}", "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json", "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"},
+                json={"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {
+                    "_meta": {"io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {}}}})
+        for text in (answer.text, discover.text):
+            assert "say" in text and "secret-deploy" not in text, text[:600]
+    finally:
+        served.process.terminate()
+        served.process.wait(10)

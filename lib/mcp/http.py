@@ -24,13 +24,14 @@ from .. import fastjson, fileio, paths, schema, style
 from ..errors import NexusError
 from ..state import usage_log
 from ..usage import sessions
-from . import server as mcpserver, tokens
+from . import server as mcpserver, strays, tokens
 
 PATH = "/mcp"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 POLICE_SECONDS = 1  # how soon a revoked or expired token's live sessions are ended
 TOKEN_KEY = "nexus.token"  # where the Gate leaves the token's name in the request's ASGI scope
 DIGEST_KEY = "nexus.digest"  # and the token's SHA-256: what a session is bound to (a name outlives a rotation)
+WATCHED_BYTES = 1024 * 1024  # a POST of a session up to this size is read first, for the id of the call it is
 HEAD_SECONDS = 10  # a connection that has not sent a request's whole head by then is closed
 KEEP_ALIVE_SECONDS = 5  # an idle keep-alive connection is closed after this (uvicorn's own default, never more)
 AUTH_LOG_BYTES = 1024 * 1024  # auth.log is pruned (usage_log.prune) past this
@@ -56,9 +57,10 @@ def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=No
     bound = sock.getsockname()[1]
     shares = shares or Shares()
     hub = Hub(mcpserver.Nexus(limit, watch, max_calls, tools, warn), store, warn)
+    hub.base.me = strays.begin(warn)
     hub.base.token_calls = shares.calls
-    gate = Gate(hub.app(), store, hub.refused, not no_auth, host, origins, hub.sessions_of, shares.sessions)
-    hub.gate = gate
+    gate = Gate(hub.app(), store, hub.refused, not no_auth, host, origins, hub.sessions_of, shares.sessions, bound)
+    hub.gate, gate.left = gate, hub.client_left
     # proxy_headers off: an X-Forwarded-For from anyone would otherwise name the address auth.log records
     config = uvicorn.Config(gate, log_level="warning", access_log=False, lifespan="on", ssl_certfile=certfile,
                             ssl_keyfile=keyfile, timeout_graceful_shutdown=5, proxy_headers=False,
@@ -66,6 +68,9 @@ def serve(limit, watch, max_calls, tools, warn, host, port, no_auth, certfile=No
                             http=guarded_protocol(shares.connections, hub.refused_connection))
     scheme = "https" if certfile else "http"
     name = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
+    if not certfile and not tokens.loopback(host):
+        warn(f"tokens travel in plain text to {host}: anyone on the way can read and use one; serve HTTPS "
+             "(--certfile, --keyfile) or behind a proxy that terminates TLS")
     warn(f"serving MCP at {scheme}://{name}:{bound}{PATH}" + (" (no token needed: --no-auth)" if no_auth else ""))
     ending_on_sighup(config).run(sockets=[sock])
     return 0
@@ -214,6 +219,7 @@ class Hub:
             for key, nexus in list(self.live.items()):
                 await self.ended(key, nexus)
             self.base.stop_telemetry()
+            strays.end(self.base.me)
 
     def of(self, ctx):
         """The Nexus of a request's connection: made on its first request, ended with it."""
@@ -232,6 +238,7 @@ class Hub:
                                          profile=self.store.profile(token) if token else None,
                                          folder=paths.session_folder(session), remote=True)
             self.live[key] = nexus
+            strays.session(self.base.me, session)  # its folder is removed at the next start if we die
             if connection.session_id:
                 connection.exit_stack.push_async_callback(self.ended, key, nexus)
             self.warn(f"session {session}" + (f" (token {token})" if token else ""))
@@ -241,7 +248,8 @@ class Hub:
     async def ended(self, key, nexus):
         """A session ended (the client's DELETE, idle, revoked, the server stopping): its calls ended and
         logged, its working folder removed."""
-        self.live.pop(key, None)
+        if self.live.pop(key, None) is not None:
+            strays.session(self.base.me, nexus.session, open_=False)
         await nexus.end_calls()
         shutil.rmtree(nexus.folder, ignore_errors=True)
 
@@ -261,6 +269,11 @@ class Hub:
                     if transport is not None:
                         await self.manager._discard_session(session_id, transport)
             self.gate.end_flights(lambda digest: not self.store.valid_digest(digest))
+
+    def client_left(self, session_id, ident):
+        nexus = self.live.get(session_id)
+        if nexus is not None:
+            nexus.client_left(ident)
 
     def sessions_of(self, digest):
         """How many sessions the token of this SHA-256 has open."""
@@ -321,14 +334,18 @@ class Gate:
     """The ASGI app in front of the SDK's: Origin, Host, then the bearer token (when `auth`), then a token's
     share of sessions; log(scope, why, token=None) is told of each request turned away."""
 
-    def __init__(self, app, store, log, auth, host, origins=(), sessions_of=None, max_sessions=None):
+    def __init__(self, app, store, log, auth, host, origins=(), sessions_of=None, max_sessions=None, port=None):
         self.app, self.store, self.log, self.auth = app, store, log, auth
         self.sessions_of, self.max_sessions = sessions_of, max_sessions
         names = LOOPBACK_NAMES if tokens.loopback(host) else (() if host in ("0.0.0.0", "::") else (host,))
         self.hosts = names if tokens.loopback(host) else None  # a Host header checked on loopback alone (DNS rebinding)
-        self.origins = [f"{scheme}://{name}" for scheme in ("http", "https") for name in names]
+        # this server's own origin, its port included: a page served on another port of the machine is another
+        # origin (another program's), let in only by --allow-origin
+        ports = (f":{port}",) + (("",) if port in (80, 443) else ()) if port else ("",)
+        self.origins = {f"{scheme}://{name}{p}" for scheme in ("http", "https") for name in names for p in ports}
         self.allowed = {origin.rstrip("/") for origin in origins}  # --allow-origin: exactly these
         self.flights = {}  # a token's SHA-256 -> the cancel scopes of its requests in flight
+        self.left = None  # left(session id, request id): a tool call's client went away (Hub.client_left)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
@@ -336,14 +353,17 @@ class Gate:
         if scope["type"] != "http":  # a websocket (uvicorn is told to serve none): nothing else gets past
             return None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        twice = [name for name in ("origin", "host", "authorization", "mcp-session-id")
+                 if sum(1 for k, _ in scope["headers"] if k.lower() == name.encode()) > 1]
+        if twice:  # which of the two would a check read, and which the app? Neither: refused
+            return await self.deny(scope, send, 400, f"the header {twice[0]} is sent twice")
         origin, host = headers.get("origin"), headers.get("host", "")
-        if origin is not None and origin not in self.allowed and not any(
-                origin == o or origin.startswith(o + ":") for o in self.origins):
+        if origin is not None and origin not in self.allowed and origin not in self.origins:
             return await self.deny(scope, send, 403, f"Origin {origin} is not allowed")
         if self.hosts is not None and not any(host == h or host.startswith(h + ":") for h in self.hosts):
             return await self.deny(scope, send, 421, f"Host {host} is not this loopback address")
         if not self.auth:
-            return await self.app(scope, receive, send)
+            return await self.watched(scope, receive, send, headers)
         scheme, _, token = headers.get("authorization", "").partition(" ")
         token = token.strip() if scheme.lower() == "bearer" else ""
         name, why = self.store.check(token)
@@ -365,13 +385,50 @@ class Gate:
         with anyio.CancelScope() as flight:
             self.flights.setdefault(digest, set()).add(flight)
             try:
-                await self.app(scope, receive, send)
+                await self.watched(scope, receive, send, headers)
             finally:
                 found = self.flights.get(digest)
                 if found is not None:
                     found.discard(flight)
                     if not found:
                         del self.flights[digest]
+
+    async def watched(self, scope, receive, send, headers):
+        """The request served; a tool call of a session's (the handshake's era: its answer comes on this very
+        request) whose client goes away before the answer is cancelled (left(session id, request id)), so that
+        a client that leaves holds no slot. Its body (small: a call's) is read first, for the call's id."""
+        session_id, size = headers.get("mcp-session-id"), headers.get("content-length", "")
+        if self.left is None or scope["method"] != "POST" or not session_id or not size.isdigit() or \
+                int(size) > WATCHED_BYTES:
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None  # gone before its request was read: nothing was asked
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        ident = call_id(body)
+        given, state = [{"type": "http.request", "body": body, "more_body": False}], {"left": False, "done": False}
+
+        async def replayed():
+            if given:
+                return given.pop()
+            message = await receive()
+            state["left"] = state["left"] or message["type"] == "http.disconnect"
+            return message
+
+        async def sent(message):
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                state["done"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, replayed, sent)
+        finally:
+            if ident is not None and state["left"] and not state["done"]:
+                self.left(session_id, ident)
 
     def end_flights(self, ended):
         """Cancel the requests in flight of each token whose SHA-256 `ended` says is no longer good."""
@@ -383,6 +440,18 @@ class Gate:
     async def deny(self, scope, send, status, why):
         self.log(scope, why)
         return await respond(send, status, [(b"content-type", b"text/plain")], why.encode("utf-8", "replace"))
+
+
+def call_id(body):
+    """The id of the tools/call a request's body is, else None."""
+    try:
+        message = fastjson.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        ident = message.get("id")
+        return ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
+    return None
 
 
 async def respond(send, status, headers, body=b""):

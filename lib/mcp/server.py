@@ -411,8 +411,8 @@ class Nexus:
             entry = self.catalog.entry(config, skill)
         profile = scope.chosen(config)
         if profile is not None and not profile.admits(entry):  # logged as refused, answered as unknown
-            with contextlib.suppress(Refused):
-                gateway.Call(entry, config, self.caller()).admit()
+            with contextlib.suppress(Refused, UsageError):
+                gateway.Call(entry, config, self.caller(), offer.call_arguments(arguments)[0]).admit()
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': " + NOT_FOUND.format(name))
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "

@@ -63,13 +63,18 @@ class Served:
         return len(os.listdir(f"/proc/{self.process.pid}/task"))
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    served = Served(tmp_path_factory.mktemp("http"))
+def furnished(served):
+    """A server's home as these tests have it: the tool `say`, and a profile `narrow` of the skill say alone."""
     served.bin.mkdir()
     (served.home / "skills").mkdir(parents=True)
     (served.home / "nexus.toml").write_text('[skills]\nallowBundled = []\n[profiles.narrow.skills]\nallow = ["say"]\n')
     make_tool(served.bin, "say", '#!/bin/sh\nprintf "%s\\n" "$*"\n')
+    return served
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    served = furnished(Served(tmp_path_factory.mktemp("http")))
     make_tool(served.bin, "where", "#!/bin/sh\npwd\n")
     make_tool(served.bin, "nap", "#!/bin/sh\nsleep 30\n")
     for name, tool in (("say", "say"), ("where", "where"), ("nap", "nap")):

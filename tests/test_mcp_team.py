@@ -13,7 +13,8 @@ import time
 
 import pytest
 from helpers import make_tool, wait_for, write_skill
-from test_mcp_http import Served, run, session
+from test_mcp_http import Served, furnished, run, session
+from test_process import alive
 
 anyio = pytest.importorskip("anyio")
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
@@ -32,11 +33,7 @@ def few_descriptors():
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    served = Served(tmp_path_factory.mktemp("team"))
-    served.bin.mkdir()
-    (served.home / "skills").mkdir(parents=True)
-    (served.home / "nexus.toml").write_text('[skills]\nallowBundled = []\n[profiles.narrow.skills]\nallow = ["say"]\n')
-    make_tool(served.bin, "say", '#!/bin/sh\nprintf "%s\\n" "$*"\n')
+    served = furnished(Served(tmp_path_factory.mktemp("team")))
     make_tool(served.bin, "nap", "#!/bin/sh\nsleep ${1:-30}\n")
     for name in ("say", "nap"):
         write_skill(served.home / "skills", name, f"Runs {name}.", meta={"tool": name})
@@ -370,14 +367,6 @@ def test_a_secret_is_masked_before_the_output_is_cut_so_no_piece_of_it_shows(hom
     lines = [json.loads(line) for line in (root / "nexus" / "state" / "nexus" / "skills" / "leak" /
                                           "usage.log").read_text().splitlines()]
     assert len(lines) == 3 and "deploy-secret-77" not in json.dumps(lines)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="the sweep reads /proc")

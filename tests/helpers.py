@@ -4,6 +4,7 @@ what nexus keeps."""
 import json
 import shutil
 import stat
+import subprocess
 import textwrap
 import time
 
@@ -142,12 +143,13 @@ def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
 
 
 def console_scripts(root):
-    """{program: module} of the commands' scripts in root/tools/bin (pyproject.toml's script-files): each runs
-    its module's main()."""
+    """{program: the module it starts from} of the commands' scripts in root/tools/bin (pyproject.toml's
+    script-files): `nexus` runs nexus.tools.nexus's main(), a plumbing tool its row of the command table
+    (nexus.tools.commands's script(NAME))."""
     found = {}
     for script in sorted((root / "tools" / "bin").iterdir()):
         imports = [line.split() for line in script.read_text().splitlines() if line.startswith("from ")]
-        found[script.name] = imports[0][1] if imports and imports[0][2:] == ["import", "main"] else None
+        found[script.name] = imports[0][1] if imports and imports[0][2] == "import" else None
     return found
 
 
@@ -159,3 +161,18 @@ def wait_for(condition, seconds=15):
             return False
         time.sleep(0.05)
     return True
+
+
+def git(repo, *args):
+    """git in `repo`, as a test's author: its output, the test failing with git's error."""
+    done = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.com",
+                           "-c", "init.defaultBranch=main", *args], cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def commit(repo, message):
+    """Everything in `repo` committed: the new commit."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")

@@ -510,7 +510,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             options=(Option("--profile PROFILE", "Bind the token to a profile (see `nexus profiles`): its sessions "
                                                  "see and run only that profile's skills.", STRING),
                      Option("--expires DAYS", "The token stops working DAYS days from now.", DAYS),
-                     Option("--max-calls N", "The most tool calls the token may make in all.", COUNT),
+                     Option("--max-calls N", "The most tool calls the token may make in all; a call the gateway "
+                                            "refuses (disabled, outside the profile, ...) is not counted.", COUNT),
                      Option("--json", 'add: {"name", "token", "profile", "expires", "maxCalls"}; list: an array of '
                                       "{name, profile, created, expires, expired, maxCalls, calls}.")),
             arguments={"TOKEN": STRING}),

@@ -154,7 +154,10 @@ def test_each_front_end_refuses_and_logs_the_same_for_the_same_cause(front_end, 
         assert as_logged(line) == {"skill": name, "type": "script" if name == "hello" else "tool", "exit": 1,
                                    "refused": cause, "error": message_of(name), "profile": "team",
                                    "args": ["hi"], "tool": "python3" if name == "hello" else "say"}, line
-        assert line["error"] in message, (name, message)
+        if model and name == "outside":  # to a model, a skill outside its profile is not found, nothing more
+            assert "no skill 'outside' here" in message and "profile" not in message, message
+        else:
+            assert line["error"] in message, (name, message)
         assert (line.get("client") is not None) == model  # the MCP client's name: a model's call says who
     assert told["note"] == (False, "# Note\n\nHello world.\n")
     read = read_log(nexus_home, "note")[-1]

@@ -441,33 +441,32 @@ def inside(entry, path):
     return paths.contains(entry["dir"], path) and os.path.isfile(path)
 
 
-def resource(entry, path, remote=False):
-    """A file of a skill as a resource: its file:// URI, or for a remote client (nexus-mcp --http), which is to
-    learn no path of this machine, its skill://NAME/PATH URI, the one the Skills extension names it by."""
+def resource(entry, path):
+    """A file of a skill as a resource, by its file:// URI: its SKILL.md named after the skill, with its
+    description (as the Skills extension names it), any other file by its path in the skill."""
     import mimetypes  # resources only: a server that lists none never pays for them
     import pathlib
 
     relative = os.path.relpath(path, entry["dir"])
-    uri = skills.uri(entry["name"], relative) if remote else pathlib.Path(path).as_uri()
-    found = {"uri": uri, "name": f"{entry['name']}/{relative}",
+    found = {"uri": pathlib.Path(path).as_uri(), "name": f"{entry['name']}/{relative}",
              "mimeType": "text/markdown" if path.endswith(".md") else mimetypes.guess_type(path)[0]}
+    if path == entry["filePath"]:
+        found.update(name=entry["name"], description=entry.get("description", ""))
     return {k: v for k, v in found.items() if v}
 
 
-def read_resource(records, config, uri, limit, caller, warn, shelf, remote=False):
+def read_resource(records, config, uri, limit, caller, warn, shelf):
     """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, or that a
     published skill's entry lists, by its skill:// URI (see skills.Shelf); logged as a prompt call with
     the file's path in the skill. UsageError when it is no such file (a hidden one, say) or larger than
-    `limit` (a skill:// file: than the Skills extension's limit). A remote client's resources/list names
-    every file by a skill:// URI (resource): one that no published entry lists is a listed file."""
+    `limit` (a skill:// file: than the Skills extension's limit). Over HTTP, resources/list shows only the
+    published skills' skill:// files: a read reaches nothing else, as on stdio."""
     if uri.startswith("skill://"):
         try:
             entry, path = shelf.file(records, config, uri)
-            limit = skills.MAX_BYTES
         except LookupError as e:
-            if not remote:
-                raise UsageError(str(e)) from None
-            entry, path = listed_file(records, uri, warn)
+            raise UsageError(str(e)) from None
+        limit = skills.MAX_BYTES
     else:
         entry, path = listed_file(records, uri, warn)
     size = os.path.getsize(path)
@@ -481,19 +480,13 @@ def read_resource(records, config, uri, limit, caller, warn, shelf, remote=False
 
 
 def listed_file(records, uri, warn):
-    """(the skill's record, the path) of a file resources/list shows, by its file:// URI (or a remote client's
-    skill://NAME/PATH); UsageError else."""
+    """(the skill's record, the path) of a file resources/list shows, by its file:// URI; UsageError else."""
     from urllib.parse import unquote, urlsplit  # a resource read only: urllib brings `re`
 
-    if uri.startswith("skill://"):
-        name, _, relative = uri.removeprefix("skill://").partition("/")
-        entry = next((r for r in offered(records) if r["name"] == name), None)
-        path = os.path.normpath(os.path.join(entry["dir"], relative)) if entry and relative else ""
-    else:
-        parts = urlsplit(uri)
-        path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
-        owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
-        entry = max(owners, key=lambda r: len(r["dir"]), default=None)
+    parts = urlsplit(uri)
+    path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
+    owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
+    entry = max(owners, key=lambda r: len(r["dir"]), default=None)
     if entry is None or path not in files(entry, warn):
         raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
     return entry, path

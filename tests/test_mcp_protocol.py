@@ -185,3 +185,65 @@ def test_skills_check_names_the_value_a_yaml_1_2_host_sees(corpus, script_runner
     assert ("octal", "yaml", "'0755' is 493 to YAML 1.1 (PyYAML) but 755") in found
     assert ("switch", "yaml", "'off' is false to YAML 1.1 (PyYAML) but \"off\"") in found
     assert not any(f[0] == "quoted" for f in found)
+
+
+def many(workspace, count, prefix="note"):
+    for i in range(count):
+        write_skill(workspace, f"{prefix}-{i:03d}", f"Note {i}.")
+
+
+def pages(session, method, key):
+    """Every item of a paged list, following its cursors; and how many pages it took."""
+    async def follow():
+        found, cursor, count = [], None, 0
+        while True:
+            result = await ask(session, method, {"cursor": cursor} if cursor else {})
+            found += result[key]
+            count += 1
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return found, count
+    return follow()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_skills_prompts_and_resources_come_a_page_at_a_time(corpus, tmp_path, era):
+    many(corpus, 230)
+
+    async def scenario(session):
+        lists = {method: await pages(session, method, key) for method, key in (
+            ("skills/list", "skills"), ("prompts/list", "prompts"), ("resources/list", "resources"))}
+        with pytest.raises(MCPError) as caught:
+            await ask(session, "prompts/list", {"cursor": "nope"})
+        return lists, caught.value.error.code
+
+    lists, code = serve(tmp_path, scenario, era)
+    notes = {f"note-{i:03d}" for i in range(230)}
+    skills, count = lists["skills/list"]
+    assert count == 3 and sorted(s["uri"] for s in skills) == sorted(
+        f"skill://{name}/SKILL.md" for name in notes | {"guide"})  # say is a tool skill: not published
+    prompts, count = lists["prompts/list"]
+    assert count == 3 and sorted(p["name"] for p in prompts) == sorted(notes | {"guide", "say"})
+    resources, count = lists["resources/list"]
+    assert count == 3 and len({r["uri"] for r in resources}) == len(resources) == 230 + 2 + 1  # guide has two files, say one
+    assert code == types.INVALID_PARAMS
+
+
+@pytest.mark.parametrize("mode", ["each", "loader"])
+def test_the_first_line_says_what_the_server_is_and_the_whole_fits_what_agents_keep(corpus, tmp_path, mode):
+    for i in range(300):  # long names, long descriptions, characters JavaScript counts twice
+        name = f"{'long-name-' * 5}{i:05d}"
+        (corpus / name).mkdir()
+        (corpus / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: 🔧 {'Goes on and on. ' * 40}\n---\nB\n")
+
+    async def main():
+        async with connected(tmp_path, "--tools", mode) as session:
+            return (await session.initialize()).instructions
+
+    instructions = anyio.run(main)
+    first = instructions.split("\n")[0]
+    assert len(first) <= 250 and first.startswith("nexus ")
+    assert "list_skills" in first and "skills/list" in first
+    assert len(instructions.encode("utf-16-le")) // 2 <= 2048
+    if mode == "loader":
+        assert "- long-name-" in instructions and instructions.endswith(" more: list_skills finds them (query, cursor).\n")

@@ -54,14 +54,6 @@ from ..gateway import process, run as gateway
 from ..usage import sessions, telemetry
 from . import offer, skills, tokens
 
-INSTRUCTIONS = """\
-These tools are the skills that are ready on this machine; each runs one program through the nexus
-gateway, with `args` (a list of strings, no shell), `stdin` (text), `timeout` (seconds) and the
-`variables` a skill declares (an object), and answers with its stdout, its stderr and its exit status
-(as text; structured: exit, ms, truncated, timedOut). read_skill, or the prompt named after a skill,
-gives its instructions; a skill's files are resources. list_skills names every skill, ready or not,
-with what one that is not ready needs. Every call is logged."""
-
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The 2026 revision has results say how long a client may cache them: not at all, the skills are live. Every
 # method whose result the revision makes say it (resources/templates/list too: without them its answer is
@@ -195,11 +187,12 @@ class Nexus:
             chosen = (self.config().get("mcp") or {}).get("tools", "auto") if self.mode is None else "auto"
             self.mode = offer.mode(chosen, self.records()) if chosen == "auto" else chosen
         if self.mode == "each":
-            return INSTRUCTIONS
+            return offer.server_instructions("each", [], {})
         from ..usage import stats  # the loader's instructions only: how much each skill is used
 
         records = self.records()
-        return offer.loader_instructions(records, stats.call_counts([r["name"] for r in offer.offered(records)]))
+        return offer.server_instructions("loader", records,
+                                         stats.call_counts([r["name"] for r in offer.offered(records)]))
 
     # -- what every handler needs --------------------------------------------------------------
 

@@ -54,7 +54,7 @@ def config(ctx):
       nexus mcp config --client claude-code --write
       nexus mcp config --client codex --scope user --write   # for every project
       nexus mcp config --client claude-desktop --write
-      nexus mcp config --client claude-code --url https://box:8765/mcp --token-env NEXUS_TOKEN
+      nexus mcp config --client codex --url https://box:8765/mcp --token-env TOKEN
       nexus mcp config --list-clients
     """
     args = ctx.args

@@ -8,6 +8,7 @@ the sandbox: so tool and script skills are published only when the config says s
 """
 
 import fnmatch
+import functools
 import hashlib
 import os
 import stat
@@ -144,12 +145,14 @@ def files(folder, skill_md):
                 relative.encode("utf-8")
             except UnicodeEncodeError:
                 return None, None, f"{shown}: a file name that is not UTF-8"
-            if any(fnmatch.fnmatch(name, pattern) for pattern in SECRETS):
+            if secret(name):
                 return None, None, f"it holds {shown}, which looks like a secret"
-            if not paths.contains(folder, path):
-                return None, None, f"{shown} links out of the skill's folder"
             try:
-                info = os.stat(path)
+                info = os.lstat(path)  # os.walk enters no linked folder: only a link may lead out
+                if stat.S_ISLNK(info.st_mode):
+                    if not paths.contains(folder, path):
+                        return None, None, f"{shown} links out of the skill's folder"
+                    info = os.stat(path)
             except OSError as e:
                 return None, None, f"cannot read {shown}: {e.strerror}"
             if not stat.S_ISREG(info.st_mode):
@@ -161,6 +164,18 @@ def files(folder, skill_md):
             if len(found) > MAX_FILES:
                 return None, None, f"over the extension's limit of {MAX_FILES} files"
     return found, folders_found, None
+
+
+@functools.cache
+def secrets_pattern():
+    import re  # publishing only
+
+    return re.compile("|".join(fnmatch.translate(os.path.normcase(p)) for p in SECRETS))
+
+
+def secret(name):
+    """Whether a file's name looks like a secret's (SECRETS), as fnmatch matches them: one pattern for all."""
+    return secrets_pattern().match(os.path.normcase(name)) is not None
 
 
 def host_frontmatter(data, name):

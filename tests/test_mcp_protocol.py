@@ -247,3 +247,22 @@ def test_the_first_line_says_what_the_server_is_and_the_whole_fits_what_agents_k
     assert len(instructions.encode("utf-16-le")) // 2 <= 2048
     if mode == "loader":
         assert "- long-name-" in instructions and instructions.endswith(" more: list_skills finds them (query, cursor).\n")
+
+
+def test_a_skill_with_a_link_out_of_its_folder_is_not_published_and_one_within_is(corpus, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.txt").write_text("mine\n")
+    for name, link, target in (("file-out", "notes.txt", outside / "private.txt"), ("folder-out", "more", outside),
+                               ("within", "again.md", None)):
+        folder = write_skill(corpus, name, "Links.")
+        (folder / link).symlink_to(target or folder / "SKILL.md")
+
+    async def scenario(session):
+        return await ask(session, "skills/list"), await session.call_tool("list_skills", {})
+
+    listed, skills = serve(tmp_path, scenario)
+    assert sorted(s["uri"] for s in listed["skills"]) == ["skill://guide/SKILL.md", "skill://within/SKILL.md"]
+    why = {s["name"]: s.get("notPublished") for s in skills.structured_content["skills"]}
+    assert "notes.txt links out of the skill's folder" in why["file-out"]
+    assert "more links out of the skill's folder" in why["folder-out"]

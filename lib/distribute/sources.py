@@ -121,21 +121,30 @@ def _git(args, failure):
 
 def find(source, on_problem):
     """The Candidates of a source: the root when it holds a SKILL.md, else folders below it."""
-    found = []
-    _walk(source, source.root, 0, found, set(), on_problem)
+    found = [Candidate(source, folder) for folder in skill_folders(source.root, on_problem, source.location)]
     if not found:
         raise NexusError(f"no skills in {source.location}: no SKILL.md at its root "
                          f"or in folders up to {MAX_DEPTH} levels below it")
     return found
 
 
-def _walk(source, folder, depth, found, seen, on_problem):
+def skill_folders(root, on_problem, location=None):
+    """The folders that hold a SKILL.md, as `skills add` finds them (and `skills check` and `audit` of a
+    folder): `root` itself, else its folders down to MAX_DEPTH levels below it, dot-folders included
+    (.curated), never .git or node_modules, nothing below a skill, no symlink that leads out of `root`.
+    on_problem(message) hears of a folder it cannot read or a symlink it skipped."""
+    found = []
+    _walk(root, location or root, root, 0, found, set(), on_problem)
+    return found
+
+
+def _walk(root, location, folder, depth, found, seen, on_problem):
     real = os.path.realpath(folder)
     if real in seen:
         return  # a loop of symlinks
     seen.add(real)
     if os.path.lexists(skillmd.file_in(folder)):
-        found.append(Candidate(source, folder))
+        found.append(folder)
         return
     if depth >= MAX_DEPTH:
         return
@@ -146,11 +155,10 @@ def _walk(source, folder, depth, found, seen, on_problem):
         on_problem(f"{folder}: cannot read folder: {e.strerror}")
         return
     for child in children:
-        if child.is_symlink() and not paths.contains(source.root, child.path):
-            on_problem(f"{source.location}: {os.path.relpath(child.path, source.root)}: "
-                       "skipped: symlink points outside the source")
+        if child.is_symlink() and not paths.contains(root, child.path):
+            on_problem(f"{location}: {os.path.relpath(child.path, root)}: skipped: symlink points outside the source")
         elif child.is_dir():
-            _walk(source, child.path, depth + 1, found, seen, on_problem)
+            _walk(root, location, child.path, depth + 1, found, seen, on_problem)
 
 
 def files(skill_dir, root):

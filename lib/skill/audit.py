@@ -175,9 +175,10 @@ def _rx(*parts):
 
 
 FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)"
-# what reads its standard input as code: a shell (not `sh -c CMD`, which runs CMD), an interpreter given no
+# what reads its standard input as code: a shell given no script (not `sh -c CMD`), an interpreter given no
 # script (`python3 -m json.tool` and `python3 -c ...` read data), PowerShell's iex
-SHELL = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:(?:ba|z|da|k|fi)?sh\b(?!\s+-c\b)|"
+SHELL = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:(?:ba|z|da|k|fi)?sh\b(?!\s+-c\b)"
+         r"(?!(?:\s+-[^s\s]\w*)*\s+[\w./$\"'])|"  # `bash script.sh` reads its stdin as data
          r"(?:python[0-9.]*|perl|ruby|node)\b(?=\s*(?:-\s*)?(?:$|[;&|)`'\"]))|iex\b|invoke-expression\b)")
 PIPE_TO_SHELL = _rx(
     rf"\b{FETCH}\b[^|\n]*\|\s*{SHELL}",
@@ -211,14 +212,14 @@ CREDENTIAL_DIRS = _rx(
     r"(?:\.config/(?:google-chrome|chromium)|google/chrome/(?:default|profile)|library/application support/google/chrome|"
     r"bravesoftware/brave-browser|\.mozilla/firefox|firefox/profiles)(?![\w.-])",
 )
-DOTENV = re.compile(r"(?:^|[\s`'\"(/=@])\.env(?:\.local|\.production|\.development)?\b(?![.\w-])")
+DOTENV = re.compile(r"(?<![^\s`'\"(/=@])\.env(?:\.local|\.production|\.development)?\b(?![.\w-])")
 READS = _rx(r"\b(?:cat|less|more|head|tail|read|reads|open|print|dump|copy|cp|scp|rsync|tar|zip|upload|send|"
             r"post|curl|wget|base64|xxd|include|attach|exfiltrate|collect|grep|strings|contents?)\b")
 SENDER = r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client|ssh)\b"
 SENT_AFTER = _rx(rf"\|\s*(?:sudo\s+)?{SENDER}")  # `cat KEY | curl ...`, `tar c .env | nc host 9`
 SENT_BEFORE = _rx(  # the file is what a command sends: `curl -F f=@KEY`, `curl -T KEY`, `scp KEY host:`
-    r"\b(?:curl|wget|http|https|xh)\b[^\n]*(?:@|\s-T\s*|--upload-file[\s=]|--post-file[\s=])[\"']?$",
-    r"\b(?:scp|rsync|rclone\s+(?:copy|sync)|aws\s+s3\s+cp|gsutil\s+cp)\s+(?:-\S+\s+)*[\"']?$",
+    r"\b(?:curl|wget|http|https|xh)\b[^\n]*(?:@|\s-T\s*|--upload-file[\s=]|--post-file[\s=])[\"']?[^\s\"']*$",
+    r"\b(?:scp|rsync|rclone\s+(?:copy|sync)|aws\s+s3\s+cp|gsutil\s+cp)\s+(?:-\S+\s+)*[\"']?[^\s\"']*$",
 )
 TOLD_TO_SHOW = _rx(r"\b(?:include|add|paste|put|append|send|post|upload|email|forward)\b[^\n]*\b(?:summary|"
                    r"response|answer|reply|output|message|report|to\s+https?://)",
@@ -245,17 +246,23 @@ OVERRIDE = _rx(
     r"\byou\s+are\s+now\s+(?:in\s+)?(?:dan|developer\s+mode|jailbroken|unrestricted|unfiltered)\b",
     r"\bNEXUS_(?:NO_SANDBOX|SANDBOX)\s*=|\bskills\.sandbox\.(?:mode|fallback)\b[^\n]*\b(?:off|warn|none)\b",
 )
+# a write to the place that follows: a redirection, tee, cp, mv, install, ln (not ls, cat, rm of it)
+WRITES_TO = r"(?:(?:>>?|\btee\s+(?:-a\s+)?)\s*[\"']?|\b(?:cp|mv|install|ln)\s[^|;&\n]*\s[\"']?)"
 # what runs later; `crontab` lower case and given a file, a flag or stdin (not a heading's "Crontab Manager")
 PERSISTENCE = _rx(
     r"\|\s*(?:sudo\s+)?(?-i:crontab)\b",
     r"(?<![\w-])(?-i:crontab)\s+(?:-u\s+\S+\s+)?(?:-[er]\b|-\s|-$|[~$/.\"'][^\s]*|[\w.-]+\.(?:txt|cron|tab)\b)",
-    r"/etc/cron\.(?:d|hourly|daily|weekly|monthly)\b|/etc/crontab\b|/var/spool/cron\b",
-    r"(?:\.config/systemd/user|/etc/systemd/system)/\S*\.(?:service|timer)\b",
+    rf"{WRITES_TO}(?:/etc/cron\.(?:d|hourly|daily|weekly|monthly)\b|/etc/crontab\b|/var/spool/cron\b)",
+    rf"{WRITES_TO}\S*(?:\.config/systemd/user|/etc/systemd/system)(?:/\S*\.(?:service|timer)\b|/?(?=[\s\"']|$))",
     r"(?:>>?|\btee\s+(?:-a\s+)?)\s*[\"']?(?:~|\$home|\$\{home\})/\.(?:bashrc|bash_profile|bash_login|zshrc|zprofile|"
     r"zshenv|profile|config/fish/config\.fish)\b",
-    r"library/launch(?:agents|daemons)\b",
+    rf"{WRITES_TO}\S*library/launch(?:agents|daemons)\b",
     r"\blaunchctl\s+(?:load|bootstrap|submit)\b",
 )
+# instructions name the place to put a job or a unit: "create /etc/systemd/system/app.service"
+PERSISTENT_PLACES = _rx(r"/etc/cron\.(?:d|hourly|daily|weekly|monthly)\b|/etc/crontab\b|/var/spool/cron\b",
+                        r"(?:\.config/systemd/user|/etc/systemd/system)/\S*\.(?:service|timer)\b",
+                        r"library/launch(?:agents|daemons)\b")
 # what the instructions say, for the mechanism a piece of code uses: a documented cron job is not hidden
 MECHANISMS = (("cron", _rx(r"cron"), _rx(r"\bcron|\bschedul")),
               ("systemd", _rx(r"systemd|systemctl|\.service|\.timer"), _rx(r"systemd|systemctl|\bservices?\b|daemon")),
@@ -275,8 +282,8 @@ REVERSE_SHELL = _rx(
 DECODE = _rx(
     r"\bbase(?:64|32)\s+(?:-\w+\s+)*(?:-d\b|--decode\b|-D\b)|\bxxd\s+(?:-\w+\s+)*-r",
     r"\bopenssl\s+(?:base64|enc)\b[^|\n]*\s-d\b",
-    r"\b(?:printf|echo)\s+(?:-\w+\s+)*(?:%b\s+)?[\"']?(?:\\\\x[0-9a-f]{2}|\\\\[0-7]{3}|\\\\u[0-9a-f]{4})",
-    r"\$'(?:\\\\x[0-9a-f]{2}|\\\\[0-7]{3}){3}",
+    r"\b(?:printf|echo)\s+(?:-\w+\s+)*(?:%b\s+)?[\"']?(?:\\x[0-9a-f]{2}|\\[0-7]{3}|\\u[0-9a-f]{4})",
+    r"\$'(?:\\x[0-9a-f]{2}|\\[0-7]{3}){3}",
     r"\|\s*rev\b|\btr\s+[\"']?[a-z-]+[\"']?\s+[\"']?n-za-m",
     r"\b(?:gunzip|zcat|uudecode)\b|\b(?:gzip|bzip2|xz)\s+(?:-\w+\s+)*-d",
 )
@@ -319,6 +326,7 @@ TEXT_RULES = (("pipe-to-shell", PIPE_TO_SHELL), ("fetch-exec", FETCH_EXEC), ("ex
               ("override", OVERRIDE), ("persistence", PERSISTENCE), ("reverse-shell", REVERSE_SHELL),
               ("obfuscated-exec", INLINE_EXEC), ("delete-home", DELETE_HOME))
 SCRIPT_ONLY = (("write-outside", WRITE_OUTSIDE),)
+PROSE_ONLY = (("runs-later", PERSISTENT_PLACES),)
 AGENT_WORDS = _rx(r"\b(?:you|your|assistant|agent|claude|chatgpt|codex|gpt|llm|ai|model)\b")
 IMPERATIVE = _rx(r"\b(?:must|should|always|never|do\s+not|don't|ignore|instead|secretly|silently|quietly|run|"
                  r"execute|send|read|before\s+(?:anything|answering|responding))\b")
@@ -365,7 +373,7 @@ def _credential(line, script):
     a .env only counts when it is sent (reading one for a setting is what tools do)."""
     for pattern in (SECRET_FILES, CREDENTIAL_DIRS):
         m = pattern.search(line)
-        if m and (script or _near(READS, line, m)):
+        if m and ((script and pattern is SECRET_FILES) or _near(READS, line, m)):  # a folder named to deny it is not read
             if _sent(line, m) or (not script and pattern is SECRET_FILES and TOLD_TO_SHOW.search(line)):
                 return "credentials", m
             return "credential-read", m
@@ -396,7 +404,7 @@ def scan_lines(text, kind, report):
     """Run the line patterns over a file's text; `kind` is 'markdown', 'text', 'shell' or 'js'."""
     script = kind in ("shell", "js")
     prose = kind in ("markdown", "text")
-    rules = TEXT_RULES + (SCRIPT_ONLY if script else ())
+    rules = TEXT_RULES + (SCRIPT_ONLY if script else PROSE_ONLY)
     decoded = set()  # shell or JS variables that hold decoded data
     for number, raw in enumerate(text.splitlines(), 1):
         for code, what in hidden(raw, number == 1):
@@ -407,15 +415,17 @@ def scan_lines(text, kind, report):
         if len(raw) > 4000:  # minified code: patterns on it are guesswork
             continue
         line = _skeleton(raw)
+        said = set()
         for code, pattern in rules:
             m = pattern.search(line)
-            if not m:
+            if not m or code in said:
                 continue
             talked_about = code == "override" and _quoted(line, m.start(), m.end())  # a command's quotes are syntax
             if not (prose and (talked_about or NEGATED.search(line[:m.start()]))):
                 if code == "persistence" and (prose or talked_about or _quoted(line, m.start(), m.end()) or
                                               SETTING.search(line, 0, m.start())):
                     code = "runs-later"  # advice, text a script prints, or a line that only sets a variable at login
+                said.add(code)
                 report(number, code, _shown(m.group(0)))
         found = _credential(line, script)
         if found and not (prose and NEGATED.search(line[:found[1].start()])):
@@ -525,11 +535,16 @@ class Names:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                   and isinstance(n.targets[0], ast.Name)]
+        assigns = []  # (name, value): `x = v`, and each pair of `a, b = u, v`
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+                if isinstance(target, ast.Name):
+                    assigns.append((target.id, value))
+                elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                    assigns += [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
         for _ in range(3):  # `d = base64.b64decode; e = d`: a few rounds settle chains of assignments
-            for node in assigns:
-                value, target = node.value, node.targets[0].id
+            for target, value in assigns:
                 if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)) or (
                         isinstance(value, ast.Call) and self._lookup(value)):
                     resolved = self.name(value)

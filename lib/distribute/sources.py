@@ -98,25 +98,67 @@ def checkout(source):
         root = os.path.join(scratch, "repo")
         with Progress(f"cloning {location}") as progress:  # on a terminal: a large repository takes a while
             progress.show()
-            _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
+            _git(["clone", "--quiet", "--depth", "1", "--no-checkout", "--", location, root], f"cannot clone '{location}'")
+            _write_tree(root, location)
         revision = _git(["-C", root, "rev-parse", "HEAD"], f"cannot read the revision of '{location}'").strip()
         yield Source(kind, location, root, revision)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _git(args, failure):
+# A clone runs nothing of the repository's or the user's: no hooks (core.hooksPath, the user's too), and no
+# checkout, whose filters a repository's .gitattributes names (git-lfs fetching from a URL it chooses, or
+# any filter the user's config defines); the files are written from the objects by _write_tree. The
+# user's config is kept otherwise: credential helpers, insteadOf rules and proxies still apply.
+NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
+
+
+def _git(args, failure, stdin=None, raw=False):
     # No prompts for credentials or passwords: this runs from cron too.
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false",
+           "GIT_LFS_SKIP_SMUDGE": "1"}
     try:
-        done = process.run(["git", *args], env=env, stdin=process.DEVNULL, stdout=process.CAPTURE,
-                           stderr=process.CAPTURE)
+        done = process.run(["git", *NO_HOOKS, *args], env=env, stdin=process.DEVNULL if stdin is None else stdin,
+                           stdout=process.CAPTURE, stderr=process.CAPTURE)
     except FileNotFoundError:
         raise NexusError("git is not installed: install git to add skills from a repository") from None
     if done.exit != 0:
         said = " ".join(line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip())
         raise NexusError(f"{failure}: {said or f'git exited with {done.exit}'}")  # git's whole message, on one line
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout if raw else done.stdout.decode("utf-8", "replace")
+
+
+def _write_tree(root, location):
+    """Write the files of HEAD's tree into `root` from the object store: blobs as they are stored (no filter,
+    no smudge, no end-of-line conversion), symlinks as links, the executable bit kept, submodules left out."""
+    failure = f"cannot read the files of '{location}'"
+    listing = _git(["-C", root, "ls-tree", "-r", "-z", "--full-tree", "HEAD"], failure, raw=True)
+    entries = []
+    for item in listing.split(b"\0"):
+        if not item:
+            continue
+        meta, path = item.split(b"\t", 1)
+        mode, kind, oid = meta.split()
+        parts = path.split(b"/")
+        if any(p in (b"", b".", b"..") or p.lower() == b".git" for p in parts):  # git's own checkout refuses them
+            raise NexusError(f"{failure}: the tree names '{path.decode('utf-8', 'backslashreplace')}'")
+        if kind == b"blob":
+            entries.append((mode, oid, path))
+    objects = _git(["-C", root, "cat-file", "--batch"], failure, stdin=b"".join(oid + b"\n" for _, oid, _ in entries),
+                   raw=True)
+    at, base = 0, os.fsencode(root)
+    for mode, oid, path in entries:
+        header_end = objects.index(b"\n", at)
+        size = int(objects[at:header_end].split()[2])
+        data, at = objects[header_end + 1:header_end + 1 + size], header_end + 2 + size
+        target = os.path.join(base, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if mode == b"120000":
+            os.symlink(data, target)
+            continue
+        with open(target, "wb") as f:
+            f.write(data)
+        os.chmod(target, 0o755 if mode == b"100755" else 0o644)
 
 
 def find(source, on_problem):

@@ -1026,9 +1026,26 @@ def new_since(findings, accepted):
 
 
 def rules_text(indent=2, columns=100):
-    """The rules as `code  severity: explanation` lines, wrapped to `columns`, for --help and the man page."""
+    """The severities, then the rules as `code  severity: explanation` lines, wrapped to `columns`, for --help
+    and the man page."""
     import textwrap  # textwrap brings re: --help and the man page only
 
     width = max(map(len, RULES))
-    return "\n".join(textwrap.fill(f"{r.severity}: {r.explanation}.", columns, subsequent_indent=" " * (indent + width + 2),
-                                   initial_indent=" " * indent + f"{r.code:<{width}}  ") for r in RULES.values())
+    said = [textwrap.fill(f"{WHY[severity]}.", columns, initial_indent=" " * indent + f"{severity:<{width}}  ",
+                          subsequent_indent=" " * (indent + width + 2)) for severity in SEVERITIES]
+    return "\n".join(said + [""] + [
+        textwrap.fill(f"{r.severity}: {r.explanation}.", columns, subsequent_indent=" " * (indent + width + 2),
+                      initial_indent=" " * indent + f"{r.code:<{width}}  ") for r in ordered()])
+
+
+def ordered():
+    """The rules, high first, then medium, then low, each severity in the table's order."""
+    return sorted(RULES.values(), key=lambda r: SEVERITIES.index(r.severity))
+
+
+def rules_markdown():
+    """The rules as the README's table (man/generate.py writes it between its markers)."""
+    rows = [f"- **{s}**: {WHY[s]}." for s in SEVERITIES] + ["", "| rule | severity | family | what it finds |",
+                                                           "|---|---|---|---|"]
+    rows += [f"| `{r.code}` | {r.severity} | {r.family} | {r.explanation.replace('|', chr(92) + '|')} |" for r in ordered()]
+    return "\n".join(rows) + "\n"

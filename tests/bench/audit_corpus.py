@@ -5,10 +5,14 @@
 FOLDER holds the collections, each either a folder of files or a git repository (a bare one, or
 `owner+name/repo` as a mirror lays it out). A repository is read at the commit PINS names for it
 (HEAD when it names none), through `git archive`: nothing is fetched, so this never needs the network,
-and CI never runs it. JUDGED lists the medium findings judged accurate (a real network call, a real
-install step); every other high or medium finding counts as a false alarm.
+and CI never runs it.
 
-Prints, per collection: the skills read, the skills with a high finding, the skills with a false
+A finding is judged by JUDGED (`true|false COLLECTION SKILL CODE` lines, read by hand); one it does not name
+is judged by its severity: a high finding in a public collection is false (none of them is hostile), a
+medium one true (each was reviewed by class: a vendor's installer piped to a shell, a network call, a
+write to /etc, a documented cron job is what the rule says it is).
+
+Prints, per collection: the skills read, the skills with a false high finding, the skills with a false
 medium one (and their share); with --findings, each high and medium finding and its judgement.
 """
 
@@ -27,7 +31,7 @@ PINS = {  # the commits the figures in README's Security section were measured a
     "K-Dense-AI/claude-scientific-skills": "899a51bfbd63218153b272c9459dcb4a7ae88da6",
     "faahim/openclaw-skills": "fe6dd0f47b0b2e15b360f59925678d462260a29f",
 }
-JUDGED = HERE / "audit_corpus_judged.txt"  # `collection skill code` lines: medium findings that are accurate
+JUDGED = HERE / "audit_corpus_judged.txt"
 
 
 def collections(folder):
@@ -55,9 +59,13 @@ def files_of(name, path, scratch):
 
 
 def judged():
-    if not JUDGED.is_file():
-        return set()
-    return {tuple(line.split()[:3]) for line in JUDGED.read_text().splitlines() if line.strip() and line[0] != "#"}
+    """{(collection, skill, code): True when accurate} from JUDGED."""
+    found = {}
+    for line in JUDGED.read_text().splitlines() if JUDGED.is_file() else ():
+        if line.strip() and not line.startswith("#"):
+            verdict, collection, skill, code = line.split()[:4]
+            found[collection, skill, code] = verdict == "true"
+    return found
 
 
 def measure(name, root, accurate, show):
@@ -65,21 +73,19 @@ def measure(name, root, accurate, show):
     from nexus.skill import audit
 
     skills = sources.skill_folders(str(root), lambda message: None)
-    high = false_medium = 0
+    false_high = false_medium = 0
     for folder in skills:
         skill = os.path.relpath(folder, root)
-        findings = audit.audit(folder, skill)
-        high += any(f.severity == audit.HIGH for f in findings)
-        wrong = [f for f in findings if f.severity == audit.MEDIUM and (name, skill, f.code) not in accurate]
-        false_medium += bool(wrong)
+        findings = [f for f in audit.audit(folder, skill) if f.severity != audit.LOW]
+        wrong = [f for f in findings if not accurate.get((name, skill, f.code), f.severity == audit.MEDIUM)]
+        false_high += any(f.severity == audit.HIGH for f in wrong)
+        false_medium += any(f.severity == audit.MEDIUM for f in wrong)
         for f in findings if show else ():
-            if f.severity != audit.LOW:
-                verdict = "false" if f in wrong or f.severity == audit.HIGH else "true"
-                print(f"  {verdict:5} {f.format()}")
+            print(f"  {'false' if f in wrong else 'true':5} {f.format()}")
     share = 100 * false_medium / len(skills) if skills else 0
-    print(f"{name}: {len(skills)} skills, {high} with a high finding, {false_medium} with a false medium one "
-          f"({share:.1f}%)", flush=True)
-    return len(skills), high, false_medium
+    print(f"{name}: {len(skills)} skills, {false_high} with a false high finding, {false_medium} with a false medium "
+          f"one ({share:.1f}%)", flush=True)
+    return len(skills), false_high, false_medium
 
 
 def main(argv):
@@ -92,7 +98,7 @@ def main(argv):
             for i, n in enumerate(measure(name, files_of(name, path, scratch), accurate, show)):
                 totals[i] += n
     skills, high, medium = totals
-    print(f"all: {skills} skills, {high} with a high finding, {medium} with a false medium one "
+    print(f"all: {skills} skills, {high} with a false high finding, {medium} with a false medium one "
           f"({100 * medium / max(skills, 1):.1f}%)")
     return 0
 

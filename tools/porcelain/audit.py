@@ -49,12 +49,14 @@ def skill_dirs(ctx, targets):
 @renders(render_findings)
 def audit(ctx):
     """Reads every file of each skill, runs nothing, and prints each finding as
-    `path:line: severity: code: message`. Each SKILL is a skill folder, its SKILL.md, a folder of skill
-    folders, or the name of a skill nexus knows; without SKILL, every skill of every source. Python is
-    parsed (ast), shell, JavaScript and Markdown are matched line by line; Markdown that only talks about
-    a thing (in double quotes, or after "never" or "do not") is not taken as saying it. `nexus skills
-    add` and `update` refuse a skill with a high finding unless --force; `nexus skills check` lists the
-    high ones as warnings, never failing a skill for them.
+    `path:line: severity: code: message`. Each SKILL is a skill folder, its SKILL.md, a folder holding skills
+    (found where `nexus skills add` finds them), or the name of a skill nexus knows; without SKILL, every
+    skill of every source. Python is read through its syntax tree with names resolved (imports, aliases,
+    getattr with a built name); shell, JavaScript and Markdown line by line, look-alike letters folded. A
+    file is read as code by how the skill runs it (its runner and script), then its #! line, then its
+    extension. Markdown that only talks about a thing (in double quotes, or after "never" or "do not") is not
+    taken as saying it. A severity is what happens at the door of `nexus skills add`, `update` and `skill
+    trust`; `nexus skills check` lists the high findings as warnings, never failing a skill for them.
 
     Rules:
     RULES

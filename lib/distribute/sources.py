@@ -13,8 +13,8 @@ import tempfile
 from .. import fileio, paths, trust
 from ..errors import NexusError, UsageError
 from ..gateway import process
-from ..skill import skillmd
-from ..style import Progress
+from ..skill import entry as entrylib, skillmd
+from ..style import Progress, visible
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
@@ -47,7 +47,11 @@ class Candidate:
             return
         folder_name = source.root_name if self.path == "." else os.path.basename(folder)
         skill = skillmd.read(skillmd.file_in(folder), folder_name)
-        if skill.ok:
+        bad = skill.ok and entrylib.unprintable(skill.meta)
+        if bad:
+            self.error = (f"SKILL.md: metadata.{skill.meta_key}.{bad[0]} holds a control character "
+                          f"('{visible(bad[1])}'): refused, for it could change what the door shows")
+        elif skill.ok:
             self.name, self.description = skill.name, skill.frontmatter["description"].strip()
         else:
             self.error = next(p for p in skill.problems if p.severity == "error").format("SKILL.md")

@@ -10,7 +10,7 @@ import pytest
 from helpers import by_name, jsonl, write_config, write_mixed_skills, write_raw, write_skill
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
-VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "audit")  # audit: tests/test_audit.py
+VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith("audit"))  # tests/test_audit.py
 _RUNS = {}  # launch mode -> Corpus: each tool reads the whole corpus once, every variant's test reads its part
 
 

@@ -19,7 +19,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills add') flags='--skill --list --copy --force --allow-network --allow-write --allow-read --yes --json --help'; args='none' ;;
         'nexus skills remove') flags='--json --help'; args='skill...' ;;
         'nexus skills update') flags='--force --yes --json --help'; args='skill...' ;;
-        'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
+        'nexus skills link') flags='--agent --dir --unlink --include-confined --json --help' ;;
         'nexus skill') subcommands='install trust show verify run stats enable disable env key allow'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;

@@ -179,9 +179,22 @@ def test_a_skill_added_before_digests_is_recorded_on_the_first_run_after_the_upg
     assert refused.returncode == 1 and "differ from the sha256 the lockfile recorded" in refused.stderr
 
 
+def test_skills_link_leaves_a_confined_skill_out_unless_asked(script_runner, added, tmp_path):
+    """An agent runs a linked skill's scripts itself, outside the sandbox: an added skill (confined by default)
+    is left out, and said so, unless --include-confined."""
+    (tmp_path / "project").mkdir()
+    link = ["nexus", "skills", "link", "--agent", "cursor", "--dir", str(tmp_path / "project"), "--json"]
+    result = script_runner.run(link)
+    report = json.loads(result.stdout)
+    assert result.returncode == 0 and report["linked"] == [] and report["confined"] == ["hello"]
+    assert "left out, for nexus runs them confined" in result.stderr and "hello" in result.stderr
+    assert not os.path.lexists(tmp_path / "project" / ".cursor" / "skills" / "hello")
+    assert "linked hello" in script_runner.run([*link[:-1], "--include-confined"]).stdout
+
+
 def test_skills_link_leaves_an_untrusted_skill_out(script_runner, added, tmp_path):
     (tmp_path / "project").mkdir()
-    link = ["nexus", "skills", "link", "--agent", "cursor", "--dir", str(tmp_path / "project")]
+    link = ["nexus", "skills", "link", "--agent", "cursor", "--dir", str(tmp_path / "project"), "--include-confined"]
     assert "linked hello" in script_runner.run(link).stdout
     (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
     result = script_runner.run(link)

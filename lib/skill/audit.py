@@ -234,6 +234,7 @@ EXFILTRATION = _rx(
     r"\bapi\.telegram\.org/bot\d{6,}:[\w-]{20,}",
     r"\b(?:cat|tar|zip|gzip|base64|env|printenv|set)\b[^|\n]*\|\s*(?:nc|ncat|netcat)\s+(?:-\w+\s+)*[\w.-]+\s+\d+",
 )
+REMOVES = re.compile(r"^(?!.*\b(?:echo|printf|cat)\b).*(?:\bgrep\s+-\w*v|\bsed\s[^|]*/d\b)")
 SETTING = _rx(r"\b(?:export\s+\w+=|alias\s+[\w-]+=|eval\s+\"?\$\(\S+\s+(?:init|env|activate)|source\s|\.\s+\S+/env\b)")
 OVERRIDE = _rx(
     r"\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|every|the|your|of)\s+)*(?:previous|prior|above|earlier|"
@@ -421,6 +422,8 @@ def scan_lines(text, kind, report):
             if not m or code in said:
                 continue
             talked_about = code == "override" and _quoted(line, m.start(), m.end())  # a command's quotes are syntax
+            if code == "persistence" and REMOVES.search(line, 0, m.start()):
+                continue  # `crontab -l | grep -v job | crontab -` takes a job away
             if not (prose and (talked_about or NEGATED.search(line[:m.start()]))):
                 if code == "persistence" and (prose or talked_about or _quoted(line, m.start(), m.end()) or
                                               SETTING.search(line, 0, m.start())):

@@ -26,7 +26,7 @@ DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when th
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
 META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always", "sandbox")
-SANDBOX_KEYS = ("network", "write", "read")  # metadata.nexus.sandbox: what a skill needs when confined
+SANDBOX_KEYS = ("network", "write", "read", "unix")  # metadata.nexus.sandbox: what a skill needs when confined
 TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
 FLAG_FIELDS = ("bundled", "always", "requiresAuth")
 
@@ -127,6 +127,14 @@ def call_context(environ):
 def call_id():
     """An id for one call, unique enough to link the calls it makes to it: when, in ms, and random."""
     return f"{time.time_ns() // 1_000_000:x}-{os.urandom(4).hex()}"
+
+
+def invocable(entry):
+    """True when a model may be offered the skill: `disable-model-invocation: true` keeps one out of every
+    list an agent reads and every call an agent makes over MCP (it stays runnable by name from the
+    command line), as OpenClaw reads it."""
+    flag = (entry.get("extra") or {}).get("disable-model-invocation", "")
+    return str(flag).strip().lower() not in ("true", "yes", "on", "1")
 
 
 def logged_type(entry):

@@ -304,3 +304,37 @@ def test_the_doors_question_is_rendered_for_a_terminal(tmp_path):
 
     code, said = at_a_terminal([sys.executable, str(probe)], answer=b"y\n")
     assert code == 0 and "\x1b[2K" not in said and "write ~/x\\r\\e[2K? " in said, repr(said)
+
+
+# --- every path that runs an added skill's code checks trust ------------------------------------------------
+
+
+def test_skill_install_of_an_added_skill_changed_behind_nexuss_back_is_refused(script_runner, tmp_path, nexus_home):
+    """An install spec is the skill's code: run unconfined, so trust holds for it as for a call."""
+    marker = tmp_path / "installed"
+    source = tmp_path / "team"
+    write_skill(source, "tooled", meta={"tool": "tooled-bin", "install": [
+        {"id": "sh", "kind": "shell", "script": f"touch {marker}", "bins": ["tooled-bin"]}]})
+    assert script_runner.run(["nexus", "skills", "add", str(source), "--copy", "--yes"]).returncode == 0
+    with open(tmp_path / "managed" / "tooled" / "SKILL.md", "a") as f:
+        f.write("\nchanged behind nexus's back\n")
+    refused = script_runner.run(["nexus", "skill", "install", "tooled", "--yes"])
+    assert refused.returncode == 1 and "changed since it was added" in refused.stderr, refused.stderr
+    assert not marker.exists()
+
+
+def test_a_linked_skill_holding_git_is_refused_and_a_git_that_appears_later_is_untrusted(script_runner, tmp_path,
+                                                                                         nexus_home):
+    """What is under .git runs whenever git works there (hooks, config), and trust cannot bind it: a link to a
+    skill holding one is refused (a copy leaves it out), and one that appears later refuses the skill."""
+    source = tmp_path / "team"
+    write_skill(source, "nested")
+    (source / "nested" / ".git" / "hooks").mkdir(parents=True)
+    (source / "nested" / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\necho ran\n")
+    write_skill(source, "plain", meta={"tool": "true"})
+    linked = script_runner.run(["nexus", "skills", "add", str(source), "--yes"])
+    assert linked.returncode == 1 and "refused nested: it holds .git" in linked.stderr, linked.stderr
+    assert (tmp_path / "managed" / "plain").is_symlink() and not (tmp_path / "managed" / "nested").exists()
+    (source / "plain" / ".git").write_text("gitdir: /elsewhere\n")
+    refused = script_runner.run(["nexus", "skill", "run", "plain"])
+    assert refused.returncode == 1 and ".git added" in refused.stderr, refused.stderr

@@ -3,6 +3,7 @@ cause, is said and logged the same way by `nexus skill run`, `nexus-run`, a back
 stdio and nexus-mcp --http; a prompt skill read by each is logged alike."""
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -70,9 +71,10 @@ async def stdio_session(tmp_path):
 
 
 @contextlib.contextmanager
-def http_server(tmp_path):
-    """The URL of a nexus-mcp --http of this home, and a token for it."""
-    token = subprocess.run(["nexus", "mcp", "token", "add", "tester"], capture_output=True, text=True, check=True)
+def http_server(tmp_path, *options):
+    """The URL of a nexus-mcp --http of this home, and a token for it (`options`: mcp token add's)."""
+    token = subprocess.run(["nexus", "mcp", "token", "add", "tester", *options], capture_output=True, text=True,
+                           check=True)
     with open(tmp_path / "http.err", "w+") as err:
         server = subprocess.Popen(["nexus-mcp", "--http", "--port", "0"], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=err)
@@ -152,7 +154,10 @@ def test_each_front_end_refuses_and_logs_the_same_for_the_same_cause(front_end, 
         assert as_logged(line) == {"skill": name, "type": "script" if name == "hello" else "tool", "exit": 1,
                                    "refused": cause, "error": message_of(name), "profile": "team",
                                    "args": ["hi"], "tool": "python3" if name == "hello" else "say"}, line
-        assert line["error"] in message, (name, message)
+        if model and name == "outside":  # to a model, a skill outside its profile is not found, nothing more
+            assert "no skill 'outside' here" in message and "profile" not in message, message
+        else:
+            assert line["error"] in message, (name, message)
         assert (line.get("client") is not None) == model  # the MCP client's name: a model's call says who
     assert told["note"] == (False, "# Note\n\nHello world.\n")
     read = read_log(nexus_home, "note")[-1]
@@ -168,3 +173,32 @@ def message_of(name):
                       "with `nexus skill run`",
             "hello": "Skill 'hello' changed since it was added, not through nexus: hello.py changed. Review and "
                      "accept the change with `nexus skill trust hello` (it shows the audit of the change first)"}[name]
+
+
+def test_a_tokens_call_budget_is_spent_only_on_calls_the_gate_lets_through(gated, nexus_home, tmp_path):
+    """A call the gate refuses ran nothing: it costs a token with --max-calls none of its calls."""
+    with http_server(tmp_path, "--max-calls", "1") as (url, token):
+        async def main():
+            async with http_session(url, token) as session:
+                refused = await session.call_tool("off", {"args": ["hi"]})
+                ran = await session.call_tool("say", {"args": ["hi"]})
+                spent = await session.call_tool("say", {"args": ["again"]})
+                return refused, ran, spent
+        refused, ran, spent = anyio.run(main)
+    assert refused.is_error and "is disabled" in refused.content[0].text
+    assert not ran.is_error and ran.content[0].text == "hi\n"
+    assert spent.is_error and "has made the 1 calls it may make" in spent.content[0].text
+    assert [(line.get("refused"), line["exit"]) for line in read_log(nexus_home, "say")] == [(None, 0), ("scope", 1)]
+
+
+def test_no_sandbox_off_a_terminal_is_the_callers_refusal_for_every_kind_and_a_dry_run_logs_nothing(
+        script_runner, gated, nexus_home):
+    """--no-sandbox is for a person at a terminal: a prompt's call is refused off one too (the option was
+    ignored there), and a dry run says the refusal without logging a call that never happened."""
+    dry = script_runner.run(["nexus", "skill", "run", "say", "--no-sandbox", "--dry-run"], stdin=io.StringIO(""))
+    assert dry.returncode == 1 and "--no-sandbox is for a person at a terminal" in dry.stderr
+    assert not (nexus_home / "state" / "nexus" / "skills" / "say" / "usage.log").exists()
+    read = script_runner.run(["nexus", "skill", "run", "note", "--no-sandbox"], stdin=io.StringIO(""))
+    assert read.returncode == 1 and read.stdout == ""
+    line = read_log(nexus_home, "note")[-1]
+    assert (line["type"], line["refused"], line["exit"]) == ("prompt", "sandbox", 1)

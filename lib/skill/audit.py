@@ -490,7 +490,6 @@ NET_CALLS = {"urlopen", "urlretrieve", "create_connection"}
 SENDS_PY = {"post", "put", "patch", "send", "sendall", "sendto", "sendmail", "send_message", "request", "urlopen",
             "Request", "upload_file", "storbinary", "create_connection"}
 RMTREES = {"rmtree", "removedirs", "rmdir"}
-HOME_CALLS = {"home", "expanduser", "getenv"}
 
 
 def _fold(node, depth=0):
@@ -1014,11 +1013,6 @@ def formatted(finding):
 def keys(findings):
     """What a user accepted: the findings' keys as JSON lists, for the lockfile."""
     return [list(f.key()) for f in findings]
-
-
-def highest(findings):
-    """The most severe severity among findings, or None."""
-    return next((s for s in SEVERITIES if any(f.severity == s for f in findings)), None)
 
 
 def new_since(findings, accepted):

@@ -2,9 +2,7 @@
 SDK is an optional extra: without it, a one-line hint on how to install it (exit 2).
 """
 
-from nexus.catalog import scope
 from nexus.errors import UsageError
-from nexus.tools.commands import script
 
 INSTALL_HINT = ("the MCP server needs the MCP SDK, an optional extra: pip install 'nexus-skills[mcp]' "
                 "(from a nexus checkout: make install, or make run for its .venv)")
@@ -139,8 +137,6 @@ def serve(ctx):
     served = args["--max-output"], args["--watch"], args["--max-calls"], args["--tools"], ctx.warn
     if args["--http"]:
         return http.serve(*served, args["--host"], args["--port"], args["--no-auth"], args["--certfile"],
-                          args["--keyfile"], args["--allow-origin"])
+                          args["--keyfile"], args["--allow-origin"], http.Shares(
+                              args["--max-connections"], args["--max-sessions"], args["--calls-per-token"]))
     return server.serve(*served)
-
-
-main = script("nexus-mcp", scope.take_option)

@@ -486,6 +486,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "The entry that registers nexus with an MCP client; --write adds it.",
             usage=("--client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]",
                    "--client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
+                   "--client CLIENT --url URL [--token-env VAR] [--write [--force]] [--scope SCOPE] [--dir DIR]",
                    "--client CLIENT --remove [--scope SCOPE] [--dir DIR]",
                    "--list-clients [--json]"),
             options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
@@ -498,6 +499,10 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                              "file.", SCOPES),
                      Option("--command PATH", "The command the client starts, instead of the absolute path of the "
                                               "nexus-mcp installed with this nexus.", FILE),
+                     Option("--url URL", "An entry that reaches nexus-mcp --http at this URL, for claude-code, "
+                                         "cursor, vscode, windsurf, gemini, codex or opencode.", STRING),
+                     Option("--token-env VAR", "The environment variable the client reads the bearer token from "
+                                               "as it starts (the token is never written in the file).", STRING),
                      Option("--write", "Put the entry in the client's file and print the file's path."),
                      Option("--force", "Replace a nexus entry that differs from this one (--write keeps it "
                                        "otherwise, and shows the difference)."),

@@ -20,7 +20,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills remove') flags='--json --project --help'; args='skill...' ;;
         'nexus skills update') flags='--force --yes --json --project --help'; args='skill...' ;;
         'nexus skills sync') flags='--frozen --force --yes --json --help' ;;
-        'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
+        'nexus skills link') flags='--agent --dir --unlink --include-confined --json --help' ;;
         'nexus skill') subcommands='install trust show verify run stats enable disable env key allow'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;

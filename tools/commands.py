@@ -242,7 +242,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                       "and after)."))),
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
-            usage=("--agent AGENT [--dir DIR] [--unlink] [--json]",),
+            usage=("--agent AGENT [--dir DIR] [--unlink] [--include-confined] [--json]",),
             options=(Option("--agent AGENT", "Where the agent reads skills: cursor (.cursor/skills), claude-code "
                                              "(.claude/skills), codex (.codex/skills), agents (.agents/skills: the "
                                              "shared folder that Codex, Gemini CLI, opencode, Copilot and Goose "
@@ -252,7 +252,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                              "(.windsurf/skills) or cline (.cline/skills).", AGENTS),
                      Option("--dir DIR", "The project folder holding the agent's folder.", DIR, default="."),
                      Option("--unlink", "Remove the links nexus made there, and nothing else."),
-                     Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked."))),
+                     Option("--include-confined", "Link the skills nexus runs confined too (an agent runs their "
+                                                  "scripts itself, unconfined)."),
+                     Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked, confined."))),
     Command("skill install", "skill:install", DOCUMENT,
             "Run the install spec that fits this platform, then verify the skill.",
             usage=("NAME [--id ID] [--dry-run] [--yes] [--json]",),

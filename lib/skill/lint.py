@@ -129,6 +129,9 @@ def _product(skill, _skill_dir):
     problem = entrylib.sandbox_problem(meta.get("sandbox"))
     if problem:
         yield _error(f"{where}.sandbox {problem}", line, "sandbox")
+    bad = entrylib.unprintable(meta)
+    if bad and not bad[0].startswith("sandbox."):  # a folder's is said by sandbox_problem
+        yield _error(f"{where}.{bad[0]} holds a control character ({bad[1]!r})", line, "metadata")
     if "aliases" in meta:
         yield from _names(meta["aliases"], f"{where}.aliases", line, is_valid_name)
     if "variables" in meta:

@@ -235,3 +235,18 @@ def test_verify_says_running_only_for_what_it_runs(script_runner, workspace, bin
     monkeypatch.setenv("BRAVE_API_KEY", "k")
     ran = script_runner.run(["nexus", "skill", "verify", "brave"])
     assert ran.returncode == 0 and 'Running: test -n "$BRAVE_API_KEY"' in ran.stderr
+
+
+def test_verify_all_counts_what_it_skipped_and_ends_with_the_failures_and_a_total(script_runner, workspace, bindir):
+    make_tool(bindir, "good")
+    make_tool(bindir, "bad", "#!/bin/sh\nexit 3\n")
+    write_skill(workspace, "good", meta={"tool": "good", "verify": "good"})
+    write_skill(workspace, "bad", meta={"tool": "bad", "verify": "bad"})
+    for n in range(12):
+        write_skill(workspace, f"absent-{n:02d}", meta={"tool": f"absent-tool-{n}"})
+    result = script_runner.run(["nexus", "skills", "verify", "--all"])
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1 and "good: verified" in result.stdout
+    assert not any(line.startswith("absent-") for line in lines)  # counted, not listed
+    assert any(line.startswith("skipped ") and "that could not pass" in line for line in lines)
+    assert lines[-2].startswith("bad: ") and lines[-1].endswith(" skipped, 1 failed"), lines

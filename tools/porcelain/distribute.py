@@ -308,9 +308,14 @@ UPDATE_LABELS = [("changed", "changed"), ("restored", "restored"), ("unchanged",
 
 
 def render_update(report, out):
-    rows = [[label, name] for key, label in UPDATE_LABELS for name in report[key]]
-    out.write("".join(line + "\n" for line in table(rows, indent="")) or "no skills added\n")
+    """A row per skill; with more than MANY, the unchanged ones counted, and a last line of totals with the
+    refused last."""
+    many = sum(len(report[key]) for key, _ in UPDATE_LABELS) > MANY
+    rows = [[label, name] for key, label in UPDATE_LABELS for name in report[key] if not (many and key == "unchanged")]
+    out.write("".join(line + "\n" for line in table(rows, indent="")) or ("" if many else "no skills added\n"))
     render_permissions(report, out)
+    if many:
+        out.write(", ".join(f"{len(report[key])} {label}" for key, label in UPDATE_LABELS) + "\n")
 
 
 @renders(render_update, {"--project": render_sync})

@@ -277,20 +277,33 @@ def _what_verify_does(entry, config, connector_checks):
     return "\n".join(f"Running: {visible(command)}" for command in commands)
 
 
+MANY = 10  # skipped skills beyond which they are counted, not listed one a line
+
+
 def render_outcomes(outcomes, out):
-    style, any_outcome = Style(out), False
+    """Each verification as it ends; the failures last, then a line of totals (long work ends in one)."""
+    style, skipped, failed, verified = Style(out), [], [], 0
     for outcome in outcomes:
-        any_outcome = True
         if outcome.get("skipped"):
-            out.write(f"{style.emoji('⏭️ ')}{outcome['skill']}: skipped ({outcome['reason']})\n")
-        elif outcome["ok"]:
+            skipped.append(outcome)
+            continue
+        if outcome["ok"]:
+            verified += 1
             drift = " (drifted: its verify command prints something else than last time)" if outcome.get("drift") else ""
             out.write(f"{style.emoji('✅')}{outcome['skill']}: verified{drift}\n")
+            out.flush()
         else:
-            out.write(f"{style.emoji('❌')}{outcome['skill']}: {last_line(outcome['error'])}\n")
-        out.flush()
-    if not any_outcome:
+            failed.append(outcome)
+    if len(skipped) <= MANY:
+        out.write("".join(f"{style.emoji('⏭️ ')}{o['skill']}: skipped ({o['reason']})\n" for o in skipped))
+    else:
+        out.write(f"{style.emoji('⏭️ ')}skipped {len(skipped)} that could not pass (not installed, not set up, "
+                  "disabled, ...): `nexus skills list --locked` says why\n")
+    out.write("".join(f"{style.emoji('❌')}{o['skill']}: {last_line(o['error'])}\n" for o in failed))
+    if not (verified or failed or skipped):
         out.write("nothing to verify\n")
+    elif verified + len(failed) + len(skipped) > 1:
+        out.write(f"{verified} verified, {len(skipped)} skipped, {len(failed)} failed\n")
 
 
 @renders(render_outcomes)

@@ -58,27 +58,68 @@ def _place(target, candidate, copy):
     # Dot names: a scan running meanwhile skips them.
     staging, old = (os.path.join(folder, f".{name}.{os.getpid()}.{end}") for end in ("new", "old"))
     _discard(staging)
-    if copy:
-        for rel in candidate.files:
-            os.makedirs(os.path.join(staging, os.path.dirname(rel)), exist_ok=True)
-            shutil.copy(os.path.join(candidate.dir, rel), os.path.join(staging, rel))  # follows in-source links
-    else:
-        os.symlink(os.path.realpath(candidate.dir), staging)
-    if os.path.lexists(target):
-        os.rename(target, old)
-    os.rename(staging, target)
-    _discard(old)
+    try:
+        if copy:
+            _copy(candidate, staging)
+        else:
+            os.symlink(os.path.realpath(candidate.dir), staging)
+        if os.path.lexists(target):
+            os.rename(target, old)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if os.path.lexists(old):  # what was there goes back
+                os.rename(old, target)
+            raise
+    finally:  # a copy that failed (a full disk) leaves nothing to fill it further
+        _discard(staging, quiet=True)
+    _discard(old, quiet=True)
+
+
+def _copy(candidate, staging):
+    """The candidate's files copied into `staging` with fixed modes, whatever the source's and the umask:
+    folders 0755, files 0644, or 0755 when the source file is executable (never setuid, never writable by
+    others)."""
+    os.mkdir(staging, 0o700)
+    for rel in candidate.files:
+        os.makedirs(os.path.join(staging, os.path.dirname(rel)), 0o700, exist_ok=True)
+        source, copied = os.path.join(candidate.dir, rel), os.path.join(staging, rel)
+        shutil.copyfile(source, copied)  # follows in-source links; the bytes only, never the mode
+        os.chmod(copied, 0o755 if os.stat(source).st_mode & 0o111 else 0o644)
+    for parent, folders, _ in os.walk(staging):
+        os.chmod(parent, 0o755)
+
+
+STAGING_ENDS = (".new", ".old")
+
+
+def sweep():
+    """Remove what a place that was killed left in the managed folder (.NAME.PID.new, .NAME.PID.old);
+    called under the lockfile's lock, so no place is running meanwhile."""
+    try:
+        names = os.listdir(paths.managed_skills())
+    except OSError:
+        return
+    for entry in names:
+        stem, dot, end = entry.rpartition(".")
+        name, _, pid = stem[1:].rpartition(".")
+        if entry.startswith(".") and "." + end in STAGING_ENDS and pid.isdigit() and paths.is_valid_name(name):
+            _discard(os.path.join(paths.managed_skills(), entry), quiet=True)
 
 
 def unplace(name):
     _discard(skill_path(name))
 
 
-def _discard(path):
-    if os.path.islink(path) or os.path.isfile(path):
-        os.unlink(path)
-    elif os.path.isdir(path):
-        shutil.rmtree(path)
+def _discard(path, quiet=False):
+    try:
+        if os.path.islink(path) or os.path.isfile(path):
+            os.unlink(path)
+        elif os.path.isdir(path):
+            shutil.rmtree(path)
+    except OSError:
+        if not quiet:
+            raise
 
 
 def record(candidate, source, copy, now):
@@ -199,6 +240,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=N
     declaration accepted (a dict, kept in the lock entry for update to compare), or None."""
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
     with locked() as lock, sources.checkout(source_text) as source:
+        sweep()
         if paths.contains(paths.managed_skills(), source.root):
             raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
         report.update(source=source.location, revision=source.revision)
@@ -309,6 +351,7 @@ def update(names=(), force=False, admit=None):
     if _nothing_added(names):
         return report
     with locked() as lock:
+        sweep()
         names = list(names) or sorted(lock["skills"])
         require_added(lock, names)
         by_source = {}

@@ -100,3 +100,52 @@ def test_a_copy_writes_fixed_modes(tmp_path, managed, script_runner):
     assert result.returncode == 0, result.stderr
     mode = {rel: (managed / "modes" / rel).stat().st_mode & 0o7777 for rel in ("", "run.sh", "notes.txt", "sub", "sub/x")}
     assert mode == {"": 0o755, "run.sh": 0o755, "notes.txt": 0o644, "sub": 0o755, "sub/x": 0o644}
+
+
+def write_job(nexus_home, job_id, **fields):
+    where = nexus_home / "state" / "nexus" / "jobs" / job_id
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "job.json").write_text(json.dumps({"id": job_id, **fields}))
+    for name in ("stdout", "stderr"):
+        (where / name).write_bytes(b"")
+    return where
+
+
+GOOD_JOB = {"skill": "echoer", "status": "finished", "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:01Z",
+            "exit": 0, "ms": 5, "args": []}
+
+
+@pytest.mark.parametrize("bad", [{"skill": None}, {"supervisor": "x", "status": "running"},
+                                 {"supervisor": True, "status": "running"}, {"pid": 0, "status": "running"},
+                                 {"status": 7}, {"exit": "0"}, {"args": "rm -rf"}, {"skill": "../x"}])
+def test_a_malformed_job_json_is_said_and_skipped_never_a_traceback(script_runner, nexus_home, bad):
+    write_job(nexus_home, "aaaa-0001", **GOOD_JOB)
+    fields = {k: v for k, v in {**GOOD_JOB, **bad}.items() if v is not None}
+    write_job(nexus_home, "aaaa-0002", **fields)
+    listed = script_runner.run(["nexus", "jobs", "--json"])
+    assert listed.returncode == 0, listed.stderr
+    assert [j["id"] for j in json.loads(listed.stdout)] == ["aaaa-0001"]
+    assert "aaaa-0002/job.json' is not a job's record" in listed.stderr and "Traceback" not in listed.stderr
+    for argv in (["job", "wait", "aaaa-0002", "--timeout", "5"], ["job", "show", "aaaa-0002"],
+                 ["job", "kill", "aaaa-0002"], ["job", "logs", "aaaa-0002"]):
+        done = script_runner.run(["nexus", *argv])
+        assert done.returncode == 2 and "is not a job's record" in done.stderr, (argv, done.stderr)
+
+
+def test_a_job_started_on_a_full_disk_leaves_no_folder_and_rotate_removes_old_husks(script_runner, echo_skill,
+                                                                                     nexus_home):
+    assert script_runner.run(["nexus", "skill", "run", "echoer", "warm"]).returncode == 0  # verified, cached
+    jobs = nexus_home / "state" / "nexus" / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True)
+    failed = limited(["nexus", "skill", "run", "echoer", "--background", "--", "x" * 300], 200)
+    assert failed.returncode == 1 and "cannot start a background job" in failed.stderr, failed.stderr
+    assert os.listdir(jobs) == []
+    husk = jobs / "dead-beef"  # one an older nexus left
+    husk.mkdir()
+    (husk / "stdout").write_bytes(b"")
+    os.utime(husk, (0, 0))
+    fresh = jobs / "feed-beef"  # one starting right now: kept
+    fresh.mkdir()
+    rotated = script_runner.run(["nexus", "skills", "rotate", "--json"])
+    assert rotated.returncode == 0 and json.loads(rotated.stdout)["jobsRemoved"] == 1, rotated.stderr
+    assert os.listdir(jobs) == ["feed-beef"]

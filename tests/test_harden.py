@@ -149,3 +149,35 @@ def test_a_job_started_on_a_full_disk_leaves_no_folder_and_rotate_removes_old_hu
     rotated = script_runner.run(["nexus", "skills", "rotate", "--json"])
     assert rotated.returncode == 0 and json.loads(rotated.stdout)["jobsRemoved"] == 1, rotated.stderr
     assert os.listdir(jobs) == ["feed-beef"]
+
+
+def mcp_config(script_runner, *argv):
+    return script_runner.run(["nexus", "mcp", "config", *map(str, argv)])
+
+
+@pytest.mark.parametrize("servers", ['[[mcp_servers]]\nname = "x"\n', 'mcp_servers = "x"\n', "mcp_servers = 3\n",
+                                     "mcp_servers = [1, 2]\n"])
+@pytest.mark.parametrize("action", ["--write", "--remove"])
+def test_codex_servers_that_are_not_a_table_are_a_clear_error(script_runner, tmp_path, servers, action):
+    path = tmp_path / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(servers)
+    done = mcp_config(script_runner, "--client", "codex", action, "--dir", tmp_path)
+    assert done.returncode == 2 and "'mcp_servers' is" in done.stderr and "not a table of servers" in done.stderr
+    assert "Traceback" not in done.stderr and path.read_text() == servers
+
+
+def test_remove_keeps_a_customised_entry_unless_forced(script_runner, tmp_path):
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    mine = '{"mcpServers": {"nexus": {"command": "/opt/my-nexus-mcp", "args": ["--verbose"]}, "o": {}}}\n'
+    path.write_text(mine)
+    argv = ["--client", "cursor", "--remove", "--dir", tmp_path]
+    kept = mcp_config(script_runner, *argv)
+    assert kept.returncode == 1 and "--force removes it" in kept.stderr and path.read_text() == mine
+    assert '-  "command": "/opt/my-nexus-mcp"' in kept.stderr
+    assert mcp_config(script_runner, *argv, "--force").returncode == 0
+    assert json.loads(path.read_text()) == {"mcpServers": {"o": {}}}
+    assert mcp_config(script_runner, "--client", "cursor", "--write", "--dir", tmp_path).returncode == 0
+    removed = mcp_config(script_runner, *argv)  # nexus's own entry goes without --force
+    assert removed.returncode == 0 and json.loads(path.read_text()) == {"mcpServers": {"o": {}}}

@@ -451,7 +451,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "The entry that registers nexus with an MCP client; --write adds it.",
             usage=("--client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]",
                    "--client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
-                   "--client CLIENT --remove [--scope SCOPE] [--dir DIR]",
+                   "--client CLIENT --remove [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
                    "--list-clients [--json]"),
             options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
                                                "gemini, goose, cline, roo-code, kiro, copilot-cli, opencode or "
@@ -464,8 +464,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--command PATH", "The command the client starts, instead of the absolute path of the "
                                               "nexus-mcp installed with this nexus.", FILE),
                      Option("--write", "Put the entry in the client's file and print the file's path."),
-                     Option("--force", "Replace a nexus entry that differs from this one (--write keeps it "
-                                       "otherwise, and shows the difference)."),
+                     Option("--force", "Replace or remove a nexus entry that differs from this one (--write "
+                                       "and --remove keep it otherwise, and show the difference)."),
                      Option("--remove", "Take the nexus entry out of the client's file."),
                      Option("--dir DIR", "The project folder.", DIR, default="."),
                      Option("--list-clients", "Every client, its format and where its project and user files are."),

@@ -233,6 +233,11 @@ def _load(chosen, text, path):
         raise BadInput(f"'{path}' is nested too deeply; it is left as it is") from None
 
 
+def _kind(value):
+    return {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a number" if isinstance(
+        value, (int, float)) else type(value).__name__)
+
+
 def current(chosen, document):
     """The nexus entry a client's document holds, None when it has none."""
     if chosen.whole:
@@ -251,23 +256,29 @@ def difference(old, new):
     return [line for line in difflib.unified_diff(lines(old), lines(new), "in the file", "nexus's", lineterm="")]
 
 
-def change(chosen, path, wanted, force=False, warn=None):
-    """Put `wanted` (None: take nexus out) into the client's file at `path`, changing only the entry.
-    Returns what happened ('added', 'replaced', 'removed' or 'unchanged') and the copy of the old file
-    kept (FILE.bak, None when there was none). A customised entry is kept
-    unless `force` (NexusError, its difference given to `warn`); a read-only file is refused; the edit
-    is re-read and must be the intended document before anything is written."""
+def change(chosen, path, wanted, force=False, warn=None, remove=False):
+    """Put `wanted` into the client's file at `path` (`remove`: take nexus's entry out, when it is
+    `wanted`), changing only the entry. Returns what happened ('added', 'replaced', 'removed' or
+    'unchanged') and the copy of the old file kept (FILE.bak, None when there was none). A customised
+    entry is kept, replaced or removed alike, unless `force` (NexusError, its difference given to `warn`);
+    a read-only file is refused; the edit is re-read and must be the intended document before anything
+    is written."""
     old = _read(path)
     document = _load(chosen, old, path) if old is not None else {}
     if chosen.key and not isinstance(document, dict):
         raise BadInput(f"'{path}' holds no {chosen.format.name} mapping; it is left as it is")
+    servers = document.get(chosen.key) if chosen.key else None
+    if servers is not None and not isinstance(servers, dict):  # an array of tables, a string: not for nexus to fix
+        raise BadInput(f"'{path}': '{chosen.key}' is {_kind(servers)}, not a table of servers; it is left as it is")
     present = current(chosen, document)
-    if present == wanted:  # None and None too: nothing to take out
-        return "unchanged", None
-    if present is not None and wanted is not None and not force:
+    if present is not None and wanted is not None and present != wanted and not force:
         for line in difference(present, wanted):
             warn and warn(line)
-        raise NexusError(f"'{path}' has a nexus entry that differs from this one: kept (--force replaces it)")
+        raise NexusError(f"'{path}' has a nexus entry that differs from this one: kept (--force "
+                         f"{'removes' if remove else 'replaces'} it)")
+    wanted = None if remove else wanted
+    if present == wanted:  # None and None too: nothing to take out
+        return "unchanged", None
     if old is not None and not os.stat(path).st_mode & 0o200:  # by its mode: root may write it all the same
         raise NexusError(f"'{path}' is read-only: nexus does not change it")
     new = _edited(chosen, old or "", wanted, path)

@@ -63,6 +63,22 @@ def is_capability(name):
     return isinstance(name, str) and 0 < len(name) <= 64 and set(name) <= _CAPABILITY_CHARS
 
 
+MAX_DEPTH = 64  # the deepest nesting nexus reads in a config or a client's file: deeper is hostile, not settings
+
+
+def too_deep(value, limit=MAX_DEPTH):
+    """Whether lists and dicts in `value` nest deeper than `limit` (counted without recursion, so that a
+    hostile document is refused before any code that recurses over it)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def string_list(value):
     """A list of strings; OpenClaw skills often write lists as comma-separated strings."""
     if isinstance(value, str):

@@ -181,3 +181,61 @@ def test_remove_keeps_a_customised_entry_unless_forced(script_runner, tmp_path):
     assert mcp_config(script_runner, "--client", "cursor", "--write", "--dir", tmp_path).returncode == 0
     removed = mcp_config(script_runner, *argv)  # nexus's own entry goes without --force
     assert removed.returncode == 0 and json.loads(path.read_text()) == {"mcpServers": {"o": {}}}
+
+
+BOMB = "\n".join(['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'] +
+                 [f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)]) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(script_runner, tmp_path):
+    import time
+
+    path = tmp_path / ".continue" / "mcpServers" / "nexus.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(BOMB)
+    assert len(BOMB) < 400
+    started = time.monotonic()
+    for action in ("--write", "--remove"):
+        done = mcp_config(script_runner, "--client", "continue", action, "--dir", tmp_path)
+        assert done.returncode == 2 and "aliases expand it by more than" in done.stderr, done.stderr
+    assert time.monotonic() - started < 30 and path.read_text() == BOMB  # minutes and gigabytes before
+    path.write_text("a: &a [x, y]\nb: *a\nc: *a\n")  # an anchor used as anchors are: read
+    assert mcp_config(script_runner, "--client", "continue", "--write", "--dir", tmp_path).returncode == 1
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 800 + "]" * 800 + "\n", "[" + ".".join(["a"] * 800) + "]\nx = 1\n",
+                                  "a = " + "{b = " * 800 + "1" + "}" * 800 + "\n"])
+def test_a_config_nested_800_deep_is_a_one_line_error(script_runner, nexus_home, tmp_path, text):
+    nexus_home.mkdir(parents=True, exist_ok=True)
+    (nexus_home / "nexus.toml").write_text(text)
+    done = script_runner.run(["nexus", "skills", "list"])
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().endswith("nested more than 64 deep") and len(done.stderr.strip().splitlines()) == 1
+    codex = tmp_path / "project" / ".codex" / "config.toml"
+    codex.parent.mkdir(parents=True)
+    codex.write_text(text)
+    done = mcp_config(script_runner, "--client", "codex", "--write", "--dir", tmp_path / "project")
+    assert done.returncode == 2 and "nested more than 64 deep" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_json_record_nested_100000_deep_is_unreadable_not_a_traceback(script_runner, nexus_home):
+    where = write_job(nexus_home, "aaaa-0003", **GOOD_JOB)
+    (where / "job.json").write_text("[" * 100000 + "]" * 100000)
+    done = script_runner.run(["nexus", "jobs"])
+    assert done.returncode == 0 and "nested too deeply" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_crlf_yaml_keeps_its_line_endings(script_runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    path = tmp_path / "xdg" / "goose" / "config.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"GOOSE_MODEL: x\r\nextensions:\r\n  other:\r\n    cmd: other\r\n")
+    done = mcp_config(script_runner, "--client", "goose", "--write")
+    assert done.returncode == 0, done.stderr
+    data = path.read_bytes()
+    assert b"nexus" in data and data.count(b"\n") == data.count(b"\r\n")
+    block = tmp_path / ".continue" / "mcpServers" / "nexus.yaml"
+    block.parent.mkdir(parents=True)
+    block.write_bytes(b"name: mine\r\n")
+    done = mcp_config(script_runner, "--client", "continue", "--write", "--force", "--dir", tmp_path)
+    assert done.returncode == 0 and block.read_bytes().count(b"\n") == block.read_bytes().count(b"\r\n")

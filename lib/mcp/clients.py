@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 
-from .. import fileio
+from .. import fileio, schema
 from ..errors import BadInput, NexusError, UsageError
 from .formats import Json, Toml, Yaml
 
@@ -226,11 +226,14 @@ def _read(path):
 
 def _load(chosen, text, path):
     try:
-        return chosen.format.load(text)
+        document = chosen.format.load(text)
     except ValueError as e:
         raise BadInput(f"'{path}' is not {chosen.format.name}: {e}; it is left as it is") from None
     except RecursionError:  # a hostile file: tomllib and PyYAML read nesting by recursion
-        raise BadInput(f"'{path}' is nested too deeply; it is left as it is") from None
+        document = None
+    if document is None or schema.too_deep(document):  # an edit copies and compares it by recursion
+        raise BadInput(f"'{path}' is nested more than {schema.MAX_DEPTH} deep; it is left as it is")
+    return document
 
 
 def _kind(value):
@@ -296,8 +299,9 @@ def change(chosen, path, wanted, force=False, warn=None, remove=False):
 
 
 def _edited(chosen, text, wanted, path):
-    if chosen.whole:
-        return chosen.format.dump(wanted) if wanted is not None else text
+    if chosen.whole:  # a new file, with the old one's line endings
+        return chosen.format.dump(wanted).replace("\n", "\r\n" if "\r\n" in text else "\n") if wanted is not None \
+            else text
     try:
         if wanted is None:
             return chosen.format.drop(text, chosen.key, SERVER)

@@ -239,3 +239,26 @@ def test_crlf_yaml_keeps_its_line_endings(script_runner, tmp_path, monkeypatch):
     block.write_bytes(b"name: mine\r\n")
     done = mcp_config(script_runner, "--client", "continue", "--write", "--force", "--dir", tmp_path)
     assert done.returncode == 0 and block.read_bytes().count(b"\n") == block.read_bytes().count(b"\r\n")
+
+
+def test_crystallize_replays_a_literal_star_star_star_next_to_a_masked_secret_as_it_was(
+        script_runner, workspace, bindir, tmp_path, nexus_home, monkeypatch):
+    import subprocess
+
+    from helpers import make_tool, read_log
+
+    out = tmp_path / "calls.txt"
+    make_tool(bindir, "keeper", f'#!/bin/sh\nprintf "%s\\n" "$@" >> {out}\n')
+    write_skill(workspace, "keeper", meta={"tool": "keeper", "requires": {"env": ["KEEP_TOKEN"]}})
+    monkeypatch.setenv("KEEP_TOKEN", "token-123456789")
+    done = subprocess.run(["nexus", "skill", "run", "keeper", "--", "a=***,key=token-123456789,b=***", "***"],
+                          env={**os.environ, "NEXUS_SESSION_ID": "s-stars"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    logged = read_log(nexus_home, "keeper")[-1]
+    assert logged["args"] == ["a=***,key=***,b=***", "***"] and logged["maskedAt"] == [[0, 10]]
+    made = script_runner.run(["nexus", "session", "crystallize", "s-stars", "--name", "stars", "--var", "key=***"])
+    assert made.returncode == 0, made.stderr
+    out.unlink()
+    replay = script_runner.run(["nexus", "skill", "run", "stars", "--", "--key", "other-secret-1"])
+    assert replay.returncode == 0, replay.stderr
+    assert out.read_text() == "a=***,key=other-secret-1,b=***\n***\n"

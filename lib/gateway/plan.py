@@ -116,9 +116,29 @@ def fill(text, values):
 
 def mask(text, secrets):
     """`text` with every occurrence of a whole secret value replaced by ***."""
+    return masking(text, secrets)[0] if secrets else text
+
+
+def masking(text, secrets):
+    """(`text` masked, the offset of each *** in it that stands for a secret): each secret, longest first,
+    cut out of the text left between those already masked, so a literal *** is never taken for one."""
+    pieces = [text]  # text, and None for a secret masked
     for secret in secrets:
-        text = text.replace(secret, SECRET)
-    return text
+        if any(piece and secret in piece for piece in pieces):
+            pieces = [cut for piece in pieces for cut in ([None] if piece is None else _cut(piece, secret))]
+    out, at, offset = [], [], 0
+    for piece in pieces:
+        if piece is None:
+            at.append(offset)
+            piece = SECRET
+        out.append(piece)
+        offset += len(piece)
+    return "".join(out), at
+
+
+def _cut(text, secret):
+    parts = text.split(secret)
+    return [item for i, part in enumerate(parts) for item in ((None, part) if i else (part,))]
 
 
 def runs(entry):

@@ -240,13 +240,15 @@ class Call:
     def record(self, ts, ms, exit_code, error=None, changes=None, call=None, output=None, differs=None):
         """Log the call and count it, under the skill's lock. A failure to write is reported, never
         raised: the tool has run, and its exit status must still come through."""
-        args = [self.masked(a) for a in self.args]
-        masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
-                  if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
+        found = [plan.masking(a, self.secrets) for a in self.args]
+        args = [logged for logged, _ in found]
+        clear = not any(schema.SECRET in a for a in args)  # said only where a *** could mislead
+        masked = None if clear else [i for i, (_, at) in enumerate(found) if at]
+        masked_at = None if clear else [[i, *at] for i, (_, at) in enumerate(found) if at]  # each ***, for a replay
         try:
             self.logged = record(self.entry, self.config, self.no_log, ts, ms, exit_code, error, changes, args=args,
-                                 tool=plan.runs(self.entry), session=self.session, masked=masked, profile=self.profile,
-                                 sandbox=self.sandbox, call=call, output=output, client=self.client, differs=differs,
+                                 tool=plan.runs(self.entry), session=self.session, masked=masked, masked_at=masked_at,
+                                 profile=self.profile, sandbox=self.sandbox, call=call, output=output, client=self.client, differs=differs,
                                  token=self.token)
         except OSError as e:
             self.warn(not_recorded(e))
@@ -313,7 +315,7 @@ class _Nothing:
 
 def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, args=None, tool=None, session=None,
            refused=None, masked=None, profile=None, sandbox=None, call=None, output=None, client=None, differs=None,
-           token=None):
+           token=None, masked_at=None):
     """Count one call in the skill's state and append it to its usage log, under the skill's lock; the
     profile in force (`profile`, else the one chosen) is logged with it, and with `call`, its id and what
     the agent says of itself in the environment (schema.call_context). Returns the entry logged (None: no_log)."""
@@ -331,7 +333,8 @@ def record(entry, config, no_log, ts, ms, exit_code, error=None, changes=None, a
                                       profile=profile.name if profile else None, sandbox=sandbox, client=client,
                                       token=token)
             line.update(schema.call_context(os.environ), **({"call": call} if call else {}),
-                        **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}))
+                        **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}),
+                        **({"maskedAt": masked_at} if masked_at else {}))
             usage_log.append(entry["name"], state, line, config)
             return line
     return None

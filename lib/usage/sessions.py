@@ -125,6 +125,6 @@ def calls(session):
 
     for number, (_, entry) in enumerate(heapq.merge(*(of(p) for p in _logs()), key=lambda pair: pair[0]), 1):
         yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated",
-                                                     "masked", "output", "refused")
+                                                     "masked", "maskedAt", "output", "refused")
                                if k in entry}}
 

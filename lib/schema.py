@@ -163,6 +163,49 @@ def is_session_id(value):
     return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_CHARS and value.isprintable()
 
 
+_TEXT, _WHOLE, _WHOLES = "text", "a whole number", "whole numbers"
+LINE_SHAPE = {"ts": _TEXT, "skill": _TEXT, "type": _TEXT, "ms": "a number", "exit": _WHOLE, "error": _TEXT, "tool": _TEXT,
+              "session": _TEXT, "refused": _TEXT, "profile": _TEXT, "sandbox": _TEXT, "client": _TEXT, "token": _TEXT,
+              "call": _TEXT, "args": "a list of text", "masked": _WHOLES, "maskedAt": "lists of whole numbers",
+              "output": "an object", "truncated": "true or false"}
+
+
+def line_problem(entry):
+    """What makes a usage log line unreadable for those who read it back field by field (sessions,
+    crystallize), or None: it must be an object with ts and skill, each field of LINE_SHAPE of its type."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    for key in ("ts", "skill"):
+        if not isinstance(entry.get(key), str):
+            return f"no '{key}'"
+    for key, want in LINE_SHAPE.items():
+        value = entry.get(key)
+        if value is not None and not _is(value, want):
+            return f"'{key}' is not {want}"
+    return None
+
+
+def _is(value, want):
+    def whole(v):
+        return type(v) is int
+
+    if want == _TEXT:
+        return isinstance(value, str)
+    if want == _WHOLE:
+        return whole(value)
+    if want == _WHOLES:
+        return isinstance(value, list) and all(map(whole, value))
+    if want == "a list of text":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if want == "lists of whole numbers":
+        return isinstance(value, list) and all(isinstance(v, list) and all(map(whole, v)) for v in value)
+    if want == "an object":
+        return isinstance(value, dict)
+    if want == "a number":
+        return isinstance(value, (int, float)) and type(value) is not bool
+    return type(value) is bool
+
+
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,
                 masked=None, profile=None, sandbox=None, client=None, token=None):
     """One UsageLogEntry, with only the keys that apply; `masked`: the indexes of the arguments in which a

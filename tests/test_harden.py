@@ -262,3 +262,49 @@ def test_crystallize_replays_a_literal_star_star_star_next_to_a_masked_secret_as
     replay = script_runner.run(["nexus", "skill", "run", "stars", "--", "--key", "other-secret-1"])
     assert replay.returncode == 0, replay.stderr
     assert out.read_text() == "a=***,key=other-secret-1,b=***\n***\n"
+
+
+CRAFTED = [{"args": [1, {"a": 2}]}, {"args": "abc"}, {"ms": "z", "exit": "0", "error": 5}, {"skill": "../../x"},
+           {"truncated": "yes"}, {"maskedAt": [[0, "x"]]}, {"masked": [[1]]}, {"output": 5}, {"refused": 3}]
+
+
+def test_crafted_log_lines_are_skipped_as_unreadable_by_session_show_and_crystallize(script_runner, workspace,
+                                                                                     nexus_home):
+    from helpers import write_log
+
+    write_skill(workspace, "x", meta={"tool": "x"})
+    good = {"ts": "2026-01-01T00:00:00Z", "skill": "x", "type": "tool", "ms": 1, "exit": 0, "args": ["ok"],
+            "session": "s1"}
+    write_log(nexus_home, "x", [good] + [{**good, "ts": "2026-01-01T00:00:01Z", **bad} for bad in CRAFTED]
+              + ["[" * 5000, "not json"])
+    for argv in (["session", "show", "s1"], ["session", "show", "s1", "--json"], ["sessions"],
+                 ["session", "crystallize", "s1", "--name", "y", "--dry-run"]):
+        done = script_runner.run(["nexus", *argv])
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (argv, done.stderr)
+        assert f"{len(CRAFTED) + 2} unreadable lines skipped (line 2 and more)" in done.stderr, done.stderr
+    shown = json.loads(script_runner.run(["nexus", "session", "show", "s1", "--json"]).stdout)
+    assert [c["args"] for c in shown] == [["ok"]]
+
+
+@pytest.mark.parametrize("entry", [{"source": 7, "path": "."}, {"source": "/x", "path": ["a"]}, {"sha256": None},
+                                   {"audit": "x"}, "text"])
+@pytest.mark.parametrize("argv", [["update"], ["remove", "alpha"], ["add", "SRC"]])
+def test_a_lockfile_entry_of_the_wrong_shape_is_a_one_line_error(script_runner, tmp_path, managed, entry, argv):
+    write_skill(tmp_path / "team", "alpha")
+    managed.mkdir()
+    text = json.dumps({"version": 1, "skills": {"alpha": entry if isinstance(entry, str) else
+                                                {"placement": "link", **entry}}})
+    (managed / ".nexus-lock.json").write_text(text)
+    done = script_runner.run(["nexus", "skills", *[str(tmp_path / "team") if a == "SRC" else a for a in argv]])
+    assert done.returncode == 2 and "is corrupt: skill 'alpha'" in done.stderr and "Traceback" not in done.stderr
+    assert (managed / ".nexus-lock.json").read_text() == text
+
+
+def test_an_old_lockfile_s_credentials_are_never_shown_by_update(script_runner, managed):
+    managed.mkdir()
+    (managed / ".nexus-lock.json").write_text(json.dumps({"version": 1, "skills": {"alpha": {
+        "source": "HTTPS://ghp_SECRET99@github.com/a/b.git", "sourceType": "git", "path": ".", "placement": "copy",
+        "sha256": "0" * 64}}}))
+    (managed / "alpha").mkdir()
+    done = script_runner.run(["nexus", "skills", "update", "--json"])
+    assert "SECRET99" not in done.stdout + done.stderr and "credentials" in done.stdout + done.stderr

@@ -32,11 +32,22 @@ def read_lock():
     if data is None:
         return {"version": LOCK_VERSION, "skills": {}}
     entries = data.get("skills") if isinstance(data, dict) else None
-    if not isinstance(entries, dict) or not all(paths.is_valid_name(n) and isinstance(e, dict)
-                                                 for n, e in entries.items()):
-        raise BadInput(f"lockfile '{path}' is corrupt: expected {{\"skills\": {{NAME: {{...}}}}}}; "
-                       "fix it or remove it (added skills then count as placed by hand)")
+    bad = "" if isinstance(entries, dict) else "expected {\"skills\": {NAME: {...}}}"
+    for name, entry in entries.items() if not bad else ():
+        wrong = [key for key, want in ENTRY_SHAPE.items() if isinstance(entry, dict) and key in entry
+                 and not isinstance(entry[key], want)]
+        if not paths.is_valid_name(name) or not isinstance(entry, dict) or wrong:
+            bad = f"skill {name!r}: " + (f"'{wrong[0]}' is of the wrong type" if wrong else "not NAME: {...}")
+            break
+    if bad:
+        raise BadInput(f"lockfile '{path}' is corrupt: {bad}; fix it or remove it (added skills then count as "
+                       "placed by hand)")
     return data
+
+
+ENTRY_SHAPE = {"source": str, "sourceType": str, "revision": (str, type(None)), "path": str, "sha256": str,
+               "placement": str, "updatedAt": str, "addedAt": str, "trustedAt": str, "audit": list,
+               "sandbox": dict}  # what add and update read back of an entry
 
 
 def locked():

@@ -50,12 +50,12 @@ def span(text):
     return int(first), int(last or first)
 
 
-def chosen_calls(session, numbers=None):
+def chosen_calls(session, numbers=None, warn=None):
     """The successful tool and script calls of a session (within --calls, when given); NexusError when none."""
     if session != sessions.NO_SESSION and not schema.is_session_id(session):
         raise UsageError(f"{visible(session)!r} is not a session id (printable, at most {schema.MAX_SESSION_CHARS} "
                          "characters): see `nexus sessions`")
-    picked = [c for c in sessions.calls(session)
+    picked = [c for c in sessions.calls(session, warn)
               if c.get("type") in ("tool", "script") and not sessions.failed(c) and not sessions.refused(c)
               and (numbers is None or numbers[0] <= c["n"] <= numbers[1])]
     if not picked:

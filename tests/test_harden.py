@@ -308,3 +308,16 @@ def test_an_old_lockfile_s_credentials_are_never_shown_by_update(script_runner, 
     (managed / "alpha").mkdir()
     done = script_runner.run(["nexus", "skills", "update", "--json"])
     assert "SECRET99" not in done.stdout + done.stderr and "credentials" in done.stdout + done.stderr
+
+
+def test_add_force_never_deletes_a_folder_update_force_keeps(script_runner, tmp_path, managed):
+    source = tmp_path / "team"
+    write_skill(source, "alpha", description="From the team.")
+    assert add(script_runner, source).returncode == 0  # a link
+    (managed / "alpha").unlink()
+    write_skill(managed, "alpha", description="Mine, where the link was.")
+    updated = script_runner.run(["nexus", "skills", "update", "--force"])
+    assert "kept" in updated.stdout + updated.stderr and "Mine" in (managed / "alpha" / "SKILL.md").read_text()
+    forced = add(script_runner, source, "--force")
+    assert forced.returncode == 1 and "a folder where nexus placed a link: kept, even with --force" in forced.stderr
+    assert "Mine, where the link was." in (managed / "alpha" / "SKILL.md").read_text()

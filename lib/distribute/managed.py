@@ -194,19 +194,24 @@ class EditedCopies:
                        "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
 
 
-def conflict(lock, name, source, candidate):
-    """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there."""
+def conflict(lock, name, source, candidate, force=False):
+    """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there. With
+    `force` only what nexus placed may be replaced: a folder it did not place (by hand, or where its link
+    was) is kept, as `update --force` keeps it."""
     entry = lock["skills"].get(name)
-    if entry is not None:
-        if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
-            found = found_at(name, entry)
-            if found == EDITED:
-                return f"skill '{name}' was edited in place since it was added"
-            return why_kept(name, found) if found == FOREIGN else None  # the same skill again: adding it refreshes it
-        return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
-    if os.path.lexists(skill_path(name)):
-        return f"skill '{name}' already exists at {skill_path(name)}"
-    return None
+    found = found_at(name, entry) if entry is not None else MISSING if not os.path.lexists(skill_path(name)) else None
+    if found is None:
+        return f"skill '{name}' already exists at {skill_path(name)}, placed by hand: kept, even with --force " \
+               "(move it away yourself)"
+    if found == FOREIGN:
+        return why_kept(name, found) + ", even with --force (move it away yourself)"
+    if force:
+        return None
+    if entry is not None and (entry.get("source"), entry.get("path")) != (source.location, candidate.path):
+        return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')}); --force replaces it"
+    if found == EDITED:
+        return f"skill '{name}' was edited in place since it was added; --force replaces it"
+    return None  # the same skill again: adding it refreshes it
 
 
 def require_added(lock, names):
@@ -302,8 +307,7 @@ def _refusal(candidate, seen, lock, source, force):
         return candidate.error
     if candidate.name in seen:
         return f"another skill named '{candidate.name}' is already added from this source"
-    why = None if force else conflict(lock, candidate.name, source, candidate)
-    return why and why + "; --force replaces it"
+    return conflict(lock, candidate.name, source, candidate, force)
 
 
 def skills_elsewhere():

@@ -321,3 +321,18 @@ def test_add_force_never_deletes_a_folder_update_force_keeps(script_runner, tmp_
     forced = add(script_runner, source, "--force")
     assert forced.returncode == 1 and "a folder where nexus placed a link: kept, even with --force" in forced.stderr
     assert "Mine, where the link was." in (managed / "alpha" / "SKILL.md").read_text()
+
+
+def test_a_source_s_folder_names_never_reach_the_terminal_raw(script_runner, tmp_path, managed):
+    source = tmp_path / "src"
+    write_skill(source, "good", folder="evil\n\x1b[31mRED\x1b[0m")
+    write_skill(source, "Bad_Name", folder="bad\x1b]0;title\x07\n")
+    (source / "link\n\x1b[31m").symlink_to(tmp_path)
+    for argv in (["--list"], [], ["--json"]):
+        done = add(script_runner, source, *argv)
+        text = done.stdout + done.stderr
+        assert "evil" in text or "--json" in argv
+        if "--json" not in argv:
+            assert "\x1b" not in text and "\x07" not in text, text
+            assert all(line.startswith(("nexus: ", "added ", "unchanged ", "(invalid)", "good ")) for line in
+                       text.splitlines()), text

@@ -14,7 +14,7 @@ from .. import fileio, paths, trust, urls
 from ..errors import NexusError, UsageError
 from ..gateway import process
 from ..skill import skillmd
-from ..style import Progress
+from ..style import Progress, visible
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
@@ -144,12 +144,12 @@ def _walk(source, folder, depth, found, seen, on_problem):
         with os.scandir(folder) as it:
             children = sorted((e for e in it if e.name not in SKIP_FOLDERS), key=lambda e: e.name)
     except OSError as e:
-        on_problem(f"{folder}: cannot read folder: {e.strerror}")
+        on_problem(visible(f"{folder}: cannot read folder: {e.strerror}"))  # a source's names: shown, never obeyed
         return
     for child in children:
         if child.is_symlink() and not paths.contains(source.root, child.path):
-            on_problem(f"{source.location}: {os.path.relpath(child.path, source.root)}: "
-                       "skipped: symlink points outside the source")
+            on_problem(visible(f"{source.location}: {os.path.relpath(child.path, source.root)}: "
+                               "skipped: symlink points outside the source"))
         elif child.is_dir():
             _walk(source, child.path, depth + 1, found, seen, on_problem)
 

@@ -65,7 +65,7 @@ def _load(job_id):
         raise NexusError(f"no job {job_id}: see `nexus jobs`")
     if not isinstance(job, dict):
         raise BadInput(f"'{path}' is not a job's record: not an object")
-    for key in ("id", "skill", "status", "started"):
+    for key in ("id", "skill", "status"):
         if key not in job:
             raise BadInput(f"'{path}' is not a job's record: no '{key}'")
     for key, value in job.items():

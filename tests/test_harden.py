@@ -336,3 +336,48 @@ def test_a_source_s_folder_names_never_reach_the_terminal_raw(script_runner, tmp
             assert "\x1b" not in text and "\x07" not in text, text
             assert all(line.startswith(("nexus: ", "added ", "unchanged ", "(invalid)", "good ")) for line in
                        text.splitlines()), text
+
+
+@pytest.mark.script_launch_mode("subprocess")  # job logs writes to its file descriptors
+def test_job_logs_masks_what_nexus_run_json_masks(script_runner, workspace, bindir, monkeypatch):
+    from helpers import make_tool
+
+    secret = "s3cr3t-value-42"
+    make_tool(bindir, "leaky", '#!/bin/sh\nhead -c 65530 /dev/zero | tr "\\0" x\necho "$LEAK_KEY."\n'
+                               'echo "err $LEAK_KEY" >&2\n')
+    write_skill(workspace, "leaky", meta={"tool": "leaky", "requires": {"env": ["LEAK_KEY"]}, "primaryEnv": "LEAK_KEY"})
+    monkeypatch.setenv("LEAK_KEY", secret)
+    direct = script_runner.run(["nexus-run", "leaky", "--json"])
+    assert direct.returncode == 0 and secret not in direct.stdout
+    started = script_runner.run(["nexus", "skill", "run", "leaky", "--background"])
+    job = started.stdout.strip()
+    assert script_runner.run(["nexus", "job", "wait", job, "--timeout", "60"]).returncode == 0
+    for argv in (["job", "logs", job], ["job", "logs", job, "--follow"]):
+        shown = script_runner.run(["nexus", *argv])
+        assert shown.returncode == 0 and secret not in shown.stdout + shown.stderr
+        assert shown.stdout.endswith("x***.\n") and len(shown.stdout) == 65530 + 5 and shown.stderr == "err ***\n"
+
+
+def test_a_look_alike_unicode_name_is_refused_by_add_unless_forced(script_runner, tmp_path, managed):
+    source = tmp_path / "src"
+    write_skill(source, "g\u0456thub", folder="one")  # a Cyrillic і
+    write_skill(source, "na\u00efve-g\u0456t", folder="two")
+    write_skill(source, "caf\u00e9", folder="three")  # one script, as the spec allows: added
+    done = add(script_runner, source)
+    assert done.returncode == 1 and "reads as 'github'" in done.stderr and "mixes CYRILLIC and LATIN" in done.stderr
+    assert done.stdout == "added caf\u00e9 (link, three)\n"
+    forced = add(script_runner, source, "--force")
+    assert forced.returncode == 0 and "added g\u0456thub" in forced.stdout
+
+
+def test_remove_takes_the_skill_s_own_state_and_tmp_folders_with_it(script_runner, tmp_path, managed, nexus_home):
+    from helpers import state_dir
+
+    write_skill(tmp_path / "team", "alpha")
+    assert add(script_runner, tmp_path / "team").returncode == 0
+    for folder in ("data", "tmp"):
+        (state_dir(nexus_home, "alpha") / folder).mkdir(parents=True)
+        (state_dir(nexus_home, "alpha") / folder / "token.json").write_text("{}")
+    assert script_runner.run(["nexus", "skills", "remove", "alpha"]).returncode == 0
+    assert not (state_dir(nexus_home, "alpha") / "data").exists()
+    assert not (state_dir(nexus_home, "alpha") / "tmp").exists()

@@ -307,6 +307,9 @@ def _refusal(candidate, seen, lock, source, force):
         return candidate.error
     if candidate.name in seen:
         return f"another skill named '{candidate.name}' is already added from this source"
+    posing = None if force else paths.lookalike(candidate.name)  # an agent picks a skill by its name
+    if posing:
+        return f"its name could pass for another: {posing}; --force adds it all the same"
     return conflict(lock, candidate.name, source, candidate, force)
 
 
@@ -352,6 +355,8 @@ def remove(names):
         for name in names:
             unplace(name)
             trust.forget(name)
+            for folder in paths.sandbox_folders(name):  # its cached tokens: never a later skill's of the name
+                shutil.rmtree(folder, ignore_errors=True)
             del lock["skills"][name]
 
 

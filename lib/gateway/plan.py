@@ -136,6 +136,41 @@ def masking(text, secrets):
     return "".join(out), at
 
 
+def secrets_of(name, config):
+    """The secrets a call of skill NAME would mask now (its environment and config as a call computes them),
+    for output it wrote that is shown later (`nexus job logs`); [] when there is no such skill."""
+    from ..catalog import manifest  # a job's output only: a call has its entry already
+
+    try:
+        entry = manifest.entry(configlib.sources(config), name, lambda message: None)
+    except NexusError:
+        return []
+    return secrets(entry, environment(entry, config), config)
+
+
+class Masking:
+    """Masks secrets in output read a chunk at a time (`nexus job logs`): what could be the start of a
+    secret that the next chunk completes is held back until it is known."""
+
+    def __init__(self, secrets):
+        self.secrets = [s.encode("utf-8", "surrogateescape") for s in secrets]
+        self.keep = max(map(len, self.secrets), default=1) - 1
+        self.held = b""
+
+    def feed(self, chunk, last=False):
+        """The bytes of `chunk` (after what was held) that can be shown, secrets as ***."""
+        data, self.held = self.held + chunk, b""
+        if not self.secrets:
+            return data
+        pieces = [data]
+        for secret in self.secrets:
+            pieces = [cut for piece in pieces for cut in ([None] if piece is None else _cut(piece, secret))]
+        if not last and pieces[-1] is not None and self.keep:
+            tail = pieces[-1]
+            pieces[-1], self.held = tail[:-self.keep], tail[-self.keep:]
+        return b"".join(SECRET.encode() if piece is None else piece for piece in pieces)
+
+
 def _cut(text, secret):
     parts = text.split(secret)
     return [item for i, part in enumerate(parts) for item in ((None, part) if i else (part,))]

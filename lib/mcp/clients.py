@@ -315,12 +315,9 @@ def _intended(chosen, document, wanted):
     """The document with nexus's entry set to `wanted`, or taken out (None)."""
     if chosen.whole:
         return wanted
-    import copy  # only for a file that holds more than nexus's entry
-
-    intended = copy.deepcopy(document)
+    intended = dict(document)  # a copy of the two levels it changes: the rest is only compared, never changed
     servers = intended.get(chosen.key)
-    if not isinstance(servers, dict):  # none yet, or an empty YAML mapping (`extensions:`, null)
-        servers = intended[chosen.key] = {}
+    servers = intended[chosen.key] = dict(servers) if isinstance(servers, dict) else {}  # none yet, or `extensions:`
     if wanted is None:
         servers.pop(SERVER, None)
     else:

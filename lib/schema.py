@@ -67,15 +67,15 @@ MAX_DEPTH = 64  # the deepest nesting nexus reads in a config or a client's file
 
 
 def too_deep(value, limit=MAX_DEPTH):
-    """Whether lists and dicts in `value` nest deeper than `limit` (counted without recursion, so that a
-    hostile document is refused before any code that recurses over it)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    """Whether lists and dicts in `value` nest deeper than `limit` (counted a level at a time, without
+    recursion, so that a hostile document is refused before any code that recurses over it)."""
+    level, depth = [value] if isinstance(value, (dict, list)) else [], 1
+    while level:
+        if depth > limit:
+            return True
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (dict, list))]
+        depth += 1
     return False
 
 

@@ -381,3 +381,20 @@ def test_remove_takes_the_skill_s_own_state_and_tmp_folders_with_it(script_runne
     assert script_runner.run(["nexus", "skills", "remove", "alpha"]).returncode == 0
     assert not (state_dir(nexus_home, "alpha") / "data").exists()
     assert not (state_dir(nexus_home, "alpha") / "tmp").exists()
+
+
+def test_a_large_client_file_is_edited_without_reading_it_a_character_at_a_time(script_runner, tmp_path):
+    import time
+
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    history = [{"display": "x" * 1000 + str(i), "files": ["a.py", "b.py"]} for i in range(30_000)]
+    text = json.dumps({"mcpServers": {"other": {"command": "o"}}, "projects": {"p": {"history": history}}}, indent=2)
+    path.write_text(text)
+    assert len(text) > 30_000_000
+    started = time.monotonic()
+    done = mcp_config(script_runner, "--client", "cursor", "--write", "--dir", tmp_path)
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text())["projects"]["p"]["history"] == history
+    assert took < 8, took  # 3 s here; a reader that went a character at a time took over a minute

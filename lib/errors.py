@@ -9,11 +9,12 @@ class NexusError(Exception):
 
 class Refused(NexusError):
     """The gateway refuses to run a skill, for a reason its usage log records as `refused`: one of
-    schema.REFUSALS. gateway.run.refuse records it as a call of the skill."""
+    schema.REFUSALS. gateway.call.Call.refuse records it as a call of the skill. `unseen`: the skill is
+    not the caller's to know of (one kept from models, for a model): answered as an unknown one."""
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, unseen=False):
         super().__init__(message)
-        self.code = code
+        self.code, self.unseen = code, unseen
 
 
 class UsageError(NexusError):

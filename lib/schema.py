@@ -145,6 +145,14 @@ def call_id():
     return f"{time.time_ns() // 1_000_000:x}-{os.urandom(4).hex()}"
 
 
+def invocable(entry):
+    """True when a model may be offered the skill: `disable-model-invocation: true` keeps one out of every
+    list an agent reads and every call an agent makes over MCP (it stays runnable by name from the
+    command line), as OpenClaw reads it."""
+    flag = (entry.get("extra") or {}).get("disable-model-invocation", "")
+    return str(flag).strip().lower() not in ("true", "yes", "on", "1")
+
+
 def logged_type(entry):
     """The type a call of this entry is logged as: `unknown` for a skill read as a prompt because its
     metadata names a type nexus cannot run."""

@@ -1,5 +1,6 @@
 """nexus-verify and the porcelain's verify and show: outcomes recorded, nothing run behind your back."""
 
+import contextlib
 import io
 import json
 
@@ -184,15 +185,23 @@ def test_verify_masks_secrets_in_its_error(script_runner, workspace, bindir, nex
     assert "s3cr3t" not in (nexus_home / "state/nexus/skills/keyed/state.json").read_text()
 
 
-def test_verify_is_not_held_open_by_a_background_process(script_runner, workspace, bindir):
+def test_verify_is_not_held_open_by_a_background_process(script_runner, workspace, bindir, tmp_path):
+    import os
+    import signal
     import time
 
+    pidfile = tmp_path / "pid"
     make_tool(bindir, "quick")
-    write_skill(workspace, "quick", meta={"tool": "quick", "verify": "sleep 8 & echo nope >&2; exit 1"})
+    write_skill(workspace, "quick", meta={"tool": "quick", "verify": f'sleep 600 & echo $! > "{pidfile}"; '
+                                                                    'echo nope >&2; exit 1'})
     started = time.monotonic()
-    (outcome,) = jsonl(script_runner.run(["nexus-verify", "quick"]).stdout)
-    assert outcome["exit"] == 1 and outcome["error"] == "nope"
-    assert time.monotonic() - started < 5
+    try:
+        (outcome,) = jsonl(script_runner.run(["nexus-verify", "quick"]).stdout)
+        assert outcome["exit"] == 1 and outcome["error"] == "nope"
+        assert time.monotonic() - started < 300  # held open by its background process, it would take 600 s
+    finally:
+        with contextlib.suppress(ProcessLookupError, FileNotFoundError):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
 
 
 def test_static_survives_odd_shapes(script_runner):

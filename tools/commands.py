@@ -22,7 +22,7 @@ from nexus.errors import NexusError
 def ENTRY(ctx):  # noqa: N802 - a constant of the table, as DOCUMENT is
     """ctx.entry: the manifest entry of the skill NAME, from a manifest kept fresh for it alone, as the
     profile in force lets this agent see it (NexusError for a skill outside it). The gateway reads its
-    entry itself: its refusals are logged (gateway.run.refuse)."""
+    entry itself: its refusals are logged (gateway.call.Call.refuse)."""
     from nexus.catalog import listing  # the commands about one skill only: the gateway's way never loads it
 
     ctx.entry = listing.entry(ctx.config, ctx.args["NAME"], ctx.warn)

@@ -6,7 +6,7 @@ and only when their text changes.
 
 import os
 
-from .. import config as configlib, fileio
+from .. import config as configlib, fileio, schema
 from ..errors import BadInput
 from ..style import plural, truncate
 
@@ -58,22 +58,14 @@ def offered(records, config=None, statuses=("ready",)):
     from here: nexus-mcp's tools, prompts, resources, skills and list_skills, `skills prompt`,
     `agents-md`, `cursor-rules` and `skills link`. Whatever narrows what an agent sees narrows it here,
     never in a copy: a profile's scope (`listing.records` gives only what it admits), a skill kept from
-    models (`invocable`), an added skill changed behind nexus's back (`trust.refusal`: it would be refused),
+    models (`schema.invocable`), an added skill changed behind nexus's back (`trust.refusal`: it would be refused),
     a crystallized skill that is degraded (set_aside, unless skills.offerDegradedReplays keeps it)."""
     from .. import trust  # cheap for every skill but an added one
 
     aside = {s["name"] for s in set_aside(records, config)}
-    found = [r for r in records if r["status"] in statuses and invocable(r) and not trust.refusal(r)
+    found = [r for r in records if r["status"] in statuses and schema.invocable(r) and not trust.refusal(r)
              and r["name"] not in aside]
     return sorted(found, key=lambda r: (r.get("priority") != "high", r["name"]))
-
-
-def invocable(entry):
-    """True when a model may be offered the skill: `disable-model-invocation: true` keeps one out of every
-    list an agent reads and every call an agent makes over MCP (it stays runnable by name from the
-    command line), as OpenClaw reads it."""
-    flag = (entry.get("extra") or {}).get("disable-model-invocation", "")
-    return str(flag).strip().lower() not in ("true", "yes", "on", "1")
 
 
 def set_aside(skills, config=None):

@@ -53,7 +53,7 @@ STATUSES = ("starting", "running", "finished", "failed", "timed-out", "killed", 
 _PID = "a process id"
 SHAPE = {"id": str, "skill": str, "status": str, "started": str, "ended": str, "starter": _PID, "supervisor": _PID,
          "pid": _PID, "pidStart": int, "timeout": (int, float), "exit": int, "ms": int, "args": list, "session": str,
-         "profile": str, "toolEnded": bool, "truncated": bool}
+         "profile": str, "toolEnded": bool, "truncated": bool, "call": str}
 
 
 def _load(job_id):
@@ -118,7 +118,7 @@ def _settle_lost(job):
 def _record_lost(job, ended):
     from .. import config as configlib  # a lost job only: its call is recorded as the gateway records one
     from ..catalog import manifest
-    from . import plan, run
+    from . import call as gateway
 
     try:
         config = configlib.load()
@@ -126,8 +126,10 @@ def _record_lost(job, ended):
         started = schema.parse_iso(job.get("started"))
         ms = int((time.time() - started.timestamp()) * 1000) if started else 0
         error = "its supervisor was killed" + ("; nexus ended the tool" if ended else "")
-        run.record(entry, config, False, job.get("started") or schema.now_iso(), ms, 137, error=error,
-                   changes={}, args=job.get("args"), tool=plan.runs(entry), session=job.get("session"))
+        caller = gateway.Caller(gateway.JOB, lambda message: None, session=job.get("session"))
+        lost = gateway.Call(entry, config, caller, job.get("args") or ())
+        lost.id, lost.sandbox = job.get("call"), None  # the call the supervisor ran; how, it did not say
+        lost.record(job.get("started") or schema.now_iso(), ms, 137, error=error)
     except (NexusError, OSError):
         pass  # the skill is gone, or its state cannot be written: the job still says lost
 
@@ -170,7 +172,7 @@ def start(call, timeout):
 
     args = usage_log.bounded({"args": [call.masked(a) for a in call.args]})  # as the log keeps them
     job = {"id": schema.new_id(3), "skill": call.entry["name"], "status": "starting", "started": schema.now_iso(),
-           "timeout": timeout, "starter": os.getpid(), "session": call.session, **args,
+           "timeout": timeout, "starter": os.getpid(), "session": call.caller.session, "call": call.id, **args,
            **({"profile": call.profile.name} if call.profile else {})}
     where = folder(job["id"])
     try:

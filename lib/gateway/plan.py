@@ -12,18 +12,28 @@ from ..skill import entry as entrylib
 MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
 
 
-def environment(entry, config):
-    """The tool's environment: ours, plus the skill's injected vars, with skills.binPath before PATH."""
+def environment(entry, config, caller=None, profile=None, call=None):
+    """(the environment a tool or script skill's program gets, the secrets to mask in all that is shown or
+    logged of its call): the one place both are made, from the skill, its caller (a gateway.call.Caller;
+    None: a verify command's, for no caller) and the config. Ours,
+    plus the skill's injected vars, with skills.binPath before PATH; the folder the caller works in
+    (NEXUS_CALLER_CWD), the mark of a gateway call (NEXUS_SKILL), the `profile` in force (which what the
+    tool runs through nexus keeps) and the call's id (NEXUS_PARENT_CALL). A confined call's is narrowed
+    further (gateway.sandbox)."""
     env = dict(os.environ)
     env.update(status.injected_env(entry, config))
     extra = configlib.bin_path(config)
     if extra:
         env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
-    env["NEXUS_CALLER_CWD"] = os.getcwd()
+    env["NEXUS_CALLER_CWD"] = caller and caller.folder or os.getcwd()
     env[MARK] = entry["name"]  # inside a gateway call: what lowers the gate is refused (refuse_inside)
     if entry.get("source") == "nexus-managed":
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # trust counts __pycache__, where Python finds bytecode to run
-    return env
+    if profile:  # what the tool itself runs through nexus stays in the caller's profile
+        env[schema.PROFILE_ENV] = profile.name
+    if call:
+        env["NEXUS_PARENT_CALL"] = call
+    return env, secrets(entry, env, config)
 
 
 MARK = schema.GATEWAY_MARK
@@ -145,7 +155,7 @@ def secrets_of(name, config):
         entry = manifest.entry(configlib.sources(config), name, lambda message: None)
     except NexusError:
         return []
-    return secrets(entry, environment(entry, config), config)
+    return environment(entry, config)[1]
 
 
 class Masking:

@@ -22,14 +22,16 @@ VERIFY_TIMEOUT = 30
 OUTPUT_LIMIT = 1 << 20  # of each of its streams a verify command may leave in memory: its hash and its error need no more
 
 
-def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_start=None, cancelled=None):
+def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_start=None, cancelled=None,
+           environment=None):
     """Check requirements, run the verify command, record the outcome in state; returns the outcome. The
     command runs confined as the skill's calls do (`confined`: as the policy says, unless told); warn(text)
     hears that it could only be confined less, where the config accepts that.
 
     on_start(child): called once the verify command runs, so that another thread can kill it (a front
     end's cancel); cancelled(): true when it did, and then nothing is recorded (NexusError): a
-    verification cut short says nothing about the skill."""
+    verification cut short says nothing about the skill. environment: (env, secrets) of the call that
+    verifies first (gateway.call), else the skill's as plan.environment makes it for no caller."""
     started = time.monotonic()
     outcome = {"skill": entry["name"], "type": entry["type"], "verify": entry.get("verify"),
                "ok": True, "exit": None, "error": None}
@@ -43,7 +45,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
     elif missing["env"] or missing["config"]:
         outcome.update(ok=False, error=plan.setup_message(entry, missing))
     elif entry.get("verify") and entry["type"] != "prompt":
-        env = plan.environment(entry, config)
+        env, secrets = environment or plan.environment(entry, config)
         def start(env, prepare):
             # A group of its own, ended once the shell is done: a background process the command
             # left behind cannot hold verification open.
@@ -63,7 +65,7 @@ def verify(entry, config, timeout=VERIFY_TIMEOUT, confined=None, warn=None, on_s
         if done.timed_out:
             outcome["error"] = f"verify command timed out after {timeout:g} s"
         elif done.exit != 0:
-            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), plan.secrets(entry, env, config))
+            text = plan.mask((done.stderr or done.stdout).decode("utf-8", "replace").strip(), secrets)
             outcome["error"] = text[-schema.ERROR_CHARS:] or f"exit {done.exit}"
     outcome["ms"] = int((time.monotonic() - started) * 1000)
     # A prompt skill has no verification to keep: its status is its requirements' alone.

@@ -8,15 +8,14 @@ import threading
 import time
 
 from .. import config as configlib, paths, schema
-from ..agents.instructions import invocable, offered
+from ..agents.instructions import offered
 from ..catalog import listing, manifest
 from ..cli.command import number
-from ..errors import NexusError, Refused, UsageError
-from ..gateway import plan, run as gateway
+from ..errors import NexusError, UsageError
+from ..gateway import call as gateway, plan
 from ..skill import skillmd
 from . import skills
 
-MAX_OUTPUT = 256 * 1024  # bytes of a tool's stdout, and of its stderr, in a result; also the largest resource
 SHORT_INSTRUCTIONS = 400  # characters: instructions this short are part of their tool's description
 MAX_FILES = 100  # resources listed per skill
 SKIPPED_FOLDERS = ("node_modules", "__pycache__")  # and every hidden file and folder
@@ -284,13 +283,12 @@ def given_variables(value):
     return value
 
 
-def call_result(done, timeout, limit, masked=lambda text: text):
+def call_result(done, timeout, limit, output):
     """A finished call as a tool result: stdout, then stderr, then what else happened, as text content,
     each sent once; the figures (exit, ms, truncated, timedOut) as structured content; isError when the
-    exit status is not 0. `masked` (the Call's) masks the secrets nexus handed the tool: the agent reads
-    what the tool printed, never a secret in it."""
-    stdout = masked(done.stdout.decode("utf-8", "replace"))
-    stderr = masked(done.stderr.decode("utf-8", "replace"))
+    exit status is not 0. `output`: its stdout and stderr as the Call shows them (Call.output: the secrets
+    nexus handed the tool masked; the agent reads what the tool printed, never a secret in it)."""
+    stdout, stderr = output["stdout"], output["stderr"]
     notes = ["" if done.started else "the program could not be started",
              f"timed out after {timeout:g} s" if done.timed_out else "", f"exit status {done.exit}" if done.exit else "",
              f"output cut at {limit:,} bytes per stream" if done.truncated else ""]
@@ -320,52 +318,14 @@ def result(**fields):
 # -- instructions and files -----------------------------------------------------------------------
 
 
-def instructions(catalog, config, name, caller, warn, given=None):
-    """A skill's instructions ({baseDir} resolved, its variables filled in from `given`, else their
-    defaults: never the environment's), logged as a prompt call; NexusError when the skill is not found
-    or `given` names a variable it does not declare, and Refused (logged) when it is kept from models,
-    disabled, not for this platform or a required variable is missing, as `nexus skill run` refuses a
-    prompt skill."""
+def instructions(catalog, config, name, caller, given=None):
+    """(the skill's entry, its instructions: {baseDir} resolved, its variables filled in from `given`, else
+    their defaults, never the environment's), read as a prompt call is (gateway.call.Call.read) by `caller`
+    (a gateway.call.Caller); NexusError when the skill is not found or `given` names a variable it does not
+    declare, and Refused (logged) when it is kept from models, disabled, not for this platform or a
+    required variable is missing, as `nexus skill run` refuses a prompt skill."""
     entry = catalog.entry(config, name)
-    try:
-        check_invocable(entry)
-        gateway.gate(entry, config)
-        values = filled(entry, given or {})
-    except Refused as e:
-        raise gateway.refuse({**entry, "type": "prompt"}, config, e, warn, **caller) from None
-    started, ts = time.monotonic(), schema.now_iso()
-    text = plan.fill(skillmd.prompt(entry), values)
-    log_read(entry, config, ts, started, None, caller, warn)
-    return entry, text
-
-
-def filled(entry, given):
-    """The values that fill a prompt skill's text (plan.variables: never the environment's); a tool or
-    script skill's variables go to its program with a call, not into its instructions."""
-    if entry.get("type") == "prompt":
-        return plan.variables(entry, given, asked=ASKED)
-    if given:
-        raise UsageError(f"{entry['name']} is a {entry['type']} skill: its variables go with a call of it, "
-                         "not into its instructions")
-    return {}
-
-
-def check_invocable(entry):
-    """Refused (a refusal of scope) when the skill is kept from models (`disable-model-invocation`): over
-    MCP it is neither listed nor called, even by name."""
-    if not invocable(entry):
-        raise Refused("scope", f"Skill '{entry['name']}' is not offered to agents (disable-model-invocation: "
-                               "true); a person runs it with `nexus skill run`")
-
-
-def log_read(entry, config, ts, started, args, caller, warn):
-    """Reading a skill's instructions or files is a prompt call in its usage log; `caller`: the log's
-    fields that say who read (session, client)."""
-    ms = int((time.monotonic() - started) * 1000)
-    try:
-        gateway.record({**entry, "type": "prompt"}, config, False, ts, ms, 0, args=args, **caller)
-    except OSError as e:
-        warn(gateway.not_recorded(e))
+    return entry, gateway.Call(entry, config, caller, variables=given).read()
 
 
 def skill_list(records, unpublished, arguments):
@@ -476,7 +436,7 @@ def read_resource(records, config, uri, limit, caller, warn, shelf, remote=False
     started, ts = time.monotonic(), schema.now_iso()
     with open(path, "rb") as f:
         data = f.read(limit)
-    log_read(entry, config, ts, started, [os.path.relpath(path, entry["dir"])], caller, warn)
+    gateway.Call(entry, config, caller, [os.path.relpath(path, entry["dir"])]).log_read(started, ts)
     return resource(entry, path).get("mimeType"), data
 
 

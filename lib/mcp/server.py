@@ -1,5 +1,5 @@
 """The MCP server of `nexus-mcp`: the MCP Python SDK's low-level server on stdio, whose handlers run each
-call through the gateway (gateway.run.Call) in a worker thread, so that calls run side by side and a
+call through the gateway (gateway.call.Call) in a worker thread, so that calls run side by side and a
 cancelled one can be killed. With lib/mcp/http.py (the same handlers over HTTP, a Nexus per session), the
 only module that imports the SDK; lib/mcp/offer.py shapes the data.
 """
@@ -49,7 +49,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from .. import __version__, config as configlib
 from ..catalog import scope
 from ..errors import NexusError, Refused, UsageError
-from ..gateway import process, run as gateway
+from ..gateway import call as gateway, process
 from ..usage import sessions, telemetry
 from . import offer, skills, tokens
 
@@ -201,8 +201,11 @@ class Nexus:
     # -- what every handler needs --------------------------------------------------------------
 
     def caller(self):
-        """The fields of a usage log line that say who called: the session, the client program, the token."""
-        return {"session": self.session, "client": self.agent, **({"token": self.token} if self.token else {})}
+        """Who calls, for the gateway (gateway.call.Caller): a model over stdio, or over HTTP with its token
+        and its session's own folder (its profile is the one served: scope.SERVED); the session, the client."""
+        return gateway.Caller(gateway.HTTP if self.remote else gateway.MCP, self.warn, session=self.session,
+                              client=self.agent, token=self.token, folder=self.folder or self.cwd,
+                              runs_there=bool(self.folder), asked=offer.ASKED)
 
     def served(self, function):
         """function, to run with this connection's profile in force (over HTTP: its token's; scope.SERVED)."""
@@ -339,35 +342,34 @@ class Nexus:
             args, stdin, timeout, given = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
-        call = gateway.Call(entry, config, args, self.warn, variables=given, asked=offer.ASKED, **self.caller())
+        call = gateway.Call(entry, config, self.caller(), args, given)
         running.call = call
         try:
-            offer.check_invocable(entry)
+            call.admit()  # the gate, given this caller (a refusal is logged)
         except Refused as e:
-            raise call.refuse(e) from None
+            if e.unseen:  # a skill kept from models: to a model, no tool of that name
+                raise
+            return offer.error_result(f"{name}: not run: {e}")
         try:
             if self.token:
-                tokens.spend(self.token)  # a token's --max-calls
+                tokens.spend(self.token)  # a token's --max-calls: spent on calls the gate lets through
         except Refused as e:
             call.refuse(e)
             return offer.error_result(f"{name}: not run: {e}")
-        call.env["NEXUS_CALLER_CWD"] = self.folder or self.cwd
         if running.cancelled:  # before anything ran: nothing to log
             return offer.error_result("cancelled")
         try:
-            call.prepare(on_start=running.started)  # gated (a refusal is logged), configured, verified on first use
+            call.prepare(on_start=running.started)  # configured, verified on first use (a refusal is logged)
         except Refused as e:  # a tool error, which clients show the model: the reason and the setup step
             return offer.error_result(f"{name}: not run: {e}")
         except UsageError as e:  # a variable the skill does not declare
             return offer.error_result(f"{name}: {e}")
         if running.cancelled:
             return offer.error_result("cancelled")
-        if self.folder and entry["type"] == "tool":  # a remote client's tool runs in its session's folder
-            call.cwd = self.working_folder()
         done = call.execute(capture=True, stdin=process.DEVNULL if stdin is None else stdin, timeout=timeout,
                             limit=self.limit, tee=False, on_start=running.started,
                             parent_death=True)  # never our stdin: the protocol's
-        return offer.call_result(done, timeout, self.limit, call.masked)
+        return offer.call_result(done, timeout, self.limit, call.output(done))
 
     def skill_list(self, arguments):
         records, config = self.records(), self.config()
@@ -381,7 +383,7 @@ class Nexus:
             return offer.error_result(f"{offer.READ_SKILL} takes name (the skill's) and variables (an object)")
         try:
             given = offer.given_variables(arguments.get("variables"))
-            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), self.warn, given)
+            _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), given)
         except NexusError as e:
             return offer.error_result(str(e).splitlines()[0])
         return offer.result(content=[offer.text_content(text)])
@@ -394,8 +396,7 @@ class Nexus:
     async def get_prompt(self, ctx, params):
         try:
             entry, text = await self.work(
-                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), self.warn,
-                                           params.arguments))
+                lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), params.arguments))
         except NexusError as e:
             raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
         return offer.result(description=entry["description"],
@@ -423,13 +424,6 @@ class Nexus:
     async def work(self, function):
         """function() in a worker thread: the lists and reads, whose threads no tool call takes."""
         return await in_thread(self.served(function), self.workers)
-
-    def working_folder(self):
-        """The session's working folder (made private on first use)."""
-        from .. import fileio, paths  # a remote session's tool call only
-
-        fileio.private_dirs(self.folder, paths.state_root())
-        return self.folder
 
     async def list_resource_templates(self, ctx, params):
         return offer.result(resourceTemplates=[])

@@ -1,5 +1,5 @@
 """nexus-run and `nexus skill run`: the gateway's command side. What it reads on the command line and what
-it prints; the flow itself (gate, verify, spawn, record) is nexus.gateway.run.
+it prints; who calls (a Caller) and the call itself (gate, verify, spawn, record) are nexus.gateway.call.
 
 This is the hot path: an agent calls it hundreds of times a session, so it imports no docopt, YAML,
 subprocess or `re` (its record's parser reads argv by hand), and reads the cached manifest and config.
@@ -9,10 +9,10 @@ import os
 import sys
 
 from nexus import config as configlib, fastjson, schema
-from nexus.catalog import manifest, scope, status
+from nexus.catalog import manifest, scope
 from nexus.cli.command import quiet_stdout
-from nexus.errors import Refused, UsageError
-from nexus.gateway import plan, run as gateway
+from nexus.errors import UsageError
+from nexus.gateway import call as gateway
 from nexus.tools.commands import script
 
 
@@ -63,47 +63,18 @@ def run(ctx):
     """
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
-    given = given_variables(args["--var"])
-    if entry["type"] == "prompt":
-        try:
-            checker = gateway.gate(entry, config)
-            values = plan.variables(entry, given)
-        except Refused as e:  # a dry run asks what would happen: nothing did, nothing is logged
-            raise e if args["--dry-run"] else gateway.refuse(entry, config, e, ctx.warn, no_log=args["--no-log"])
+    caller = gateway.Caller(gateway.COMMAND, ctx.warn, ctx.note, session=os.environ.get("NEXUS_SESSION_ID"),
+                            log=not args["--no-log"], no_sandbox=args["--no-sandbox"],
+                            terminal=args["--no-sandbox"] and gateway.at_a_terminal())
+    call = gateway.Call(entry, config, caller, args["ARGS"], given_variables(args["--var"]))
+    prompt = entry["type"] not in ("tool", "script")
+    if args["--dry-run"]:  # what would happen: nothing does, a refusal is said and not logged
+        argv, cwd, env_names = call.plan()
+        return dry_run(entry, argv, cwd, env_names, args)
+    if prompt:
         if args["--background"]:
             raise UsageError(f"'{entry['name']}' is a prompt skill: it has nothing to run in the background")
-        if args["ARGS"]:
-            ctx.warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
-        if args["--dry-run"]:
-            return dry_run(entry, ["(prompt)", entry["filePath"]], None, [], args)
-        if entry.get("unknownType"):  # skills spec 10: the prompt, with a warning, logged as unknown
-            ctx.warn(f"'{entry['name']}' has type '{entry['unknownType']}', which nexus cannot run: "
-                     f"here are its instructions (logged as type unknown)")
-        lacking = [item for items in checker.missing(entry).values() for item in items]
-        if lacking:  # the instructions still come: they may say how to get what is missing
-            ctx.warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
-        text, ms = gateway.prompt(entry, config, args["--no-log"], ctx.warn, values)
-        if args["--json"]:
-            text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": ms,
-                                   "stdout": text, "stderr": ""}) + "\n"
-        write_or_quit(text)
-        return 0
-    if args["--no-sandbox"]:  # a person at a terminal lowers the gate; no skill, agent or script does
-        why = plan.inside() or (None if os.isatty(0) and os.isatty(2) else "stdin and stderr are not a terminal")
-        if why:
-            raise gateway.refuse(entry, config, Refused("sandbox", f"--no-sandbox is for a person at a terminal: "
-                                                                   f"refused ({why})"), ctx.warn, args["ARGS"],
-                                 args["--no-log"])
-    if entry.get("crystallized"):
-        gateway.said_degraded(entry, ctx.warn)
-    call = gateway.Call(entry, config, args["ARGS"], ctx.warn, no_log=args["--no-log"],
-                        no_sandbox=args["--no-sandbox"], variables=given, note=ctx.note)
-    if args["--dry-run"]:
-        call.prepare(verify=False, record_refusal=False)
-        argv = [call.masked(a) for a in call.argv]
-        injected = {*status.injected_env(entry, config), *(v["name"] for v in entry.get("variables") or [])}
-        env_names = sorted(injected) + ["NEXUS_CALLER_CWD", plan.MARK]
-        return dry_run(entry, argv, call.cwd, env_names, args)
+        return read(call, args, ctx.warn)
     call.prepare(verify=not args["--no-verify"])
     timeout = args["--timeout"]
     if args["--background"]:
@@ -114,13 +85,29 @@ def run(ctx):
         return 0
     # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
     done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
-    if args["--json"] and done.started:
-        # Bytes that are not UTF-8 come out as \\udcXX escapes, which decode back to the same bytes.
-        output = {key: call.masked(getattr(done, key).decode("utf-8", "surrogateescape"))  # as MCP results are
-                  for key in ("stdout", "stderr")}
+    if args["--json"] and done.started:  # as MCP results are: masked
         write_or_quit(fastjson.dumps({"skill": entry["name"], "type": entry["type"], "exit": done.exit,
-                                      "ms": done.ms, **output}) + "\n")
+                                      "ms": done.ms, **call.output(done, "surrogateescape")}) + "\n")
     return done.exit
+
+
+def read(call, args, warn):
+    """A prompt skill's call: its instructions printed (a JSON document with --json)."""
+    entry = call.entry
+    text = call.read()
+    if args["ARGS"]:
+        warn(f"'{entry['name']}' is a prompt skill: it takes no arguments; ignored: {' '.join(args['ARGS'])}")
+    if entry.get("unknownType"):  # skills spec 10: the prompt, with a warning, logged as unknown
+        warn(f"'{entry['name']}' has type '{entry['unknownType']}', which nexus cannot run: "
+             f"here are its instructions (logged as type unknown)")
+    lacking = [item for items in call.checker.missing(entry).values() for item in items]
+    if lacking:  # the instructions still come: they may say how to get what is missing
+        warn(f"note: '{entry['name']}' needs {', '.join(lacking)} (see `nexus skill show {entry['name']}`)")
+    if args["--json"]:
+        text = fastjson.dumps({"skill": entry["name"], "type": schema.logged_type(entry), "exit": 0, "ms": call.ms,
+                               "stdout": text, "stderr": ""}) + "\n"
+    write_or_quit(text)
+    return 0
 
 
 def given_variables(words):

@@ -397,4 +397,4 @@ def test_a_large_client_file_is_edited_without_reading_it_a_character_at_a_time(
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert json.loads(path.read_text())["projects"]["p"]["history"] == history
-    assert took < 8, took  # 3 s here; a reader that went a character at a time took over a minute
+    assert took < 30, took  # 3 s here, 9 s on a busy machine; a reader that went a character at a time: 73 s

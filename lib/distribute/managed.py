@@ -97,7 +97,7 @@ def _copy(candidate, staging):
         source, copied = os.path.join(candidate.dir, rel), os.path.join(staging, rel)
         shutil.copyfile(source, copied)  # follows in-source links; the bytes only, never the mode
         os.chmod(copied, 0o755 if os.stat(source).st_mode & 0o111 else 0o644)
-    for parent, folders, _ in os.walk(staging):
+    for parent, _, _ in os.walk(staging):
         os.chmod(parent, 0o755)
 
 
@@ -112,7 +112,7 @@ def sweep():
     except OSError:
         return
     for entry in names:
-        stem, dot, end = entry.rpartition(".")
+        stem, _, end = entry.rpartition(".")
         name, _, pid = stem[1:].rpartition(".")
         if entry.startswith(".") and "." + end in STAGING_ENDS and pid.isdigit() and paths.is_valid_name(name):
             _discard(os.path.join(paths.managed_skills(), entry), quiet=True)

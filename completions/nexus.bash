@@ -5,7 +5,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
     subcommands= flags= args= dashdash=
     case $1 in
         'nexus') subcommands='skills skill config telemetry profiles status capabilities capability connectors sessions session report jobs job mcp help'; flags='--help --version' ;;
-        'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update link'; flags='--help' ;;
+        'nexus skills') subcommands='list refresh path verify rotate check audit cursor-rules agents-md prompt add remove update sync link'; flags='--help' ;;
         'nexus skills list') flags='--ready --locked --all --json --summary --help' ;;
         'nexus skills refresh') flags='--json --help' ;;
         'nexus skills path') flags='--json --help' ;;
@@ -16,9 +16,10 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills cursor-rules') flags='--write --help'; args='dir' ;;
         'nexus skills agents-md') flags='--write --help' ;;
         'nexus skills prompt') flags='--format --max-chars --max-skills --help' ;;
-        'nexus skills add') flags='--skill --list --copy --force --allow-network --allow-write --allow-read --yes --json --help'; args='none' ;;
-        'nexus skills remove') flags='--json --help'; args='skill...' ;;
-        'nexus skills update') flags='--force --yes --json --help'; args='skill...' ;;
+        'nexus skills add') flags='--skill --list --copy --force --allow-network --allow-write --allow-read --yes --json --project --ref --help'; args='none' ;;
+        'nexus skills remove') flags='--json --project --help'; args='skill...' ;;
+        'nexus skills update') flags='--force --yes --json --project --help'; args='skill...' ;;
+        'nexus skills sync') flags='--frozen --force --yes --json --help' ;;
         'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
         'nexus skill') subcommands='install trust show verify run stats enable disable env key allow'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
@@ -81,7 +82,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp --allow-origin'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port'|'nexus-mcp --allow-origin') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skills add --ref'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp --allow-origin'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port'|'nexus-mcp --allow-origin') echo 'none' ;;
         'nexus skills agents-md --write'|'nexus skills add --allow-write'|'nexus skills add --allow-read'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp --certfile'|'nexus mcp --keyfile'|'nexus mcp config --command'|'nexus-mcp --certfile'|'nexus-mcp --keyfile') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;

@@ -42,6 +42,13 @@ FILES = (  # (where, what), in the order a reader meets them
                                                        "line's timestamp, SHA-256 and number."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
     ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
+    ("PROJECT/nexus.toml", "A project's file: the skills it declares ([[skills]]), its only table nexus reads."),
+    ("PROJECT/nexus.lock", "Each declared skill as `nexus skills sync` installed it: source, commit, SHA-256 of its "
+                           "files, the permissions it declares, its trust digest."),
+    ("PROJECT/.nexus/skills/", "Project skills, placed by `nexus skills sync`: above the workspace while nexus runs "
+                               "inside PROJECT."),
+    ("$NEXUS_HOME/state/nexus/projects/ID/", "What sync placed in one project on this machine (lock.json), and "
+                                             "the trust.json of each of its skills."),
     ("DIR/.cursor/rules/nexus-skills.mdc", "The Cursor rules `nexus skills cursor-rules --write` writes."),
     ("DIR/.cursor/skills/, .claude/skills/, .codex/skills/, .agents/skills/",
      "Agent folders `nexus skills link` links ready skills into."),
@@ -52,6 +59,9 @@ AGENT_FOLDERS = {  # agent -> the folder of skills it documents reading in a pro
     "cursor": ".cursor/skills", "claude-code": ".claude/skills", "codex": ".codex/skills", "agents": ".agents/skills",
     "gemini": ".gemini/skills", "opencode": ".opencode/skills", "copilot": ".github/skills", "kiro": ".kiro/skills",
     "roo-code": ".roo/skills", "windsurf": ".windsurf/skills", "cline": ".cline/skills"}
+
+ADDED = ("nexus-managed", "nexus-project")  # the sources of skills added from elsewhere: confined, bound to trust
+PROJECT_FILE, PROJECT_LOCK = "nexus.toml", "nexus.lock"
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -187,8 +197,60 @@ def usage_log(name):
     return os.path.join(skill_state_dir(name), "usage.log")
 
 
-def trust_file(name):
-    return os.path.join(skill_state_dir(name), "trust.json")
+def trust_file(name, project=None):
+    """An added skill's trust.json; a project skill's is kept per project (`project`: its root)."""
+    if project is None:
+        return os.path.join(skill_state_dir(name), "trust.json")
+    return os.path.join(project_state(project), "skills", checked_name(name), "trust.json")
+
+
+def project_root(start=None):
+    """The project nexus runs in: the nearest folder from `start` (the current one) up that holds nexus.lock,
+    or a nexus.toml with [[skills]], and is this user's; None when there is none. $NEXUS_HOME (the user's own
+    nexus.toml) is never a project, and nothing at or above $HOME is (its .nexus/ is the user's own)."""
+    try:
+        folder = os.path.realpath(start) if start else os.getcwd()  # the kernel's answer: links resolved already
+    except OSError:  # the current folder was removed
+        return None
+    user = os.path.expanduser("~")
+    while folder not in (user, "/"):  # realpath is slow in Python: taken only for a folder that qualifies
+        if _mine(os.path.join(folder, PROJECT_LOCK)) or _declares(os.path.join(folder, PROJECT_FILE)):
+            if folder in (os.path.realpath(user), os.path.realpath(home())):
+                return None
+            return folder
+        folder = os.path.dirname(folder)
+    return None
+
+
+def _mine(path):
+    try:
+        return os.stat(path).st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def _declares(path):
+    """True when the file is this user's and a line of it opens a [[skills]] table (read by hand: this is
+    on the gateway's hot path, which never imports tomllib)."""
+    if not _mine(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return False
+    return any(line.replace(b" ", b"").replace(b"\t", b"").startswith(b"[[skills]]") for line in text.splitlines())
+
+
+def project_skills(root):
+    return os.path.join(root, ".nexus", "skills")
+
+
+def project_state(root):
+    """$NEXUS_HOME/state/nexus/projects/ID: what this machine keeps of one project (ID: its folder's digest)."""
+    import hashlib  # a project skill's call only
+
+    return os.path.join(state_root(), "projects", hashlib.sha256(os.fsencode(root)).hexdigest()[:16])
 
 
 def skill_lock(name):

@@ -26,7 +26,7 @@ DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when th
 # The frontmatter keys of a skill's own; every other key is kept under `extra`.
 FRONTMATTER_KEYS = ("name", "description", "homepage", "metadata")
 META_FIELDS = ("emoji", "os", "primaryEnv", "skillKey", "bundled", "priority", "always", "sandbox")
-SANDBOX_KEYS = ("network", "write", "read")  # metadata.nexus.sandbox: what a skill needs when confined
+SANDBOX_KEYS = ("network", "write", "read", "unix")  # metadata.nexus.sandbox: what a skill needs when confined
 TEXT_FIELDS = ("emoji", "primaryEnv", "skillKey", "priority", "tool", "verify", "runner", "script")
 FLAG_FIELDS = ("bundled", "always", "requiresAuth")
 

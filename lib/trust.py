@@ -97,28 +97,28 @@ def measure(skill_dir):
     return files
 
 
-def record(name, skill_dir):
-    """Bind the skill's trust to its files as they are now."""
-    _write(name, measure(skill_dir))
+def record(name, skill_dir, project=None):
+    """Bind the skill's trust to its files as they are now (`project`: the root of a project skill's project)."""
+    _write(name, measure(skill_dir), project)
 
 
-def forget(name):
+def forget(name, project=None):
     try:
-        os.unlink(paths.trust_file(name))
+        os.unlink(paths.trust_file(name, project))
     except FileNotFoundError:
         pass
 
 
-def recorded(name):
+def recorded(name, project=None):
     """{relative path: {'sha256', 'stamp'}} as last recorded, or None when nothing is."""
-    found = _read(name)
+    found = _read(name, project)
     return found if found is None else found[1]
 
 
-def _read(name):
+def _read(name, project=None):
     """(version, files) of the skill's trust.json, or None when there is none."""
     try:
-        with open(paths.trust_file(name), "rb") as f:
+        with open(paths.trust_file(name, project), "rb") as f:
             data = fastjson.loads(f.read())
     except FileNotFoundError:
         return None
@@ -128,10 +128,10 @@ def _read(name):
     return (data.get("version"), files) if isinstance(files, dict) else (VERSION, {})
 
 
-def changes(name, skill_dir):
+def changes(name, skill_dir, project=None):
     """What changed in a skill's files since they were recorded: {'changed', 'added', 'removed'} (sorted
     lists, all empty when nothing did), or None when nothing is recorded."""
-    found = _read(name)
+    found = _read(name, project)
     if found is None:
         return None
     version, before = found
@@ -156,7 +156,7 @@ def changes(name, skill_dir):
             found["changed"].append(rel)
     if (renew or version == 1) and not any(found.values()):
         try:  # touched, not changed (or a version-1 record): the next run need not hash them again
-            _write(name, {**before, **renew})
+            _write(name, {**before, **renew}, project)
         except OSError:
             pass
     return found
@@ -214,10 +214,20 @@ def upgrade_step(config):
 
 def refusal(entry):
     """Why an added skill may not run now (its files changed since nexus placed or trusted them), or None.
-    A skill not from the managed folder, or placed there by hand, is not bound."""
-    if entry.get("source") != "nexus-managed":
+    A skill not from the managed folder, or placed there by hand, is not bound; a project skill always is."""
+    if entry.get("source") not in paths.ADDED:
         return None
     name = entry["name"]
+    if entry["source"] == "nexus-project":  # PROJECT/.nexus/skills/NAME: trusted on this machine, or never run
+        project = os.path.dirname(os.path.dirname(os.path.dirname(entry["dir"])))
+        found = changes(name, entry["dir"], project)
+        if found is None:
+            return (f"Skill '{name}' of the project {project} was not installed on this machine by `nexus skills "
+                    f"sync`: run it there (a skill folder committed into a repository is never run as it is)")
+        if any(found.values()):
+            return (f"Skill '{name}' changed since `nexus skills sync` placed it: {describe(found)}. Run `nexus "
+                    f"skills sync` in {project} to put back the locked files")
+        return None
     found = changes(name, entry["dir"])
     if found is None:
         found = unbound(name)
@@ -248,6 +258,6 @@ def describe(found):
     return "; ".join(parts)
 
 
-def _write(name, files):
-    fileio.private_dirs(paths.skill_state_dir(name), paths.home())
-    fileio.write_atomic(paths.trust_file(name), fastjson.dumps({"version": VERSION, "files": files}).encode())
+def _write(name, files, project=None):
+    fileio.private_dirs(os.path.dirname(paths.trust_file(name, project)), paths.home())
+    fileio.write_atomic(paths.trust_file(name, project), fastjson.dumps({"version": VERSION, "files": files}).encode())

@@ -4,6 +4,7 @@ what nexus keeps."""
 import json
 import shutil
 import stat
+import subprocess
 import textwrap
 import time
 
@@ -159,3 +160,18 @@ def wait_for(condition, seconds=15):
             return False
         time.sleep(0.05)
     return True
+
+
+def git(repo, *args):
+    """git in `repo`, as a test's author: its output, the test failing with git's error."""
+    done = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.com",
+                           "-c", "init.defaultBranch=main", *args], cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def commit(repo, message):
+    """Everything in `repo` committed: the new commit."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")

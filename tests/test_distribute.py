@@ -8,20 +8,7 @@ import os
 import subprocess
 
 import pytest
-from helpers import make_tool, write_config, write_skill
-
-
-def git(repo, *args):
-    done = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.com",
-                           "-c", "init.defaultBranch=main", *args], cwd=repo, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
-def commit(repo, message):
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+from helpers import commit, git, make_tool, write_config, write_skill
 
 
 @pytest.fixture

@@ -165,8 +165,13 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("skills add", "distribute:add", DOCUMENT,
             "Add skills from a folder or a git repository to the managed source.",
             usage=("SOURCE [--skill NAME]... [--list] [--copy] [--force] [--allow-network] [--allow-write PATH]... "
-                   "[--allow-read PATH]... [--yes] [--json]",),
+                   "[--allow-read PATH]... [--yes] [--json]",
+                   "--project SOURCE [--skill NAME]... [--ref REF] [--force] [--yes] [--json]"),
             options=(Option("--skill NAME", "Only this skill (repeat for more).", repeat=True),
+                     Option("--project", "Declare the skills in the project's nexus.toml (in the project nexus runs "
+                                         "in, else this folder) and `nexus skills sync`: the team's skills, pinned "
+                                         "in nexus.lock."),
+                     Option("--ref REF", "With --project: the tag, branch or commit of a git SOURCE to use.", STRING),
                      Option("--list", "Show the skills SOURCE holds; add nothing."),
                      Option("--copy", "Copy a folder's skills instead of linking them (skills from git are always "
                                       "copied)."),
@@ -190,13 +195,17 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             arguments={"SOURCE": STRING}),
     Command("skills remove", "distribute:remove", DOCUMENT,
             "Remove added skills.",
-            usage=("NAME... [--json]",),
-            options=(Option("--json", "An array of the names removed."),),
+            usage=("NAME... [--json]", "--project NAME... [--json]"),
+            options=(Option("--project", "Take the skills out of the project's nexus.toml (its comments kept) and "
+                                         "`nexus skills sync`, which removes them from .nexus/skills and nexus.lock."),
+                     Option("--json", "An array of the names removed; with --project, sync's outcome.")),
             arguments={"NAME": SKILL}),
     Command("skills update", "distribute:update", DOCUMENT,
             "Fetch added skills again and report which changed.",
-            usage=("[NAME...] [--force] [--yes] [--json]",),
-            options=(Option("--force", "Replace a copied skill that was edited in place with its source's files, "
+            usage=("[NAME...] [--force] [--yes] [--json]", "--project [NAME...] [--force] [--yes] [--json]"),
+            options=(Option("--project", "Move the pins of the project's skills (all, or those named) in nexus.lock "
+                                         "to what their refs name now, and show what changed, permissions first."),
+                     Option("--force", "Replace a copied skill that was edited in place with its source's files, "
                                        "and update one whose new version has a new high finding of `nexus skills "
                                        "audit`."),
                      Option("--yes", "Accept what a changed skill now declares it needs beyond what it declared "
@@ -207,6 +216,20 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                       "(name and error), findings (the audit's findings new since the version you "
                                       "have), and permissions (what each changed skill will be allowed).")),
             arguments={"NAME": SKILL}),
+    Command("skills sync", "distribute:sync", DOCUMENT,
+            "Install the skills the project's nexus.toml declares, and write nexus.lock.",
+            usage=("[--frozen] [--force] [--yes] [--json]",),
+            options=(Option("--frozen", "Install exactly nexus.lock (CI, a fresh clone): refuse (exit 1) a lock that "
+                                        "is missing or stale, files or permissions that differ from it, a commit "
+                                        "that cannot be fetched, a skill edited in place; never write the lock."),
+                     Option("--force", "Replace a project skill that was edited in place, and place one with a high "
+                                       "finding of `nexus skills audit`."),
+                     Option("--yes", "Accept what each skill declares it needs (network, folders) without asking: "
+                                     "else it is asked about at a terminal, and refused (exit 1) where there is "
+                                     "none. What nexus.lock records is never taken as accepted."),
+                     Option("--json", "The outcome as JSON: root, added, updated, unchanged, removed, refused (name "
+                                      "and error), changes (per skill: permissions, commit, integrity, each before "
+                                      "and after)."))),
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
             usage=("--agent AGENT [--dir DIR] [--unlink] [--json]",),

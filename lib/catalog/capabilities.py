@@ -11,6 +11,7 @@ Architecture invariant: all of this is a pure function of the catalogue, its sta
 environment; nothing here runs a command.
 """
 
+from .. import paths
 from ..skill.entry import required
 
 SETTLED = ("disabled", "unsupported", "not-installed", "invalid")
@@ -175,7 +176,7 @@ def ranking(capability, records, prefer, success_rates):
     for record in providers(records).get(capability, []):
         name = record["name"]
         rate = success_rates.get(name)
-        added = record.get("source") == "nexus-managed"
+        added = record.get("source") in paths.ADDED
         key = (record["status"] != "ready", prefer.index(name) if name in prefer else len(prefer), added,
                not record.get("verified"), -(rate if rate is not None else -1), name)
         reasons = ["ready" if record["status"] == "ready" else why_not_ready(record)]

@@ -87,6 +87,7 @@ def build(records, source_list, stamps=None, folders=None):
             invalid.append(record)
         else:
             skills[record.name] = record
+    _claimed_keys(skills)
     if folders is None:
         from . import discovery  # it reads SKILL.md files: the gateway's way (one line of a fresh manifest) never does
 
@@ -396,6 +397,43 @@ def _entry(manifest, name):
         return found if isinstance(found, dict) and unchanged(stamp(found)) else None
     except (ValueError, TypeError):
         return None
+
+
+def key_claims(entries):
+    """{skill name: the skillKey it declares that is another skill's name or skillKey}, of the skills added with
+    `nexus skills add` (nexus-managed) only: such a key would hand it that skill's config (its apiKey, env and
+    sandbox grants). Sharing a key among a person's own skills is OpenClaw's meaning, and stays."""
+    entries = list(entries)
+    keys = {}
+    for entry in entries:
+        key = entry.get("skillKey") or entry.get("skillKeyIgnored")
+        if isinstance(key, str) and key:
+            keys.setdefault(key, []).append(entry["name"])
+    names = {e["name"] for e in entries}
+    return {e["name"]: key for e in entries for key in [e.get("skillKey") or e.get("skillKeyIgnored")]
+            if e.get("source") == "nexus-managed" and isinstance(key, str) and key
+            and (key in names - {e["name"]} or len(keys.get(key, ())) > 1)}
+
+
+def _claimed_keys(skills):
+    """An added skill's skillKey that claims another skill's (key_claims) is ignored: kept aside as
+    skillKeyIgnored, and given back once no other skill has it. `skills`: {name: Record}, changed in place."""
+    keyed = [r.entry() for r in skills.values() if b'"skillKey' in r.text]
+    if not keyed:
+        return
+    named = {e["name"] for e in keyed}
+    claims = key_claims(keyed + [{"name": name} for name in skills if name not in named])
+    for entry in keyed:
+        if entry.get("source") != "nexus-managed":
+            continue
+        claimed = claims.get(entry["name"])
+        if claimed and "skillKey" in entry:
+            entry["skillKeyIgnored"] = entry.pop("skillKey")
+        elif not claimed and "skillKeyIgnored" in entry:
+            entry["skillKey"] = entry.pop("skillKeyIgnored")
+        else:
+            continue
+        skills[entry["name"]] = Record.of(entry)
 
 
 def alias_table(entries, names=None):

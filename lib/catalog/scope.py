@@ -17,7 +17,7 @@ This module is on the gateway's hot path: it matches globs by hand, since fnmatc
 import contextvars
 import os
 
-from .. import config as configlib, schema
+from .. import config as configlib, paths, schema
 from ..errors import NexusError, UsageError
 
 ENV = schema.PROFILE_ENV
@@ -36,7 +36,7 @@ class Scope:
 
     def admits(self, entry):
         """True when the skill of a manifest entry (an invalid one has only its name) is in scope."""
-        claims = entry.get("source") != "nexus-managed"  # see the module's docstring
+        claims = entry.get("source") not in paths.ADDED  # see the module's docstring
         return (self.allow is None or _matches(self.allow, entry, claims)) and not _matches(self.deny, entry)
 
     def refusal(self, name):

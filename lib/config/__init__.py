@@ -143,9 +143,13 @@ def bin_path(config):
 
 
 def sources(config):
-    """The skill sources as (source, folder) pairs, lowest precedence first."""
+    """The skill sources as (source, folder) pairs, lowest precedence first: inside a project (paths.project_root),
+    its .nexus/skills last, above the workspace (what the project declares is what its agents use)."""
     found = [("nexus-extra", folder) for folder in folders(config, "skills.load.extraDirs")]
     found.append(("nexus-bundled", paths.bundled_skills()))
     found.append(("nexus-managed", paths.managed_skills()))
     found.append(("nexus-workspace", paths.workspace_skills()))
+    project = paths.project_root()
+    if project is not None:
+        found.append(("nexus-project", paths.project_skills(project)))
     return found

@@ -124,6 +124,8 @@ KEYS = (
         "(instead of its declaration)."),
     Key("skills.entries.<skill>.sandbox.write", PLACES, "The folders the skill may write when confined, besides "
         "{tmp} and {state} (instead of its declaration)."),
+    Key("skills.entries.<skill>.sandbox.unix", PLACES, "The Unix sockets the skill may reach when confined (a network "
+        "grant does not include them; instead of its declaration)."),
     Key("skills.entries.<skill>.sandbox.read", PLACES, "Folders of the deny list the skill may read when confined "
         "(instead of its declaration)."),
     Key("skills.defaultProfile", PROFILE, "The profile in force when neither --profile nor NEXUS_PROFILE names one; "

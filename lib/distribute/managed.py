@@ -3,8 +3,13 @@
 MANAGED_SKILLS_DIR/.nexus-lock.json maps each added skill to where it came from (source, revision,
 path inside the source), how it was placed (link or copy) and the SHA-256 of its files, so `update`
 can say exactly which skills changed. Every change happens under one lock and is written atomically.
+
+A project's `.nexus/skills` is a managed folder too (`into`): its skills are placed, audited, asked about and
+trusted by the same code, its lockfile and trust records kept on this machine (distribute.project).
 """
 
+import contextlib
+import contextvars
 import os
 import shutil
 
@@ -18,16 +23,42 @@ from ..style import Progress, plural
 from . import sources
 
 LOCK_VERSION = 1
+_PROJECT = contextvars.ContextVar("nexus_project", default=None)  # the project root whose folder is managed now
+
+
+@contextlib.contextmanager
+def into(project):
+    """Within the block, this module manages the project's .nexus/skills (`project`: its root) instead of
+    MANAGED_SKILLS_DIR: its lockfile and the trust of its skills are this machine's, in paths.project_state."""
+    token = _PROJECT.set(project)
+    try:
+        yield
+    finally:
+        _PROJECT.reset(token)
+
+
+def folder():
+    project = _PROJECT.get()
+    return paths.managed_skills() if project is None else paths.project_skills(project)
+
+
+def lockfile():
+    project = _PROJECT.get()
+    return paths.managed_lockfile() if project is None else os.path.join(paths.project_state(project), "lock.json")
+
+
+def source_name():
+    return "nexus-managed" if _PROJECT.get() is None else "nexus-project"
 
 
 def skill_path(name):
     """MANAGED_SKILLS_DIR/NAME, for a valid name only."""
-    return os.path.join(paths.managed_skills(), paths.checked_name(name))
+    return os.path.join(folder(), paths.checked_name(name))
 
 
 def read_lock():
     """The lockfile's {'version', 'skills'}; BadInput naming the file when it is corrupt."""
-    path = paths.managed_lockfile()
+    path = lockfile()
     data = fileio.read_json(path)  # BadInput names the file when it is not JSON
     if data is None:
         return {"version": LOCK_VERSION, "skills": {}}
@@ -52,7 +83,9 @@ ENTRY_SHAPE = {"source": str, "sourceType": str, "revision": (str, type(None)), 
 
 def locked():
     """`with locked() as lock:` the lockfile, read and held, written back when changed."""
-    return fileio.Locked(paths.managed_lockfile(), read_lock)
+    if _PROJECT.get() is not None:
+        fileio.private_dirs(os.path.dirname(lockfile()), paths.home())
+    return fileio.Locked(lockfile(), read_lock)
 
 
 def place(name, candidate, copy):
@@ -108,14 +141,14 @@ def sweep():
     """Remove what a place that was killed left in the managed folder (.NAME.PID.new, .NAME.PID.old);
     called under the lockfile's lock, so no place is running meanwhile."""
     try:
-        names = os.listdir(paths.managed_skills())
+        names = os.listdir(folder())
     except OSError:
         return
     for entry in names:
         stem, _, end = entry.rpartition(".")
         name, _, pid = stem[1:].rpartition(".")
         if entry.startswith(".") and "." + end in STAGING_ENDS and pid.isdigit() and paths.is_valid_name(name):
-            _discard(os.path.join(paths.managed_skills(), entry), quiet=True)
+            _discard(os.path.join(folder(), entry), quiet=True)
 
 
 def unplace(name):
@@ -175,7 +208,7 @@ class EditedCopies:
     The lockfile is read once, and only when a skill in the managed folder is checked."""
 
     def __init__(self):
-        self.folder = os.path.realpath(paths.managed_skills())
+        self.folder = os.path.realpath(folder())
         self.is_managed = {}  # a skill folder's parent -> whether it is the managed folder
         self.lock = None
 
@@ -190,7 +223,7 @@ class EditedCopies:
         entry = self.lock["skills"].get(name)
         if entry is None or found_at(name, entry) != EDITED:
             return None
-        return Problem("warning", f"edited in place: its files no longer match the sha256 in {paths.managed_lockfile()}; "
+        return Problem("warning", f"edited in place: its files no longer match the sha256 in {lockfile()}; "
                        "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
 
 
@@ -232,8 +265,8 @@ def why_not_added(name):
     source = found.get("source") if found else "nexus-managed"
     if source == "nexus-bundled":
         return f"{name} is bundled with nexus: disable it with `nexus skill disable {name}`"
-    if source == "nexus-managed":
-        return f"{name} was placed in {paths.managed_skills()} by hand, not by `nexus skills add`: nexus leaves it alone"
+    if source == source_name():
+        return f"{name} was placed in {folder()} by hand, not by `nexus skills add`: nexus leaves it alone"
     return f"{name} is not an added skill but yours ({found['dir']}): remove its folder yourself"
 
 
@@ -250,25 +283,27 @@ def select(candidates, names, source):
     return [c for c in candidates if c.name in names]
 
 
-def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=None):
+def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=None, ref=None, path=None):
     """Add the skills of a source: {'source', 'revision', 'added', 'unchanged', 'refused'}. admit(name, folder,
     its lock entry so far, {} if none), the door's question: why not to place it (text), or the sandbox
-    declaration accepted (a dict, kept in the lock entry for update to compare), or None."""
+    declaration accepted (a dict, kept in the lock entry for update to compare), or None. `ref`: the tag,
+    branch or commit of a git source to fetch; `path`: the one skill's folder inside the source."""
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
-    with locked() as lock, sources.checkout(source_text) as source:
+    with locked() as lock, sources.checkout(source_text, ref) as source:
         sweep()
-        if paths.contains(paths.managed_skills(), source.root):
-            raise NexusError(f"{source.location} is inside the managed folder {paths.managed_skills()}")
+        if paths.contains(folder(), source.root):
+            raise NexusError(f"{source.location} is inside the managed folder {folder()}")
         report.update(source=source.location, revision=source.revision)
         copy = copy or source.kind == "git"  # a clone is scratch: its skills are copied out
         seen, others = set(), skills_elsewhere()
-        chosen = select(sources.find(source, on_problem or (lambda m: None)), names, source)
+        found = [sources.at(source, path)] if path else sources.find(source, on_problem or (lambda m: None))
+        chosen = select(found, names, source)
         progress = Progress("adding skills", total=len(chosen))  # each is audited: a large source takes a while
         for candidate in chosen:
             progress.step()
             shadows = _shadows(candidate, lock, source, others)
-            why = _refusal(candidate, seen, lock, source, force) or (
-                shadows and not force and shadows[0] + "; --force adds it all the same")
+            why = _refusal(candidate, seen, lock, source, force) or (  # a project's skill is the project's choice
+                shadows and not force and _PROJECT.get() is None and shadows[0] + "; --force adds it all the same")
             if why:
                 report["refused"].append({"name": candidate.label, "path": candidate.path, "error": why})
                 continue
@@ -290,7 +325,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=N
                 report["refused"].append({"name": name, "path": candidate.path, "error": verdict})
                 continue
             place(name, candidate, copy)
-            trust.record(name, skill_path(name))
+            trust.record(name, skill_path(name), _PROJECT.get())
             lock["skills"][name] = {**entry, "audit": auditlib.keys(findings),
                                     "addedAt": old.get("addedAt", entry["updatedAt"]),
                                     **({"sandbox": verdict} if isinstance(verdict, dict) else {})}
@@ -317,7 +352,7 @@ def skills_elsewhere():
     """{name: (source, skill folder)} of the skills the user has in every source but the managed folder."""
     from ..catalog import discovery  # only to say what an added skill shadows: discovery reads SKILL.md files
 
-    scan = discovery.scan([s for s in configlib.sources(configlib.load()) if s[0] != "nexus-managed"])
+    scan = discovery.scan([s for s in configlib.sources(configlib.load()) if s[0] != source_name()])
     return {e["name"]: (e["source"], e["dir"]) for e in reversed(scan.records()) if e.get("name") and e.get("dir")}
 
 
@@ -328,7 +363,7 @@ def _shadows(candidate, lock, source, others):
     if name not in others or (old.get("source"), old.get("path")) == (source.location, candidate.path):
         return None
     where, folder = others[name]
-    if where == "nexus-workspace":  # the workspace wins: the added skill would never run
+    if where == "nexus-workspace" and _PROJECT.get() is None:  # the workspace wins over MANAGED_SKILLS_DIR: the added skill would never run
         other = f"the workspace skill '{name}' ({folder})"
         return f"{other} would hide it", f"{other} hides it"
     other = f"the bundled skill '{name}'" if where == "nexus-bundled" else f"the skill '{name}' in {os.path.dirname(folder)}"
@@ -354,9 +389,9 @@ def remove(names):
                              "drops its record)")
         for name in names:
             unplace(name)
-            trust.forget(name)
-            for folder in paths.sandbox_folders(name):  # its cached tokens: never a later skill's of the name
-                shutil.rmtree(folder, ignore_errors=True)
+            trust.forget(name, _PROJECT.get())
+            for own in paths.sandbox_folders(name):  # its cached tokens: never a later skill's of the name
+                shutil.rmtree(own, ignore_errors=True)
             del lock["skills"][name]
 
 
@@ -392,7 +427,7 @@ def update(names=(), force=False, admit=None):
 
 def _nothing_added(names):
     """True when there is no lockfile (and no names to refuse): then no folder or lock is made."""
-    if os.path.exists(paths.managed_lockfile()):
+    if os.path.exists(lockfile()):
         return False
     require_added({"skills": {}}, names)
     return True
@@ -435,7 +470,7 @@ def _update_one(entry, name, source, force, report, admit=None):
         return
     try:
         place(name, candidate, fresh["placement"] == "copy")
-        trust.record(name, skill_path(name))
+        trust.record(name, skill_path(name), _PROJECT.get())
     except NexusError as e:
         report["failed"].append({"name": name, "error": str(e)})
         return

@@ -87,10 +87,13 @@ def _plain(text):
 
 
 @contextlib.contextmanager
-def checkout(source):
-    """The Source for SOURCE, its files readable for the duration of the block."""
+def checkout(source, ref=None):
+    """The Source for SOURCE, its files readable for the duration of the block; `ref`, a git source's tag,
+    branch or commit (else its default branch)."""
     kind, location = resolve(source)
     if kind == "folder":
+        if ref:
+            raise NexusError(f"source '{source}' is a folder: it has no ref '{ref}' to fetch")
         yield Source(kind, location, location)
         return
     fileio.private_dirs(paths.cache_dir(), paths.home())
@@ -99,11 +102,30 @@ def checkout(source):
         root = os.path.join(scratch, "repo")
         with Progress(f"cloning {location}") as progress:  # on a terminal: a large repository takes a while
             progress.show()
-            _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
+            if ref:
+                _fetch(location, checked_ref(ref), root)
+            else:
+                _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
         revision = _git(["-C", root, "rev-parse", "HEAD"], f"cannot read the revision of '{location}'").strip()
         yield Source(kind, location, root, revision)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _fetch(location, ref, root):
+    """One commit of a repository into `root`: what a tag or branch names now, or a commit (a server that
+    no longer has it, or never let it be fetched, says so)."""
+    _git(["init", "--quiet", "--", root], f"cannot make a clone at {root}")
+    _git(["-C", root, "fetch", "--quiet", "--depth", "1", "--", location, ref], f"cannot fetch {ref} of '{location}'")
+    _git(["-C", root, "checkout", "--quiet", "--detach", "FETCH_HEAD"], f"cannot check out {ref} of '{location}'")
+
+
+def checked_ref(ref):
+    """`ref` when it is a plain tag, branch or commit name; NexusError otherwise (git would read an option, a
+    refspec that writes a ref, or a revision expression)."""
+    if not ref or ref.startswith(("-", "/")) or ".." in ref or not all(c.isalnum() or c in "-_./+" for c in ref):
+        raise NexusError(f"ref {ref!r}: a ref is a tag, branch or commit name (letters, digits, - _ . / +)")
+    return ref
 
 
 def _git(args, failure):
@@ -118,6 +140,14 @@ def _git(args, failure):
         said = " ".join(line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip())
         raise NexusError(f"{failure}: {said or f'git exited with {done.exit}'}")  # git's whole message, on one line
     return done.stdout.decode("utf-8", "replace")
+
+
+def at(source, path):
+    """The Candidate at `path` inside a source (a project's `path = ...`); NexusError when there is no skill."""
+    folder = os.path.normpath(os.path.join(source.root, path))
+    if not paths.contains(source.root, folder) or not os.path.lexists(skillmd.file_in(folder)):
+        raise NexusError(f"{source.location} has no skill at '{path}'")
+    return Candidate(source, folder)
 
 
 def find(source, on_problem):

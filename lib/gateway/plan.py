@@ -27,7 +27,7 @@ def environment(entry, config, caller=None, profile=None, call=None):
         env["PATH"] = os.pathsep.join(extra + [env.get("PATH", "")])
     env["NEXUS_CALLER_CWD"] = caller and caller.folder or os.getcwd()
     env[MARK] = entry["name"]  # inside a gateway call: what lowers the gate is refused (refuse_inside)
-    if entry.get("source") == "nexus-managed":
+    if entry.get("source") in paths.ADDED:
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # trust counts __pycache__, where Python finds bytecode to run
     if profile:  # what the tool itself runs through nexus stays in the caller's profile
         env[schema.PROFILE_ENV] = profile.name
@@ -45,7 +45,7 @@ def policy_refusal(entry, profile):
     if profile and not profile.admits(entry):
         return Refused("scope", f"Skill '{entry['name']}' is not available to profile {profile.name}. "
                                 f"To see what it may use: nexus profiles")
-    if entry.get("source") != "nexus-managed":  # only an added skill is bound to the files approved
+    if entry.get("source") not in paths.ADDED:  # only an added skill is bound to the files approved
         return None
     from .. import trust  # an added skill's call only: the gateway's other calls never load it
 
@@ -67,9 +67,9 @@ def refuse_inside(what):
 
 def confined(entry, config):
     """True when the skill's calls run confined (gateway.sandbox): skills.sandbox.mode all, or untrusted (the
-    default) for a skill added from elsewhere. Here, so that an unconfined call never imports the sandbox."""
+    default) for a skill added from elsewhere (`skills add`, a project's `skills sync`). Here, so that an unconfined call never imports the sandbox."""
     mode = configlib.get(config, "skills.sandbox.mode", "untrusted")
-    return mode == "all" or mode == "untrusted" and entry.get("source") == "nexus-managed"
+    return mode == "all" or mode == "untrusted" and entry.get("source") in paths.ADDED
 
 
 def secrets(entry, env, config):
@@ -99,7 +99,7 @@ def variables(entry, given, environ=None, asked=VAR_OPTION):
     environ = os.environ if environ is None else environ
     if entry.get("type") not in ("tool", "script"):
         environ = {}
-    declared = {v["name"]: v for v in entry.get("variables") or []}
+    declared = {v["name"]: v for v in entry.get("variables") or [] if not entrylib.reserved_env(v["name"])}
     unknown = [name for name in given if name not in declared]
     if unknown:
         names = ", ".join(declared) or "none"

@@ -71,6 +71,9 @@ class Child:
         # a program in a group of its own is one we may have to end (a timeout, a cancel): it is made the reaper
         # of what it starts, so that what leaves its group (setsid) stays where kill_escaped finds it
         self.group, self.status, self.timed_out = group, None, False
+        # a program under its own init in a PID namespace (Contained) ends whole when that init ends: no hunt for
+        # what left its group, which would SIGKILL the program itself before it could end on SIGTERM
+        self.contained = isinstance(prepare, Contained) and prepare.namespace
         self.sinks, self.readers = {}, {}  # 1 or 2 -> _Sink; our read end -> _Sink
         self.feed = memoryview(bytes(stdin)) if isinstance(stdin, (bytes, bytearray)) else None
         self.stdin_fd = None
@@ -110,7 +113,7 @@ class Child:
         SIGKILL) also kills at once what it started that left its group."""
         if self.status is not None and not self.group:
             return
-        if self.group and signum in (signal.SIGTERM, signal.SIGKILL) and self.status is None:
+        if self.group and signum in (signal.SIGTERM, signal.SIGKILL) and self.status is None and not self.contained:
             kill_escaped(self.pid)
         try:
             os.killpg(self.pid, signum) if self.group else os.kill(self.pid, signum)
@@ -223,6 +226,8 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
     OSError it raises is raised here. reaper: it becomes the reaper of its orphaned descendants (Linux).
     """
     reaper = reaper and linux()
+    contained = prepare if isinstance(prepare, Contained) else None
+    parent_death = parent_death or contained is not None  # a contained program dies with the gateway
     if cwd is None and not parent_death and prepare is None and not reaper:
         spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
         return spawn(argv[0], argv, env, file_actions=actions, setsigdef=RESETS, **({"setpgroup": 0} if group else {}))
@@ -237,6 +242,8 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
             try:
                 os.close(report)
                 _steps(actions, group, cwd, prctl if parent_death else None, parent, prepare, prctl if reaper else None)
+                if contained is not None:
+                    _contain(report_w, prctl)  # returns in the program's own process only
                 _exec(where, argv, env)
             except BaseException as e:  # noqa: B036 (whatever happened must reach the parent)
                 failed = e if isinstance(e, OSError) else OSError(0, f"{type(e).__name__}: {e}")
@@ -293,6 +300,100 @@ def _steps(actions, group, cwd, prctl, parent, prepare, reaper=None):
             os._exit(128 + signal.SIGKILL)  # the parent died before the prctl: as if the signal had come
     if prepare is not None:
         prepare()
+
+
+class Contained:
+    """A child's `prepare` (confinement: gateway.sandbox) after which the program runs under a minimal init of
+    ours (_contain): in a new session, without a controlling terminal, with file descriptors 0, 1 and 2 only.
+    `namespace`: whether `steps` makes a new PID namespace, in which that init is process 1, so that when
+    it ends (with the program, or killed with the child) the kernel ends every process of the call."""
+
+    def __init__(self, steps, namespace):
+        self.steps, self.namespace = steps, namespace
+
+    def __call__(self):
+        self.steps()
+
+
+FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+CLOSE_RANGE, CLOSE_RANGE_CLOEXEC = 436, 4  # the same number on every architecture
+
+
+def _contain(report_w, prctl):
+    """In the child, once confined: fork the init, which forks the program, and return in the program alone.
+
+    The child (the pid the gateway holds) stays in the gateway's process group, passes the signals it gets
+    on to the init and exits as the program did; the init leaves the session (no terminal to type into),
+    passes those signals on to every process of the namespace, reaps, and exits when the program does, which
+    in a PID namespace ends all that is left. A program killed by a signal: its wait status comes through a
+    pipe, since process 1 of a namespace cannot die of a signal it sends itself.
+    """
+    if libc().syscall(CLOSE_RANGE, 3, 0xFFFFFFFF, CLOSE_RANGE_CLOEXEC) != 0:
+        for fd in os.listdir("/proc/self/fd"):  # an older kernel: the same, one by one
+            if int(fd) > 2:
+                try:
+                    os.set_inheritable(int(fd), False)
+                except OSError:
+                    pass  # the listing's own descriptor, closed
+    said, say = os.pipe()
+    alive, holds = os.pipe()  # the init sees the child gone when this reads end of file
+    init = os.fork()
+    if init:
+        os.close(report_w)
+        os.close(say)
+        os.close(alive)
+        for signum in FORWARDED:
+            signal.signal(signum, lambda signum, _frame: _send(init, signum))
+        status = os.waitpid(init, 0)[1]
+        raw = os.read(said, 8)
+        if raw:
+            status = int(raw)
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+        os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+    os.close(said)
+    os.close(holds)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if select.select([alive], [], [], 0)[0]:
+        os._exit(128 + signal.SIGKILL)  # the child died before the prctl: as if the signal had come
+    os.setsid()
+    me = os.getpid()
+    # process 1 sends to every process of its namespace; without a namespace, to the program's group
+    everyone = -1 if me == 1 else None
+    tool = None
+
+    def forward(signum, _frame):
+        if os.getpid() == me and tool:
+            _send(everyone if everyone else -tool, signum)
+
+    for signum in FORWARDED:
+        signal.signal(signum, forward)
+    tool = os.fork()
+    if tool == 0:
+        for signum in FORWARDED:
+            signal.signal(signum, signal.SIG_DFL)
+        os.close(say)
+        os.close(alive)
+        os.setpgid(0, 0)
+        return
+    os.close(report_w)
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(0)
+        if done == tool:
+            os.write(say, b"%d" % status)
+            os._exit(0)
+
+
+def _send(pid, signum):
+    try:
+        os.kill(pid, signum)
+    except OSError:
+        pass
 
 
 def _exec(where, argv, env):

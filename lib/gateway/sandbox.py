@@ -11,7 +11,7 @@ outside the sandbox (protected()) are left out of every write grant the same way
 new network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock
 (ABI 4) cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn").
 Landlock does not mediate connect() to a Unix socket at a path: a seccomp filter cuts socket(AF_UNIX)
-(no_sockets). The environment loses the user's agents' addresses and secret-named variables (handed).
+(seccomp_filter). The environment loses the user's agents' addresses and secret-named variables (handed).
 
 The ruleset is built here, in the parent (`Call`); `Call.child` is the step gateway.process runs in the
 child before exec. Only confined calls import this module (gateway.plan.confined decides).
@@ -37,12 +37,14 @@ CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
 CREATE_RULESET_VERSION, RULE_PATH_BENEATH, PR_SET_NO_NEW_PRIVS = 1, 1, 38
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 MAKE = sum(1 << bit for bit in range(4, 13))  # remove dir and file, make char, dir, reg, sock, fifo, block, sym
-REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, ABI 3, ABI 5
 BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6: no abstract socket, no signal, outside the sandbox
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file (not a folder) may hold
-CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx")  # written by many tools
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+# The only device files a confined skill opens (read and written by many tools): no terminal (/dev/tty, /dev/pts,
+# /dev/ptmx: a terminal on stdin is handed as the descriptor it is), no camera, microphone or disk
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
 AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
 # Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
@@ -86,12 +88,15 @@ def run(entry, config, env, warn, start):
         try:
             return start(confined.env, confined.child), confined.kind
         except OSError as e:
-            if e.filename != "sandbox":
+            if e.filename != "sandbox" or not confined.namespaces:
                 raise
-            if not confined.netns or fallback(config) != "warn" or confined.abi < 4:
+            # no user namespace here: a skill with network runs without its PID namespace (kill_escaped ends
+            # what it leaves behind instead); one without, only where the config accepts Landlock's TCP cut
+            if confined.netns and (fallback(config) != "warn" or confined.abi < 4):
                 raise refusal(entry, e.strerror) from None
-            warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
-                 f"(skills.sandbox.fallback = \"warn\")")
+            if confined.netns:
+                warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
+                     f"(skills.sandbox.fallback = \"warn\")")
         confined.finish()
         confined = Call(entry, config, env, fallback_network=True)
         return start(confined.env, confined.child), confined.kind
@@ -111,8 +116,9 @@ def permissions(entry, config):
     given = configlib.skill_entry(config, entry).get("sandbox")
     given = given if isinstance(given, dict) else {}
     own = declared(entry)
-    found = {key: given[key] if key in given else own.get(key) for key in ("network", "write", "read")}
-    return {"network": found["network"] is True, "write": _strings(found["write"]), "read": _strings(found["read"])}
+    found = {key: given[key] if key in given else own.get(key) for key in ("network", "write", "read", "unix")}
+    return {"network": found["network"] is True, "write": _strings(found["write"]), "read": _strings(found["read"]),
+            "unix": _strings(found["unix"])}
 
 
 def grant(entry, network=False, write=(), read=()):
@@ -251,31 +257,39 @@ class Call:
         if not self.abi:
             raise refusal(entry, NO_LANDLOCK)
         allowed = permissions(entry, config)
-        self.network = allowed["network"]
-        self.netns = not self.network and not fallback_network
+        self.network, self.unix = allowed["network"], allowed["unix"]
+        self.namespaces = not fallback_network  # a user namespace, and a PID namespace in it (process.Contained)
+        self.netns = not self.network and self.namespaces
+        self.gateway = os.getpid()
         state, self.tmp = paths.sandbox_folders(self.name)
         for made in (state, self.tmp):
             if not os.path.isdir(made):
                 fileio.private_dirs(made, paths.state_root())
         places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
+        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
+        # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
+        cwd = os.path.realpath(places["{cwd}"])
+        self.withheld = unsafe_cwd(cwd, self.protect)
+        WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
-        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)]
+        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
+                      if not (self.withheld and p.split("/")[0] == "{cwd}")]
         self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
         deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
-        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
             if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
                 self.env[var] = os.path.join(state, name)  # where tools cache and refresh their tokens
-        self.kind = "landlock+netns" if self.netns else "landlock"
+        self.kind = "landlock+netns" if self.netns else "landlock+pidns" if self.namespaces else "landlock"
         self.fd = None
-        self.filter = None if self.network else no_sockets()
+        self.filter = seccomp_filter(unix=bool(self.unix))
+        self.child = process.Contained(self._steps, self.namespaces)
         try:
             self.fd = self._ruleset()
         except BaseException:
@@ -288,19 +302,23 @@ class Call:
 
         fs = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | MAKE | (REFER if self.abi >= 2 else 0) | (
             TRUNCATE if self.abi >= 3 else 0)
+        # device ioctls (a camera's, a terminal's) are handled and granted to none: those of files opened before
+        # (the descriptors 0-2 handed) and the common ones (FIONREAD, ...) stay
+        handled = fs | (IOCTL_DEV if self.abi >= 5 else 0)
         # Landlock cuts TCP only where there is no network namespace to cut it all ("Network is unreachable")
         net = BIND_TCP | CONNECT_TCP if self.abi >= 4 and not self.network and not self.netns else 0
-        # without network, no Unix socket either: abstract ones are scoped here, socket(AF_UNIX) is cut (no_sockets)
-        scoped = (SCOPE_SIGNAL | (0 if self.network else SCOPE_ABSTRACT_UNIX)) if self.abi >= 6 else 0
-        attr = struct.pack("QQQ", fs, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
+        # without a `unix` grant, no Unix socket: abstract ones are scoped here, socket(AF_UNIX) is cut (seccomp_filter)
+        scoped = (SCOPE_SIGNAL | (0 if self.unix else SCOPE_ABSTRACT_UNIX)) if self.abi >= 6 else 0
+        attr = struct.pack("QQQ", handled, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
         libc = process.libc()
         fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
         if fd < 0:
             raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
+        rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
         for top, access in [("/", read)] + [(p, read) for p in self.read]:
-            rules += _allowed(top, self.deny, access)
+            rules += _allowed(top, sorted(set(self.deny) | {"/dev"}), access)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
         for path, access, folder in rules:
@@ -320,15 +338,16 @@ class Call:
                 os.close(target)
         return fd
 
-    def child(self):
-        """In the child, before exec: its own network (none), then no new privileges, then the ruleset."""
+    def _steps(self):
+        """In the child, before exec: its own user and PID namespaces (and network: none), then no new
+        privileges, the seccomp filter and the ruleset; process.Contained then starts the program under an init."""
         libc = process.libc()
-        if self.netns:
-            import ctypes  # a network namespace only
+        if self.namespaces:
+            import ctypes  # namespaces only
 
             uid, gid = os.geteuid(), os.getegid()
-            if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "no network namespace: "
+            if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | (CLONE_NEWNET if self.netns else 0)) != 0:
+                raise OSError(ctypes.get_errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
                               + os.strerror(ctypes.get_errno()), "sandbox")
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
@@ -358,34 +377,57 @@ def handed(entry, config, env):
                                    or secret_name(name))}
 
 
-# seccomp (linux/seccomp.h, linux/filter.h): the architectures it is built for, {AUDIT_ARCH: socket(2)'s number}
+# seccomp (linux/seccomp.h, linux/filter.h): the architectures it is built for, {AUDIT_ARCH: system call numbers}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, AF_UNIX, IO_URING_SETUP, X32 = 22, 2, 1, 425, 0x40000000
-ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
-LOAD, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+ARCHES = {"x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "ioctl": 16, "add_key": 248, "request_key": 249,
+                                  "keyctl": 250}),
+          "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "ioctl": 29, "add_key": 217, "request_key": 218,
+                                   "keyctl": 219})}
+LOAD, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
 ALLOW, KILL, DENIED = 0x7FFF0000, 0x80000000, 0x00050000 | 13  # the last: fail with EACCES
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C  # type into a terminal; the console's selection (which can paste)
+SOCK_DGRAM, SOCK_SEQPACKET, SOCK_FLAGS = 2, 5, 0o4000 | 0o2000000  # the flags: SOCK_NONBLOCK, SOCK_CLOEXEC
+NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24  # offsets in seccomp_data: an argument's low half (little-endian)
 
 
-def no_sockets():
-    """A seccomp filter that makes socket(AF_UNIX) fail (path sockets: Landlock does not mediate connect()
-    to one), and io_uring (which could make a socket without the system call); a program of another
-    architecture is killed (i386's socketcall would go around it). (the filter, its instructions: kept
-    alive together), or None where the architecture is not one of ARCHES."""
-    import ctypes  # confined, without network
+def seccomp_filter(unix=False):
+    """The seccomp filter of a confined call: no typing into a terminal (TIOCSTI, TIOCLINUX: only the low 32 bits
+    of the request are compared, as the kernel does), no kernel keyring, no io_uring (which could do what this
+    filter denies without the system call) and, without a `unix` grant, no Unix socket: socket(AF_UNIX) (at a
+    path: Landlock does not mediate connect() to one) and socketpair() of datagrams (which sendto() a path);
+    stream pairs reach no path and stay, for event loops. A program of another architecture is killed
+    (i386's socketcall would go around it). (the filter, its instructions: kept alive together), or None where
+    the architecture is not one of ARCHES."""
+    import ctypes  # confined calls only
 
     arch = ARCHES.get(os.uname().machine)
     if arch is None:
         return None
-    audit, socket_nr = arch
-    code = [(LOAD, 0, 0, 4),  # seccomp_data.arch
-            (JEQ, 1, 0, audit), (RET, 0, 0, KILL),
-            (LOAD, 0, 0, 0),  # seccomp_data.nr
-            (JGE, 5, 0, X32), (JEQ, 4, 0, IO_URING_SETUP), (JEQ, 0, 2, socket_nr),
-            (LOAD, 0, 0, 16),  # seccomp_data.args[0], its low half (little-endian)
-            (JEQ, 1, 0, AF_UNIX),
-            (RET, 0, 0, ALLOW), (RET, 0, 0, DENIED)]
-    instructions = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in code))
-    program = ctypes.create_string_buffer(struct.pack("=HxxxxxxQ", len(code), ctypes.addressof(instructions)))
-    return program, instructions
+    audit, nr = arch
+    code = [(LOAD, 0, 0, ARCH), (JEQ, "nr", 0, audit), (RET, 0, 0, KILL),
+            "nr", (LOAD, 0, 0, NR), (JGE, "deny", 0, X32), (JEQ, "deny", 0, IO_URING_SETUP),
+            *((JEQ, "deny", 0, nr[name]) for name in ("add_key", "request_key", "keyctl")),
+            (JEQ, "ioctl", 0, nr["ioctl"])]
+    if not unix:
+        code += [(JEQ, "socket", 0, nr["socket"]), (JEQ, "pair", 0, nr["socketpair"])]
+    code += [(RET, 0, 0, ALLOW),
+             "ioctl", (LOAD, 0, 0, ARG1), (JEQ, "deny", 0, TIOCSTI), (JEQ, "deny", 0, TIOCLINUX), (RET, 0, 0, ALLOW),
+             "socket", (LOAD, 0, 0, ARG0), (JEQ, "deny", 0, AF_UNIX), (RET, 0, 0, ALLOW),
+             "pair", (LOAD, 0, 0, ARG0), (JEQ, 0, "allow", AF_UNIX), (LOAD, 0, 0, ARG1),
+             (AND, 0, 0, ~SOCK_FLAGS & 0xFFFFFFFF), (JEQ, "deny", 0, SOCK_DGRAM), (JEQ, "deny", 0, SOCK_SEQPACKET),
+             "allow", (RET, 0, 0, ALLOW), "deny", (RET, 0, 0, DENIED)]
+    instructions, labels = [], {}
+    for item in code:
+        if isinstance(item, str):
+            labels[item] = len(instructions)
+        else:
+            instructions.append(item)
+    jump = {}
+    for i, (op, true, false, k) in enumerate(instructions):
+        jump[i] = (op, *(labels[t] - i - 1 if isinstance(t, str) else t for t in (true, false)), k)
+    packed = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *jump[i]) for i in range(len(instructions))))
+    program = ctypes.create_string_buffer(struct.pack("=HxxxxxxQ", len(instructions), ctypes.addressof(packed)))
+    return program, packed
 
 
 def hint(entry, config, stderr):
@@ -395,6 +437,7 @@ def hint(entry, config, stderr):
     if stderr is None:
         return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
     text = stderr.decode("utf-8", "replace")
+    cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
         return f"nexus skill allow {name} network"
     deny = [os.path.abspath(os.path.expanduser(p)) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
@@ -405,10 +448,14 @@ def hint(entry, config, stderr):
         path = _last_path(head) if sep else None
         if path:
             path = os.path.abspath(os.path.expanduser(path))
-            if not permissions(entry, config)["network"] and _socket(path):  # cut with the network (no_sockets)
-                return f"nexus skill allow {name} network"
+            if not permissions(entry, config)["unix"] and _socket(path):  # a grant of its own (seccomp_filter)
+                return (f"nexus config set skills.entries.{configlib.skill_key(entry)}.sandbox.unix "
+                        f"'[\"{path}\"]'")
             if any(paths.contains(d, path) for d in deny):
                 return f"nexus skill allow {name} --read {path}"
+            if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
+                return (f"nexus skill allow {name} --write {os.path.dirname(path)} (confined skills do not write the "
+                        f"folder they are called from here, {cwd}: {why})")
             return f"nexus skill allow {name} --write {os.path.dirname(path)}"
     return None
 
@@ -428,6 +475,24 @@ def _last_path(text):
     """The last absolute path-looking word of a message such as `cat: /home/me/.ssh/id_rsa`."""
     words = [w.strip("'\"`‘’“”:()") for w in text.replace(":", " ").split()]
     return next((w for w in reversed(words) if w.startswith("/") or w.startswith("~/")), None)
+
+
+WITHHELD = {}  # a skill's name: (the caller's folder, why its last confined call could not write it), or None
+
+
+def unsafe_cwd(cwd, protect):
+    """Why a confined skill may not write the caller's folder `cwd` (a real path), or None: $HOME, /, a folder
+    that holds $HOME, one inside a dot-folder of $HOME (where tools find their configuration and plugins), or
+    one inside what no grant reaches (protect: a skill source, nexus's install and state, ~/.local/bin, ...)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if cwd == home:
+        return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
+    if _within(home, cwd):
+        return "a folder that holds your home folder"
+    if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
+        return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
+    held = next((p for p in protect if _within(cwd, p)), None)
+    return f"inside {held}, which runs as you or as nexus (a skill source, nexus, its state)" if held else None
 
 
 def protected(config):

@@ -70,16 +70,27 @@ def build(skill, source, skill_dir, dir_mtime_ns, file_mtime_ns):
 
 
 VARIABLE_KEYS = ("name", "description", "type", "default")
+# What nexus itself sets or relies on in a tool's environment: a variable of a skill's never takes these names
+# (NEXUS_CALLER_CWD is a confined call's {cwd}; PATH, LD_*, PYTHON* choose the code that runs)
+RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+RESERVED_PREFIXES = ("NEXUS_", "LD_", "PYTHON")
+
+
+def reserved_env(name):
+    """Whether `name` is a variable nexus sets or relies on, which a skill may not declare (skills check: an
+    error; a call: never applied)."""
+    return name in RESERVED_ENV or name.startswith(RESERVED_PREFIXES)
 
 
 def _variables(declared):
     """metadata.nexus.variables (skills spec 9.4) as [{name, description, type, default}], the values
-    text; a variable is required unless it has a default. Those without a usable name are left out
-    (_sanitize warns)."""
+    text; a variable is required unless it has a default. Those without a usable name, or with a name nexus
+    keeps (reserved_env), are left out (_sanitize warns)."""
     if not isinstance(declared, list):
         return []
     return [{key: str(v[key]) for key in VARIABLE_KEYS if v.get(key) is not None}
-            for v in declared if isinstance(v, dict) and schema.is_env_name(v.get("name"))]
+            for v in declared if isinstance(v, dict) and schema.is_env_name(v.get("name"))
+            and not reserved_env(v["name"])]
 
 
 def _sanitize(entry, meta):
@@ -114,7 +125,8 @@ def _sanitize(entry, meta):
     declared = meta.get("variables")
     if declared is not None and (not isinstance(declared, list) or len(entry.get("variables", [])) < len(declared)):
         warnings.append("variables must be a list of {name, description, type, default}, each name an env var "
-                        "name; those that are not were ignored")
+                        "name that is not nexus's own (NEXUS_*, PATH, HOME, LD_*, PYTHON*, ...); those that are not "
+                        "were ignored")
     runnable = {"tool": bool(entry.get("tool")), "script": bool(entry.get("runner") and entry.get("script")),
                 "prompt": True}
     if not runnable.get(entry["type"]):
@@ -128,7 +140,8 @@ def _sanitize(entry, meta):
 
 
 def sandbox_problem(value):
-    """What is wrong with a sandbox declaration ({network: bool, write: [folder], read: [folder]}), or None.
+    """What is wrong with a sandbox declaration ({network: bool, write: [folder], read: [folder], unix: [socket]}),
+    or None.
     A folder is absolute, or starts with ~, {cwd}, {tmp} or {state}."""
     if value is None:
         return None
@@ -139,7 +152,7 @@ def sandbox_problem(value):
         return f"has {unknown[0]!r}, not one of " + ", ".join(schema.SANDBOX_KEYS)
     if "network" in value and not isinstance(value["network"], bool):
         return "network must be true or false"
-    for key in ("write", "read"):
+    for key in ("write", "read", "unix"):
         folders = value.get(key, [])
         bad = [f for f in folders if not _place(f)] if isinstance(folders, list) else [folders]
         if bad:

@@ -38,8 +38,8 @@ SANDBOX = {
     "gog": {"network": True, "read": ["~/.config/gogcli"], "write": ["~/.config/gogcli"]},
     "eve": {"network": True},
     "1password": {"network": True, "read": ["~/.config/op"], "write": ["~/.config/op"]},
-    # its server: a Unix socket (which goes with the network: gateway.sandbox.no_sockets) in its folder
-    "tmux": {"network": True, "write": ["/tmp/tmux-{uid}"]},
+    # its server: a Unix socket in its folder (a grant of its own: gateway.sandbox.seccomp_filter)
+    "tmux": {"unix": ["/tmp/tmux-{uid}"], "write": ["/tmp/tmux-{uid}"]},
     "qmd": {"write": ["~/.cache/qmd"]},
     "aix": {"network": True},
     "camsnap": {"write": ["{cwd}"]},

@@ -129,6 +129,9 @@ def _variables(value, where, line):
         if not isinstance(variable, dict) or not schema.is_env_name(variable.get("name")):
             yield _error(f"{where}[{i}] must be a mapping with a name that is an env var name "
                          f"(and a description, type, default)", line, "metadata")
+        elif entrylib.reserved_env(variable["name"]):
+            yield _error(f"{where}[{i}]: {variable['name']} is nexus's own (NEXUS_*, PATH, HOME, TMPDIR, XDG_*, LD_*, "
+                         f"PYTHON*): a skill's variable never sets it", line, "metadata")
 
 
 def _expect_string_list(value, where, line, code):

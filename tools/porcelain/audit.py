@@ -106,6 +106,9 @@ def trust(ctx):
     name = paths.checked_name(ctx.args["NAME"])
     entry = manifest.current(configlib.sources(ctx.config), ctx.warn).skills().get(name)
     added = managed.read_lock()["skills"].get(name)
+    if entry is not None and entry.get("source") == "nexus-project":
+        raise NexusError(f"{name} is a project skill: `nexus skills sync` places it as nexus.lock pins it, and trusts "
+                         "it (an edit is undone by `nexus skills sync --force`; a new version is a commit to its source)")
     if entry is None or entry.get("source") != "nexus-managed" or added is None:
         raise NexusError(f"{name} is not a skill added with `nexus skills add`: only those are bound to their files")
     found = trustlib.changes(name, entry["dir"])

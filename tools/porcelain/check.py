@@ -69,6 +69,14 @@ class Findings:
             if name in self.entries:
                 self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
                                for severity, message in problems]
+        added = {name for name, entry in catalogue.items() if entry.get("source") == "nexus-managed"}
+        added |= {name for name, (path, _) in self.entries.items() if paths.contains(paths.managed_skills(), path)}
+        for name, key in manifestlib.key_claims({**entry, "source": "nexus-managed" if entry["name"] in added else
+                                                 entry.get("source")} for entry in entries.values()).items():
+            if name in self.entries:
+                self.found.append((self.entries[name][0], skillmd.Problem(
+                    "error", f"skillKey '{key}' is another skill's name or key: an added skill gets nothing of "
+                             f"[skills.entries.{key}] (its key is ignored)", code="metadata")))
         for owners, message in manifestlib.alias_table(entries.values())[1]:
             self.found += [(self.entries[name][0], skillmd.Problem("warning", message, code="alias"))
                            for name in owners if name in self.entries]

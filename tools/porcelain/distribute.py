@@ -1,4 +1,4 @@
-"""The porcelain's distribution commands: `nexus skills add|remove|update|link`."""
+"""The porcelain's distribution commands: `nexus skills add|remove|update|sync|link`."""
 
 import os
 import shlex
@@ -6,9 +6,10 @@ import shlex
 from nexus.agents import instructions, links
 from nexus.catalog import listing
 from nexus.cli.command import renders
-from nexus.distribute import managed, sources
+from nexus.distribute import managed, project, sources
 from nexus.gateway import plan
 from nexus.skill import audit
+from nexus.errors import NexusError
 from nexus.style import ask, table, visible
 
 
@@ -95,7 +96,23 @@ def permissions(ctx, names, config=None):
     return {"permissions": found} if found else {}
 
 
-@renders(render_add, {"--list": render_listed})
+def render_sync(report, out):
+    """What changed first, permissions first (a reviewer's question: what may it do now?), then the summary."""
+    for name, changes in report["changes"].items():
+        for key in ("permissions", "commit", "integrity"):
+            if key in changes:
+                before, after = changes[key]
+                shown = project.said if key == "permissions" else (lambda v: (v or "none")[:19 if ":" in (v or "") else 12])
+                out.write(f"{name}: {key}: {shown(before)} -> {shown(after)}\n")
+    for key in ("added", "updated", "removed"):
+        out.write("".join(f"{key} {name}\n" for name in report[key]))
+    render_permissions(report, out)
+    counts = ", ".join(f"{len(report[k])} {k}" for k in ("added", "updated", "unchanged", "removed"))
+    refused = f", {len(report['refused'])} refused" if report["refused"] else ""
+    out.write(f"{counts}{refused}: {report['root']}\n")
+
+
+@renders(render_add, {"--list": render_listed, "--project": render_sync})
 def add(ctx):
     """SOURCE is a folder, a git URL (https, ssh, git, file, or user@host:path), the path of a local git
     repository (cloned like a URL: committed files only), or owner/repo on GitHub. It may be one skill
@@ -115,6 +132,8 @@ def add(ctx):
       nexus skills add OWNER/REPO --list
     """
     args = ctx.args
+    if args["--project"]:
+        return _add_project(ctx)
     if args["--allow-network"] or args["--allow-write"] or args["--allow-read"] or args["--yes"]:
         plan.refuse_inside("skills add --allow-*/--yes")  # no skill widens the gate for what it adds
     if args["--list"]:
@@ -155,7 +174,66 @@ def render_removed(names, out):
     out.write("".join(f"removed {name}\n" for name in names))
 
 
-@renders(render_removed)
+def _add_project(ctx):
+    plan.refuse_inside("nexus skills add --project")  # no skill declares skills for the project it runs in
+    here, ref = project.here(create=True), ctx.args["--ref"]
+    with sources.checkout(ctx.args["SOURCE"], ref) as source:
+        found = managed.select(sources.find(source, ctx.warn), ctx.args["--skill"], source)
+    bad = [c for c in found if c.error]
+    if bad:
+        raise NexusError(f"{source.location}: {bad[0].label}: {bad[0].error}")
+    written = project.as_written(here, ctx.args["SOURCE"])
+    project.declare(here, [{"name": c.name, "source": written, **({"ref": ref} if ref else {}),
+                            **({"path": c.path} if c.path != "." else {})} for c in found])
+    return _sync(ctx, here)
+
+
+def _sync(ctx, here, frozen=False, moving=None):
+    ctx.args = {"--force": False, "--yes": False, **ctx.args}  # `skills remove --project` has neither
+    again = shlex.join(["nexus", "skills", "sync", *(["--frozen"] if frozen else [])])
+    report = project.sync(here, door(ctx, again), frozen, moving, ctx.args["--force"], ctx.warn)
+    placed = report["added"] + report["updated"]
+    if placed or report["removed"]:
+        managed.refresh_manifest(ctx.config)
+    if placed:
+        report.update(permissions(ctx, placed))
+    for refused in report["refused"]:
+        ctx.warn(f"refused {refused['name']}: {refused['error']}")
+    ctx.status = 1 if report["refused"] else 0
+    return report
+
+
+@renders(render_sync)
+def sync(ctx):
+    """Each skill of the project's nexus.toml ([[skills]]: name, source, ref, path) is placed in PROJECT/.nexus/skills
+    as `nexus skills add` places a skill: cloned without running anything of the repository's, audited, asked
+    about at the door, its files trusted on this machine. nexus.lock records each (source, commit, the
+    SHA-256 of its files, the permissions it declares, its trust digest); a skill nexus.lock pins stays at
+    its commit until `nexus skills update --project`. Skills it placed and nexus.toml no longer declares are
+    removed. .nexus/skills is added to .gitignore.
+
+    Only [[skills]] is read from a project file: a repository never sets policy. The project is the nearest
+    folder up from here that holds nexus.lock, or a nexus.toml with [[skills]]; your home folder and
+    NEXUS_HOME never are.
+
+    With --frozen (CI, a fresh clone) it installs exactly nexus.lock and never writes it; what the lock says a
+    skill may do is a ceiling, never a grant: the door still asks for what you have not accepted here.
+
+    Exit status:
+      0  in sync;  1  a skill was refused (the others are installed), or not inside a project;
+      2  usage error, or an unreadable nexus.toml or nexus.lock
+
+    Examples:
+      nexus skills add --project ~/src/team-skills --skill hello
+      nexus skills sync
+      nexus skills sync --frozen
+    """
+    if ctx.args["--force"] or ctx.args["--yes"]:
+        plan.refuse_inside("nexus skills sync --force/--yes")
+    return _sync(ctx, project.here(), ctx.args["--frozen"])
+
+
+@renders(render_removed, {"--project": render_sync})
 def remove(ctx):
     """Only skills recorded in MANAGED_SKILLS_DIR/.nexus-lock.json are removed, and only what nexus placed:
     its link (a linked skill's own folder is never touched), or a copy whose files still match the
@@ -167,6 +245,11 @@ def remove(ctx):
       unreadable lockfile
     """
     names = list(dict.fromkeys(ctx.args["NAME"]))
+    if ctx.args["--project"]:
+        plan.refuse_inside("nexus skills remove --project")
+        here = project.here()
+        project.undeclare(here, names)
+        return _sync(ctx, here)
     managed.remove(names)
     managed.refresh_manifest(ctx.config)
     return names
@@ -182,7 +265,7 @@ def render_update(report, out):
     render_permissions(report, out)
 
 
-@renders(render_update)
+@renders(render_update, {"--project": render_sync})
 def update(ctx):
     """Each source is fetched once (git sources cloned again, folders read again) and every skill's files are
     compared by SHA-256 with the lockfile. A copied skill whose files no longer match the lockfile was
@@ -199,6 +282,8 @@ def update(ctx):
     if ctx.args["--force"] or ctx.args["--yes"]:
         plan.refuse_inside("nexus skills update --force/--yes")
     names = list(dict.fromkeys(ctx.args["NAME"]))
+    if ctx.args["--project"]:
+        return _sync(ctx, project.here(), moving=names)
     again = shlex.join(["nexus", "skills", "update", *names, *(["--force"] if ctx.args["--force"] else [])])
     report = managed.update(names, ctx.args["--force"], admit=door(ctx, again))
     if report["changed"] or report["restored"]:

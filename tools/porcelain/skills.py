@@ -68,7 +68,8 @@ def _rows(records):
     it must (style.fit, then `_within`)."""
     from nexus.style import one_line  # human text only, as in _detail
 
-    return [[r["name"], _said(*_detail(r)), one_line(r.get("description", ""))] for r in records]
+    return [[r["name"] + (" PROJECT" if r.get("source") == "nexus-project" else ""), _said(*_detail(r)),
+             one_line(r.get("description", ""))] for r in records]  # PROJECT: the project's .nexus/skills
 
 
 def render_list(records, out):

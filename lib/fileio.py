@@ -53,15 +53,22 @@ def named(error, path):
     return error
 
 
-def read_json(path):
-    """The parsed JSON document at `path`, None when there is no file."""
+def read_bytes(path):
+    """The bytes of the file at `path`, None when there is none; BadInput when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except FileNotFoundError:
         return None
     except OSError as e:
         raise BadInput(f"cannot read '{path}': {e.strerror}") from None
+
+
+def read_json(path):
+    """The parsed JSON document at `path`, None when there is no file."""
+    data = read_bytes(path)
+    if data is None:
+        return None
     try:
         return fastjson.loads(data)
     except ValueError as e:  # UnicodeDecodeError is one too

@@ -105,19 +105,21 @@ def nobody():
             lib.mkdir(exist_ok=True)
             shutil.copy2(origin, lib / origin.name)
     bindir.mkdir()
-    for name, module in console_scripts(Path(__file__).resolve().parent.parent).items():
-        (bindir / name).write_text(f"#!{python}\nimport sys\nsys.path.insert(0, {str(lib)!r})\n"
-                                   f"from {module} import main\nsys.exit(main())\n")
+    checkout = Path(__file__).resolve().parent.parent
+    for name in console_scripts(checkout):  # as `make install` writes them: its script, the copy's folder first
+        script = (checkout / "tools" / "bin" / name).read_text().partition("\n")[2]
+        (bindir / name).write_text(f"#!{python}\nimport sys\nsys.path.insert(0, {str(lib)!r})\n{script}")
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() or path.parent == bindir else 0o644)
 
     class Nobody:
-        bin = bindir
+        bin, prefix = bindir, as_nobody  # the launchers, and the argv that runs a program as nobody
 
         @staticmethod
-        def run(argv, env):
+        def run(argv, env, **how):
+            """argv (a console script first) as nobody; `how`: subprocess.run's cwd, stdin, ..."""
             return subprocess.run([*as_nobody, str(bindir / argv[0]), *argv[1:]], env=env, capture_output=True,
-                                  text=True)
+                                  text=True, **how)
 
     yield Nobody
     shutil.rmtree(root)

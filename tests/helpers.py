@@ -143,12 +143,13 @@ def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
 
 
 def console_scripts(root):
-    """{program: module} of the commands' scripts in root/tools/bin (pyproject.toml's script-files): each runs
-    its module's main()."""
+    """{program: the module it starts from} of the commands' scripts in root/tools/bin (pyproject.toml's
+    script-files): `nexus` runs nexus.tools.nexus's main(), a plumbing tool its row of the command table
+    (nexus.tools.commands's script(NAME))."""
     found = {}
     for script in sorted((root / "tools" / "bin").iterdir()):
         imports = [line.split() for line in script.read_text().splitlines() if line.startswith("from ")]
-        found[script.name] = imports[0][1] if imports and imports[0][2:] == ["import", "main"] else None
+        found[script.name] = imports[0][1] if imports and imports[0][2] == "import" else None
     return found
 
 

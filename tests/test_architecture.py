@@ -56,16 +56,17 @@ def test_the_console_scripts_are_the_plumbing_rows_and_nexus_each_installed_as_i
     from nexus.tools.commands import PLUMBING_TOOLS
 
     scripts = console_scripts(ROOT)
-    assert scripts == {"nexus": "nexus.tools.nexus",
-                       **{tool.words: f"nexus.tools.plumbing.{tool.words.removeprefix('nexus-')}" for tool in PLUMBING_TOOLS}}
+    assert scripts == {"nexus": "nexus.tools.nexus", **{tool.words: "nexus.tools.commands" for tool in PLUMBING_TOOLS}}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "scripts" not in project["project"]  # an entry point's launcher is the installer's, not ours
     assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"tools/bin/{name}" for name in scripts]
     for name in scripts:  # what an installer rewrites (#!python) and what it keeps as it is
         lines = (ROOT / "tools" / "bin" / name).read_text().splitlines()
+        start = (["from nexus.tools.nexus import main", "sys.exit(main())"] if name == "nexus" else
+                 ["from nexus.tools.commands import script", f'sys.exit(script("{name}")())'])
         assert lines[0] == "#!python" and [line for line in lines[1:] if line] == [
             "import gc", "import sys", "gc.disable()  # while the command loads: nexus.cli.command.call turns it on again",
-            f"from {scripts[name]} import main", "sys.exit(main())"], name
+            *start], name
 
 
 def test_every_help_fits_80_columns_and_nexus_help_breaks_no_word(script_runner):
@@ -135,11 +136,30 @@ def _imports(path):
 
 
 def test_no_tool_imports_another_and_the_library_imports_no_tool():
-    """A tool may import the command table, never another tool."""
+    """A tool imports no other tool, nor the command table, which names them (in strings, and imports
+    them when they run): the scripts of tools/bin/ start a tool through the table. No two modules of
+    tools/ name each other, by an import or a string."""
     for path in [*(ROOT / "tools" / "plumbing").glob("*.py"), *(ROOT / "tools" / "porcelain").glob("*.py")]:
-        assert not [m for m in _imports(path) if m.startswith(("nexus.tools", ".")) and m != "nexus.tools.commands"], path
+        named = [*_imports(path), *(m for _, m in named_modules(path))]
+        assert not [m for m in named if m.startswith(("nexus.tools", "."))], path
+    modules = {".".join(["nexus", *p.relative_to(ROOT).with_suffix("").parts]).removesuffix(".__init__"): p
+               for p in (ROOT / "tools").rglob("*.py")}
+    names = {name: {m for m in [*_imports(path), *(m for _, m in named_modules(path))] if m in modules} - {name}
+             for name, path in modules.items()}
+    assert sorted((a, b) for a in names for b in names[a] if a in names.get(b, ()) and a < b) == []
     for path in (ROOT / "lib").rglob("*.py"):
-        assert not [m for m in _imports(path) if "tools" in m.split(".")], path
+        if "skills" not in path.relative_to(ROOT / "lib").parts:  # the bundled skills' scripts are not nexus
+            assert not [m for m in _imports(path) if "tools" in m.split(".")], path
+            assert not [m for _, m in named_modules(path) if "tools" in m.split(".")], path  # not even in a string
+
+
+def test_the_import_rules_see_a_module_named_in_a_string(tmp_path):
+    """A module named by a string is imported all the same, later (the command table's "module:function"):
+    the rules of imports read such strings too, whole or begun in an f-string."""
+    probe = tmp_path / "probe.py"
+    probe.write_text('TARGET = "nexus.tools.porcelain.skill:verify_skill"\nBASE = f"nexus.tools.{1}"\n'
+                     'NAMES = ("nexus.gateway.call", "nexus.skill.type", "not nexus.style")\n')
+    assert [m for _, m in named_modules(probe)] == ["nexus.tools.porcelain.skill", "nexus.tools", "nexus.gateway.call"]
 
 
 @pytest.mark.parametrize("argv", [
@@ -268,6 +288,25 @@ def nexus_imports(path):
             yield from ((node.lineno, name) for name in names if name.startswith("nexus"))
         elif isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names if alias.name.startswith("nexus"))
+    yield from named_modules(path)
+
+
+def is_module(name):
+    """True when `name` (nexus.a.b) is a module or package of nexus: lib/a/b.py, or tools/ for nexus.tools."""
+    parts = name.split(".")[1:]
+    where = (ROOT / "tools").joinpath(*parts[1:]) if parts[:1] == ["tools"] else (ROOT / "lib").joinpath(*parts)
+    return bool(parts) and (where.with_suffix(".py").is_file() or (where / "__init__.py").is_file())
+
+
+def named_modules(path):
+    """(line, module) of every string in `path` that names a nexus module ("nexus.a.b", "nexus.a.b:NAME", or
+    the start of one in an f-string, "nexus.a."), as a table that imports it later does: an import all the
+    same, which the rules below see."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = re.fullmatch(r"(nexus(?:\.\w+)+)\.?(?::\w+)?", node.value)
+            if named and is_module(named[1]):
+                yield node.lineno, named[1]
 
 
 def test_the_library_keeps_the_import_rules_of_architecture_md():
@@ -332,3 +371,33 @@ def test_an_import_inside_a_function_says_why():
                     if not any("#" in line for line in lines[n - 1:node.lineno]):
                         unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
     assert unexplained == [], "imports inside a function without a comment that says why:\n" + "\n".join(unexplained)
+
+
+def test_every_refusal_code_is_one_the_log_schema_knows():
+    """A refusal's code is its log line's `refused`: one of schema.REFUSALS, which readers of the logs
+    (stats, health, `status --check`) take as the whole list."""
+    from nexus import schema
+
+    codes = set()
+    for path in (ROOT / "lib").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Refused"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                codes.add(node.args[0].value)
+    assert {"disabled", "scope", "trust", "sandbox"} <= codes <= set(schema.REFUSALS), codes - set(schema.REFUSALS)
+    assert schema.POLICY_REFUSALS <= set(schema.REFUSALS)
+
+
+def test_only_the_cli_layer_and_style_write_to_a_terminal():
+    """ARCHITECTURE.md: lib/cli (the layer, its output) and style (progress, the one question) alone write to
+    stdout or stderr; the rest of lib/ returns data and says things through a warn function it is given."""
+    writers = set()
+    for path in (ROOT / "lib").rglob("*.py"):
+        if "skills" in path.relative_to(ROOT / "lib").parts:
+            continue  # the bundled skills' scripts are programs of their own
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr")
+                    and getattr(node.value, "id", None) == "sys") or (
+                    isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"):
+                writers.add(str(path.relative_to(ROOT / "lib")))
+    assert writers == {"cli/command.py", "cli/output.py", "style.py"}, writers

@@ -70,9 +70,10 @@ async def stdio_session(tmp_path):
 
 
 @contextlib.contextmanager
-def http_server(tmp_path):
-    """The URL of a nexus-mcp --http of this home, and a token for it."""
-    token = subprocess.run(["nexus", "mcp", "token", "add", "tester"], capture_output=True, text=True, check=True)
+def http_server(tmp_path, *options):
+    """The URL of a nexus-mcp --http of this home, and a token for it (`options`: mcp token add's)."""
+    token = subprocess.run(["nexus", "mcp", "token", "add", "tester", *options], capture_output=True, text=True,
+                           check=True)
     with open(tmp_path / "http.err", "w+") as err:
         server = subprocess.Popen(["nexus-mcp", "--http", "--port", "0"], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=err)
@@ -168,3 +169,19 @@ def message_of(name):
                       "with `nexus skill run`",
             "hello": "Skill 'hello' changed since it was added, not through nexus: hello.py changed. Review and "
                      "accept the change with `nexus skill trust hello` (it shows the audit of the change first)"}[name]
+
+
+def test_a_tokens_call_budget_is_spent_only_on_calls_the_gate_lets_through(gated, nexus_home, tmp_path):
+    """A call the gate refuses ran nothing: it costs a token with --max-calls none of its calls."""
+    with http_server(tmp_path, "--max-calls", "1") as (url, token):
+        async def main():
+            async with http_session(url, token) as session:
+                refused = await session.call_tool("off", {"args": ["hi"]})
+                ran = await session.call_tool("say", {"args": ["hi"]})
+                spent = await session.call_tool("say", {"args": ["again"]})
+                return refused, ran, spent
+        refused, ran, spent = anyio.run(main)
+    assert refused.is_error and "is disabled" in refused.content[0].text
+    assert not ran.is_error and ran.content[0].text == "hi\n"
+    assert spent.is_error and "has made the 1 calls it may make" in spent.content[0].text
+    assert [(line.get("refused"), line["exit"]) for line in read_log(nexus_home, "say")] == [(None, 0), ("scope", 1)]

@@ -4,16 +4,18 @@ README's Commands table and the tests' lists of scripts are all made from it (`m
 generated files; tests/test_architecture.py and tests/test_man.py fail when one is stale).
 
 A row is a nexus.cli.records.Command; ARCHITECTURE.md ("A command") says how to add one, or an option.
-Every tool may import this module; no tool imports another.
+No tool imports another, nor this table, which names them: the scripts of tools/bin/ start a tool
+through it (`script`), and `nexus` (tools/nexus.py) dispatches through it.
 """
 
 import sys
 
 from nexus.cli.command import call, options_first
 from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT, say
-from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, Command,
-                               Option, choice, number, whole)
-from nexus.errors import NexusError
+from nexus.catalog import scope
+from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, WIDTH, Command,
+                               Option, choice, definition, number, reflow, whole, wrap)
+from nexus.errors import NexusError, UsageError
 
 
 # -- what the layer prepares before a command runs (git's RUN_SETUP) -------------------------------------
@@ -500,11 +502,12 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             options=(Option("--profile PROFILE", "Bind the token to a profile (see `nexus profiles`): its sessions "
                                                  "see and run only that profile's skills.", STRING),
                      Option("--expires DAYS", "The token stops working DAYS days from now.", DAYS),
-                     Option("--max-calls N", "The most tool calls the token may make in all.", COUNT),
+                     Option("--max-calls N", "The most tool calls the token may make in all; a call the gateway "
+                                            "refuses (disabled, outside the profile, ...) is not counted.", COUNT),
                      Option("--json", 'add: {"name", "token", "profile", "expires", "maxCalls"}; list: an array of '
                                       "{name, profile, created, expires, expired, maxCalls, calls}.")),
             arguments={"TOKEN": STRING}),
-    Command("help", "nexus.tools.nexus:help_text", TEXT, "Show the help of a command, a group, or of nexus.",
+    Command("help", "nexus.tools.commands:help_text", TEXT, "Show the help of a command, a group, or of nexus.",
             usage=("[COMMAND...]",), arguments={"COMMAND": COMMAND}),
 )
 
@@ -595,16 +598,23 @@ HIDDEN = (
             "Every capability a skill in the manifest implements or requires (for completion)."),
 )
 
+PORCELAIN_PACKAGE = "nexus.tools.porcelain"  # where a row's short target ("skill:verify_skill") lives
+for _row in TABLE + HIDDEN:  # the records take whole module paths: the library names no module of the tools
+    if not _row.target.startswith("nexus."):
+        _row.target = f"{PORCELAIN_PACKAGE}.{_row.target}"
+
 
 def find(words):
     """The row of the table whose words are `words` (a string), or None."""
     return next((c for c in TABLE + HIDDEN if c.words == words), None)
 
 
-def script(name, prepare=None):
-    """The main(argv=None) -> int of the console script `name`, a plumbing row of the table; prepare(argv)
-    takes what comes before anything else (see prepared)."""
+def script(name):
+    """The main(argv=None) -> int of the console script `name`, a plumbing row of the table (its script in
+    tools/bin/ calls it: the tool's module never imports the table that names it). nexus-run and nexus-mcp
+    take --profile NAME before anything else (see prepared)."""
     command = find(name)
+    prepare = scope.take_option if name in ("nexus-run", "nexus-mcp") else None
 
     def main(argv=None):
         argv, failed = sys.argv[1:] if argv is None else list(argv), None
@@ -623,3 +633,101 @@ def prepared(prog, argv, prepare):
     except NexusError as e:
         say(prog, str(e))
         return None, e.exit_code
+
+
+# -- help: `nexus --help`, a group's, `nexus help` (here, since it reads the table the help row is in) ---------
+
+ABOUT = """nexus: the skill gateway for AI agents.
+
+Finds the skills an agent can use right now, runs them, and records every run."""
+
+OPTIONS = """\
+Options:
+  -h --help       Show this help; after a command, that command's help.
+  --version       Print the version.
+  --profile NAME  Before the command: only the skills of profile NAME (see `nexus profiles`).
+"""
+
+ENVIRONMENT = """\
+Environment:
+  NEXUS_HOME          The nexus root (default ~/nexus): workspace skills, config, state.
+  NEXUS_CONFIG        The config file (default $NEXUS_HOME/nexus.toml); it must exist when named.
+  MANAGED_SKILLS_DIR  The managed skills folder (default ~/.nexus/skills).
+                      These three are absolute paths, or start with ~; a relative one is refused.
+  NEXUS_SESSION_ID    Recorded with each call of a skill, so an agent's calls can be grouped.
+  SOURCE_DATE_EPOCH   The time a manifest says it was generated (for reproducible output).
+  NO_COLOR            Plain output even on a terminal.
+  NEXUS_DEBUG=1       Show tracebacks.
+"""
+
+EXIT_STATUS = """\
+Exit status:
+  0  success
+  1  the gateway refused: not found, disabled, not installed, not configured, verification failed
+  2  usage error or unreadable input
+  N  skill run: the tool's own exit status (128+N when it was killed by signal N, 124 after --timeout)
+"""
+
+TOOLS = "Each command is also a composable tool (nexus-discover, nexus-manifest, ...); see their --help.\n"
+
+
+def _command_lines(commands, prefix=""):
+    """`  words  summary` lines, the summary wrapped under itself to fit the width of --help."""
+    width = max(len(c.words) - len(prefix) for c in commands)
+    return [line for c in commands for line in definition(c.words[len(prefix):], c.summary, width)]
+
+
+def overview():
+    """`nexus --help`: every command with its summary, by group."""
+    lines = [ABOUT, "", "Usage:", "  nexus COMMAND [ARGS...]", "  nexus COMMAND --help",
+             "  nexus help [COMMAND...]", "  nexus (-h | --help | --version)", "", "Commands:"]
+    lines += _command_lines(COMMANDS)
+    lines += ["", reflow(OPTIONS + "\n" + ENVIRONMENT + "\n" + EXIT_STATUS + "\n" + TOOLS)]
+    return "\n".join(lines) + "\n"
+
+
+def suggestion(argv):
+    """The command a mistyped one was likely meant to be, or None."""
+    import difflib  # a typo's hint: never on the way of a command that runs
+
+    typed = " ".join(argv[:2])
+    words = [c.words for c in COMMANDS] + list(GROUPS)
+    close = difflib.get_close_matches(typed, words, n=1, cutoff=0.75) or difflib.get_close_matches(
+        argv[0], list(GROUPS) + [c.words for c in COMMANDS if " " not in c.words], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def group_help(group):
+    """`nexus skills --help`: the commands of one group, with their summaries."""
+    commands = [c for c in COMMANDS if c.words.startswith(group + " ")]
+    own = [c for c in COMMANDS if c.words == group]
+    lines = [*wrap(f"nexus {group}: {GROUPS[group]}", WIDTH), ""]
+    if own:  # the group is a command too (`nexus mcp`): its help first, without its title
+        lines.append(own[0].help().partition("\n\n")[2])
+    else:
+        lines += ["Usage:", f"  nexus {group} COMMAND [ARGS...]", f"  nexus {group} COMMAND --help", ""]
+    lines += ["Commands:", *_command_lines(commands, group + " ")]
+    return "\n".join(lines) + "\n"
+
+
+def named(argv):
+    """The command named by the first words of argv (the longest match: `mcp config` before `mcp`),
+    and the rest of argv."""
+    found = [c for c in COMMANDS if argv[:len(c.words.split())] == c.words.split()]
+    command = max(found, key=lambda c: len(c.words.split()), default=None)
+    return command, argv[len(command.words.split()):] if command else argv
+
+
+def help_text(ctx):
+    """`nexus help` is `nexus --help`; `nexus help GROUP` is `nexus GROUP --help`; `nexus help COMMAND`
+    is `nexus COMMAND --help`, as `git help` is."""
+    words = ctx.args["COMMAND"]
+    if not words:
+        return overview()
+    if words[0] in GROUPS and len(words) == 1 and words[0] not in [c.words for c in COMMANDS]:
+        return group_help(words[0])
+    command, rest = named(words)
+    if command is None or rest:
+        guess = suggestion(words)
+        raise UsageError(f"'{' '.join(words)}' is not a nexus command" + (f": did you mean '{guess}'?" if guess else ""))
+    return group_help(command.words) if command.words in GROUPS else command.help()

@@ -250,6 +250,13 @@ def records(config, warn):
     return listed(config, warn).records()
 
 
+def settled(config, name, warn=None):
+    """(the record of skill `name`, every record): its status as the whole catalogue settles it, for a skill
+    that requires a capability or another skill (the gateway's gate, `skill show`)."""
+    found = records(config, warn)
+    return next(r for r in found if r["name"] == name), found
+
+
 def summary(found):
     """How many skills have each status: {"ready": N, "needsSetup": N, ...}, and how many are degraded
     or have drifted (flags judged only for skills installed and configured: status.Checker.with_state)."""

@@ -401,7 +401,7 @@ def _entry(manifest, name):
 
 def key_claims(entries):
     """{skill name: the skillKey it declares that is another skill's name or skillKey}, of the skills added with
-    `nexus skills add` (nexus-managed) only: such a key would hand it that skill's config (its apiKey, env and
+    `nexus skills add` or a project's sync (paths.ADDED) only: such a key would hand it that skill's config (its apiKey, env and
     sandbox grants). Sharing a key among a person's own skills is OpenClaw's meaning, and stays."""
     entries = list(entries)
     keys = {}
@@ -411,7 +411,7 @@ def key_claims(entries):
             keys.setdefault(key, []).append(entry["name"])
     names = {e["name"] for e in entries}
     return {e["name"]: key for e in entries for key in [e.get("skillKey") or e.get("skillKeyIgnored")]
-            if e.get("source") == "nexus-managed" and isinstance(key, str) and key
+            if e.get("source") in paths.ADDED and isinstance(key, str) and key
             and (key in names - {e["name"]} or len(keys.get(key, ())) > 1)}
 
 
@@ -424,7 +424,7 @@ def _claimed_keys(skills):
     named = {e["name"] for e in keyed}
     claims = key_claims(keyed + [{"name": name} for name in skills if name not in named])
     for entry in keyed:
-        if entry.get("source") != "nexus-managed":
+        if entry.get("source") not in paths.ADDED:
             continue
         claimed = claims.get(entry["name"])
         if claimed and "skillKey" in entry:

@@ -242,8 +242,9 @@ def options_first(command, argv):
     after `--` or from the first word that is not an option), read from the record by hand: docopt costs
     more to import than the whole gateway may spend. tests/test_architecture.py holds both to the same
     answer."""
-    options = {f: o for o in command.options for f in (o.flag, o.short) if f}
-    args = {o.flag: ([] if o.repeat else None if o.value else False) for o in command.options}
+    parts = [(o, *o.parts()) for o in command.options]  # (option, flag, short, value), each read once
+    options = {f: o for o, flag, short, _ in parts for f in (flag, short) if f}
+    args = {flag: ([] if o.repeat else None if value else False) for o, flag, _, value in parts}
     name = next(iter(command.arguments))
     args.update({name: None, "ARGS": [], "--": False})
     i = 0

@@ -112,7 +112,8 @@ class Option:
         self.term, self.help, self._type, self.default, self.repeat = term, help, type, default, repeat
         self._parsed = None  # (flag, short, value), read from the term when first asked: most rows are never parsed
 
-    def _parts(self):
+    def parts(self):
+        """(flag, short flag or None, placeholder of its value or None)."""
         if self._parsed is None:
             words = self.term.split()
             flags = [w for w in words if w.startswith("-")]
@@ -123,15 +124,15 @@ class Option:
 
     @property
     def flag(self):
-        return self._parts()[0]
+        return self.parts()[0]
 
     @property
     def short(self):
-        return self._parts()[1]
+        return self.parts()[1]
 
     @property
     def value(self):
-        return self._parts()[2]
+        return self.parts()[2]
 
     @property
     def type(self):
@@ -150,8 +151,8 @@ class Command:
     """A row of the command table.
 
     words: the command's words (`skills list`), or a plumbing tool's name (`nexus-discover`);
-    target: the function that runs it, "module:function" (a module under nexus.tools.porcelain, or a
-    whole module path); output: its output kind (nexus.cli.output); summary: one line;
+    target: the function that runs it, "module:function", the module's whole dotted path (the table
+    says where its commands live: the library names none of them); output: its output kind (nexus.cli.output); summary: one line;
     usage: its usage lines after the words, as docopt reads them (the `(-h | --help)` line is added);
     options: its Option records, in the order --help lists them (-h --help is added);
     arguments: {placeholder: Type} of its positional arguments;
@@ -176,7 +177,6 @@ class Command:
 
     def function(self):
         module, name = self.target.split(":")
-        module = module if module.startswith("nexus.") else f"nexus.tools.porcelain.{module}"
         return getattr(__import__(module, fromlist=[name]), name)
 
     def option(self, flag):

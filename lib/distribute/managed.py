@@ -265,6 +265,8 @@ def why_not_added(name):
     source = found.get("source") if found else "nexus-managed"
     if source == "nexus-bundled":
         return f"{name} is bundled with nexus: disable it with `nexus skill disable {name}`"
+    if source == "nexus-project" and _PROJECT.get() is None:
+        return f"{name} is a skill of the project here, declared in its nexus.toml: add --project to the command"
     if source == source_name():
         return f"{name} was placed in {folder()} by hand, not by `nexus skills add`: nexus leaves it alone"
     return f"{name} is not an added skill but yours ({found['dir']}): remove its folder yourself"
@@ -363,7 +365,7 @@ def _shadows(candidate, lock, source, others):
     if name not in others or (old.get("source"), old.get("path")) == (source.location, candidate.path):
         return None
     where, folder = others[name]
-    if where == "nexus-workspace" and _PROJECT.get() is None:  # the workspace wins over MANAGED_SKILLS_DIR: the added skill would never run
+    if where == "nexus-workspace" and _PROJECT.get() is None:  # the workspace wins: the added skill would never run
         other = f"the workspace skill '{name}' ({folder})"
         return f"{other} would hide it", f"{other} hides it"
     other = f"the bundled skill '{name}'" if where == "nexus-bundled" else f"the skill '{name}' in {os.path.dirname(folder)}"

@@ -41,8 +41,8 @@ def here(create=False):
     cwd = os.path.realpath(os.getcwd())
     if root is None and not create:
         where = cwd
-        if os.path.lexists(os.path.join(cwd, paths.PROJECT_FILE)) or os.path.lexists(os.path.join(cwd, paths.PROJECT_LOCK)):
-            _refuse_root(cwd)
+        if any(os.path.lexists(os.path.join(cwd, f)) for f in (paths.PROJECT_FILE, paths.PROJECT_LOCK)):
+            _refuse_root(cwd)  # a project file here that is never a project's: say why
         raise NexusError(f"not inside a project: no {paths.PROJECT_LOCK}, or {paths.PROJECT_FILE} with [[skills]], "
                          f"in {where} or a folder above it (`nexus skills add --project SOURCE` starts one here)")
     root = root or cwd
@@ -55,7 +55,8 @@ def _refuse_root(root):
         raise NexusError(f"{root} is your home folder: its .nexus/ is your own, never a project's: refused")
     if root == os.path.realpath(paths.home()):
         raise NexusError(f"{root} is NEXUS_HOME: its nexus.toml is your config, never a project file: refused")
-    if paths.contains(paths.managed_skills(), root) or paths.contains(paths.project_skills(root), paths.managed_skills()):
+    managed_folder = paths.managed_skills()
+    if paths.contains(managed_folder, root) or paths.contains(paths.project_skills(root), managed_folder):
         raise NexusError(f"a project at {root} would share MANAGED_SKILLS_DIR ({paths.managed_skills()}): refused")
 
 
@@ -194,13 +195,15 @@ def read_lock(project):
     document = configlib.parse(data, project.lockfile)
     skills = document.get("skills", {})
     if not isinstance(skills, dict) or not all(paths.is_valid_name(n) and _well_formed(e) for n, e in skills.items()):
-        raise BadInput(f"'{project.lockfile}' is corrupt: expected [skills.NAME] tables; `nexus skills sync` writes it again")
+        raise BadInput(f"'{project.lockfile}' is corrupt: expected [skills.NAME] tables as `nexus skills sync` "
+                       "writes them")
     return skills
 
 
 def _well_formed(entry):
     """A lock entry: text where text is kept, a 40 or 64 digit commit, permissions as sync writes them."""
-    if not isinstance(entry, dict) or not all(isinstance(entry.get(k, ""), str) for k in (*PINNED, "integrity", "trust")):
+    texts = (*PINNED, "integrity", "trust")
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k, ""), str) for k in texts):
         return False
     commit, allowed = entry.get("commit"), entry.get("permissions", {})
     return (commit is None or isinstance(commit, str) and len(commit) in (40, 64)
@@ -212,8 +215,8 @@ def write_lock(project, entries):
     import tomli_w  # a sync that changes the lock only
 
     order = (*PINNED, "commit", "integrity", "trust", "permissions")
-    document = {"version": LOCK_VERSION,
-                "skills": {name: {k: entries[name][k] for k in order if k in entries[name]} for name in sorted(entries)}}
+    skills = {name: {k: entries[name][k] for k in order if k in entries[name]} for name in sorted(entries)}
+    document = {"version": LOCK_VERSION, "skills": skills}
     text = LOCK_HEADER + tomli_w.dumps(document)
     if _text(project.lockfile) != text:
         fileio.write_atomic(project.lockfile, text.encode(), 0o644)
@@ -295,7 +298,8 @@ def _sync(project, admit, frozen, moving, force, warn):
             pinned = lock.get(name) if name in lock and matches(skill, lock[name]) else None
             moves = moving is not None and (not moving or name in moving)
             try:
-                if name in before and before[name].get("source") != sources.resolve(location(project, skill["source"]))[1]:
+                where = sources.resolve(location(project, skill["source"]))[1]
+                if name in before and before[name].get("source") != where:
                     managed.remove([name])  # declared from elsewhere now: what sync placed goes first
                 entry = _install(project, skill, pinned, frozen, moves, force, admit, warn)
             except NexusError as e:
@@ -345,21 +349,27 @@ def _install(project, skill, pinned, frozen, moves, force, admit, warn):
         report = managed.add(location(project, skill["source"]), [name], copy=True, force=force, on_problem=warn,
                              admit=checked, ref=ref, path=skill.get("path"))
     except NexusError as e:
-        raise NexusError(f"{'the locked commit ' + commit + ' cannot be fetched: ' if frozen and commit else ''}{e}") \
-            from None
+        if commit and ref == commit:  # pinned: a commit the repository no longer has stays pinned until moved
+            raise NexusError(f"the locked commit {commit} cannot be fetched: {e}" +
+                             ("" if frozen else f"; `nexus skills update --project {name}` moves its pin")) from None
+        raise
     if report["refused"]:
         refused = report["refused"][0]
         findings = "; ".join(f"{f['severity']} {f['path']}: {f['message']}" for f in refused.get("findings", []))
         raise NexusError(refused["error"] + (f": {findings}" if findings else ""))
     placed = managed.read_lock()["skills"][name]
+    folder = managed.skill_path(name)
+    lost = report["unchanged"] and trust.recorded(name, project.root) is None
+    if lost and not any(map(trust.in_cache, trust.walk(folder))):
+        trust.record(name, folder, project.root)  # its files are those placed (add compared them), no bytecode beside
     recorded = trust.recorded(name, project.root) or {}
     entry = {**{k: skill[k] for k in PINNED if k in skill}, "integrity": digest(placed["sha256"]),
-             "permissions": permissions(managed.skill_path(name)),
+             "permissions": permissions(folder),
              "trust": digest(trust.combined({rel: f["sha256"] for rel, f in recorded.items()}))}
     if report["revision"]:
         entry["commit"] = report["revision"]
     if frozen:
-        why = _unlike(pinned, managed.skill_path(name), entry)
+        why = _unlike(pinned, folder, entry)
         if why:
             raise NexusError(why)
     return entry

@@ -158,7 +158,7 @@ class Call:
         if any(entrylib.required(entry, key) for key in schema.DEPENDS_KEYS):
             from ..catalog import listing  # the whole catalogue, for the few skills that depend on others
 
-            record = next(r for r in listing.records(config, None) if r["name"] == entry["name"])
+            record, _ = listing.settled(config, entry["name"])
             if record.get("reason") or record["status"] == "invalid":
                 raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}. "
                                             f"To fix: {plan.next_step(record) or 'nexus skills check ' + entry['dir']}")

@@ -13,8 +13,8 @@ new network namespace, so UDP and DNS are cut as well as TCP; where user namespa
 Landlock does not mediate connect() to a Unix socket at a path: a seccomp filter cuts socket(AF_UNIX)
 (seccomp_filter). The environment loses the user's agents' addresses and secret-named variables (handed).
 
-The ruleset is built here, in the parent (`Call`); `Call.child` is the step gateway.process runs in the
-child before exec. Only confined calls import this module (gateway.plan.confined decides).
+The ruleset is built here, in the parent (`Confinement`); `Confinement.child` is the step gateway.process
+runs in the child before exec. Only confined calls import this module (gateway.plan.confined decides).
 """
 
 import os
@@ -83,7 +83,7 @@ def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
     'landlock'). Refused when the child could not be confined (user namespaces blocked, say) and the config
     does not accept less; with fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone."""
-    confined = Call(entry, config, env)
+    confined = Confinement(entry, config, env)
     try:
         try:
             return start(confined.env, confined.child), confined.kind
@@ -98,7 +98,7 @@ def run(entry, config, env, warn, start):
                 warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
                      f"(skills.sandbox.fallback = \"warn\")")
         confined.finish()
-        confined = Call(entry, config, env, fallback_network=True)
+        confined = Confinement(entry, config, env, fallback_network=True)
         return start(confined.env, confined.child), confined.kind
     finally:
         confined.finish()
@@ -243,12 +243,12 @@ def expand(path, places):
     return os.path.abspath(os.path.expanduser(path))
 
 
-class Call:
+class Confinement:
     """One confined call: the folders it gets, its environment's changes, and the ruleset for its child.
 
-        confined = sandbox.Call(entry, config, env)   # Refused when it cannot be confined
+        confined = sandbox.Confinement(entry, config, env)   # Refused when it cannot be confined
         child = process.Child(argv, env=confined.env, prepare=confined.child, ...)
-        confined.finish()                              # after the call: the ruleset closed
+        confined.finish()                                      # after the call: the ruleset closed
     """
 
     def __init__(self, entry, config, env, fallback_network=False):

@@ -211,13 +211,10 @@ def _named(chosen, path):
 
 
 def _read(path):
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
+    """The text of a client's file, None when there is none; BadInput when it is not UTF-8."""
+    data = fileio.read_bytes(path)
+    if data is None:
         return None
-    except OSError as e:
-        raise BadInput(f"cannot read '{path}': {e.strerror}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

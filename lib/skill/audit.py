@@ -334,7 +334,6 @@ NET_MODULES = {"socket", "urllib", "urllib2", "urllib3", "http", "requests", "ht
                "websockets", "ftplib", "smtplib", "paramiko", "telnetlib", "xmlrpc", "grpc", "pycurl"}
 NET_CALLS = {"urlopen", "urlretrieve", "create_connection"}
 RMTREES = {"rmtree", "removedirs", "rmdir"}
-HOME_CALLS = {"home", "expanduser", "getenv"}
 
 
 def _name(node):
@@ -659,11 +658,6 @@ def formatted(finding):
 def keys(findings):
     """What a user accepted: the findings' keys as JSON lists, for the lockfile."""
     return [list(f.key()) for f in findings]
-
-
-def highest(findings):
-    """The most severe severity among findings, or None."""
-    return next((s for s in SEVERITIES if any(f.severity == s for f in findings)), None)
 
 
 def new_since(findings, accepted):

@@ -10,7 +10,6 @@ from nexus import config as configlib, paths
 from nexus.catalog import discovery
 from nexus.errors import BadInput
 from nexus.style import terminal
-from nexus.tools.commands import script
 
 
 def discover(ctx):
@@ -48,6 +47,3 @@ def discover(ctx):
         raise BadInput("no skill source could be read: " + ", ".join(p for _, p in source_list))
     return [*scan.entries.values(), *(scan.shadowed if args["--shadowed"] else []),
             *([] if args["--valid"] else scan.invalid)]
-
-
-main = script("nexus-discover")

@@ -7,7 +7,6 @@ from nexus import config as configlib, fileio, paths, schema
 from nexus.catalog import manifest as manifestlib
 from nexus.cli.output import piped_stdin, read_jsonl
 from nexus.errors import BadInput, NexusError
-from nexus.tools.commands import script
 
 
 def write(ctx):
@@ -69,6 +68,3 @@ def manifest(ctx):
     """
     action = write if ctx.args["write"] else read if ctx.args["read"] else check
     return action(ctx)
-
-
-main = script("nexus-manifest")

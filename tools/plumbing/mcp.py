@@ -2,9 +2,7 @@
 SDK is an optional extra: without it, a one-line hint on how to install it (exit 2).
 """
 
-from nexus.catalog import scope
 from nexus.errors import UsageError
-from nexus.tools.commands import script
 
 INSTALL_HINT = ("the MCP server needs the MCP SDK, an optional extra: pip install 'nexus-skills[mcp]' "
                 "(from a nexus checkout: make install, or make run for its .venv)")
@@ -141,6 +139,3 @@ def serve(ctx):
         return http.serve(*served, args["--host"], args["--port"], args["--no-auth"], args["--certfile"],
                           args["--keyfile"], args["--allow-origin"])
     return server.serve(*served)
-
-
-main = script("nexus-mcp", scope.take_option)

@@ -9,11 +9,10 @@ import os
 import sys
 
 from nexus import config as configlib, fastjson, schema
-from nexus.catalog import manifest, scope
+from nexus.catalog import manifest
 from nexus.cli.command import quiet_stdout
 from nexus.errors import UsageError
 from nexus.gateway import call as gateway
-from nexus.tools.commands import script
 
 
 def run(ctx):
@@ -143,6 +142,3 @@ def dry_run(entry, argv, cwd, env_names, args):
         print(f"cwd: {shell_word(planned['cwd'])}")
         print("env: " + (shell_line(env_names) or "(none injected)"))
     return 0
-
-
-main = script("nexus-run", scope.take_option)

@@ -6,7 +6,6 @@ Its usage and options are its record in the command table (tools/commands.py).
 from nexus.cli.command import renders
 from nexus.cli.output import piped_stdin
 from nexus.usage import stats, telemetry, text
-from nexus.tools.commands import script
 
 
 @renders(text.render, {"--dry-run": text.render_dry, "--otlp": text.render_push})
@@ -50,6 +49,3 @@ def usage_stats(ctx):
 def push(ctx):
     """`nexus-stats --otlp`: what `nexus telemetry push` does."""
     return telemetry.push(ctx.config, ctx.args["--dry-run"], warn=ctx.warn)
-
-
-main = script("nexus-stats")

@@ -9,7 +9,6 @@ from nexus.errors import BadInput, NexusError
 from nexus.gateway import verify
 from nexus.paths import is_valid_name
 from nexus.state import skill_state
-from nexus.tools.commands import script
 
 
 def verify_skills(ctx):
@@ -80,6 +79,3 @@ def static(ctx):
         if not is_valid_name(entry.get("name")):
             raise BadInput(f"stdin:{line}: an entry needs a valid 'name'")
         yield {**entry, **checker.evaluate(entry, skill_state.of(entry))}
-
-
-main = script("nexus-verify")

@@ -69,7 +69,7 @@ class Findings:
             if name in self.entries:
                 self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
                                for severity, message in problems]
-        added = {name for name, entry in catalogue.items() if entry.get("source") == "nexus-managed"}
+        added = {name for name, entry in catalogue.items() if entry.get("source") in paths.ADDED}
         added |= {name for name, (path, _) in self.entries.items() if paths.contains(paths.managed_skills(), path)}
         for name, key in manifestlib.key_claims({**entry, "source": "nexus-managed" if entry["name"] in added else
                                                  entry.get("source")} for entry in entries.values()).items():

@@ -96,13 +96,19 @@ def permissions(ctx, names, config=None):
     return {"permissions": found} if found else {}
 
 
+def _short(value):
+    """A commit's first 12 digits, an integrity's 'sha256:' and its first 12."""
+    value = value or "none"
+    return value[:19] if value.startswith("sha256:") else value[:12]
+
+
 def render_sync(report, out):
     """What changed first, permissions first (a reviewer's question: what may it do now?), then the summary."""
     for name, changes in report["changes"].items():
         for key in ("permissions", "commit", "integrity"):
             if key in changes:
                 before, after = changes[key]
-                shown = project.said if key == "permissions" else (lambda v: (v or "none")[:19 if ":" in (v or "") else 12])
+                shown = project.said if key == "permissions" else _short
                 out.write(f"{name}: {key}: {shown(before)} -> {shown(after)}\n")
     for key in ("added", "updated", "removed"):
         out.write("".join(f"{key} {name}\n" for name in report[key]))
@@ -122,6 +128,10 @@ def add(ctx):
     Each skill is audited (`nexus skills audit`) before it is placed: one with a high finding is refused
     and nothing of it is placed, unless --force; every finding is shown on stderr, and the lockfile keeps
     what was accepted, so that `update` can say what is new.
+
+    With --project, the skills are declared instead in the project's nexus.toml (a [[skills]] table each,
+    appended; the file's other lines kept as they are) and `nexus skills sync` installs them into the
+    project's .nexus/skills and pins them in nexus.lock (`nexus skills sync --help`).
 
     Exit status:
       0  added, or already there;  1  a skill was refused, or the source holds none or cannot be fetched;
@@ -220,7 +230,8 @@ def sync(ctx):
     skill may do is a ceiling, never a grant: the door still asks for what you have not accepted here.
 
     Exit status:
-      0  in sync;  1  a skill was refused (the others are installed), or not inside a project;
+      0  in sync
+      1  a skill was refused (the others are installed), or not inside a project
       2  usage error, or an unreadable nexus.toml or nexus.lock
 
     Examples:

@@ -23,8 +23,7 @@ def _evaluated(ctx):
     state = skill_state.of(entry, ctx.warn)
     if not (entry.get("implements") or entry.get("connectors") or capabilities.requirements(entry) != ([], [])):
         return entry, state, statuslib.Checker(ctx.config).evaluate(entry, state)
-    records = listing.records(ctx.config, ctx.warn)
-    record = next(r for r in records if r["name"] == entry["name"])
+    record, records = listing.settled(ctx.config, entry["name"], ctx.warn)
     ready = capabilities.providers([r for r in records if r["status"] == "ready"])
     connected = {c["name"]: c["connected"] for c in capabilities.connectors(records, lambda r: [""])}
     result = {key: value for key, value in record.items() if key not in entry or key == "missing"}

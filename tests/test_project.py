@@ -371,7 +371,8 @@ def test_a_committed_skill_folder_is_offered_to_no_agent_and_a_linked_away_one_n
 
 def test_link_and_nexus_mcp_in_the_project_reach_its_skills(script_runner, project, tmp_path):
     assert sync(script_runner, project).returncode == 0
-    linked = nexus(script_runner, project, "skills", "link", "--agent", "claude-code", "--json")
+    linked = nexus(script_runner, project, "skills", "link", "--agent", "claude-code", "--json",
+                   "--include-confined")  # added skills: confined, so left out unless asked
     assert "notes" in json.loads(linked.stdout)["linked"], linked.stderr
     assert os.readlink(project / ".claude" / "skills" / "notes") == str(project / ".nexus" / "skills" / "notes")
 

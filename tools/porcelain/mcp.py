@@ -5,7 +5,7 @@ import json
 
 from nexus import style
 from nexus.catalog import scope
-from nexus.errors import NexusError
+from nexus.errors import NexusError, UsageError
 from nexus.mcp import clients, tokens
 
 
@@ -39,6 +39,11 @@ def config(ctx):
     ${userHome} for cursor and vscode, {env:HOME} for opencode), and is refused for a client that has
     none (use --scope user).
 
+    With --url, the entry reaches nexus-mcp --http at that URL instead, in the client's own shape (claude-code,
+    cursor, vscode, windsurf, gemini, codex, opencode); --token-env VAR has the client send the bearer token
+    it reads from the variable VAR as it starts (${VAR}, ${env:VAR}, {env:VAR} or Codex's
+    bearer_token_env_var): the token itself is never written in the file.
+
     Writing edits the file in place: only the nexus entry's bytes change, comments (JSONC), formatting
     and every other server stay as they are, and the old file is kept as FILE.bak. It refuses a
     read-only file, and a nexus entry that differs from the one it writes (--write and --remove keep it
@@ -51,6 +56,7 @@ def config(ctx):
       nexus mcp config --client claude-code --write
       nexus mcp config --client codex --scope user --write   # for every project
       nexus mcp config --client claude-desktop --write
+      nexus mcp config --client codex --url https://box:8765/mcp --token-env TOKEN
       nexus mcp config --list-clients
     """
     args = ctx.args
@@ -63,13 +69,16 @@ def config(ctx):
     chosen = clients.client(args["--client"])
     scope = clients.scope_of(chosen, args["--scope"])
     path = clients.where(chosen, scope, args["--dir"]) if args["--write"] or args["--remove"] else None
-    try:
-        wanted = clients.entry(chosen, scope, args["--command"], None if args["--remove"] else ctx.warn)
-    except NexusError:
-        if not args["--remove"]:
+    try:  # the entry nexus would write: --remove takes out only that one, unless --force
+        if args["--url"]:
+            wanted = clients.http_entry(chosen, args["--url"], args["--token-env"], None if args["--remove"] else ctx.warn)
+        else:
+            wanted = clients.entry(chosen, scope, args["--command"], None if args["--remove"] else ctx.warn)
+    except NexusError as e:
+        if not args["--remove"] or isinstance(e, UsageError):
             raise
         wanted = {}  # nexus would write none here: whatever entry is there was written by someone else
-    if args["--remove"]:  # nexus's entry only: one customised is kept unless --force
+    if args["--remove"]:
         return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn, remove=True))
     if args["--write"]:
         return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn))

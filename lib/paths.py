@@ -35,11 +35,16 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/jobs/ID/", "A background run: job.json (how it went), its stdout and stderr."),
     ("$NEXUS_HOME/state/nexus/mcp/tokens.json", "The bearer tokens of nexus-mcp --http (`nexus mcp token`): each "
                                                 "one's name, profile, expiry and SHA-256, never the token."),
-    ("$NEXUS_HOME/state/nexus/mcp/auth.log", "Every request nexus-mcp --http turned away, one JSON object a line."),
+    ("$NEXUS_HOME/state/nexus/mcp/auth.log", "Requests nexus-mcp --http turned away, one JSON object a line (one "
+                                              "an address a second at most; pruned past 1 MB)."),
+    ("$NEXUS_HOME/state/nexus/mcp/.lock", "Held while nexus-mcp --http writes auth.log."),
+    ("$NEXUS_HOME/state/nexus/mcp/servers.json", "The nexus-mcp servers running (pid, start time, HTTP sessions): "
+                                                 "what one killed outright left is swept by the next to start."),
     ("$NEXUS_HOME/state/nexus/mcp/sessions/ID/", "The working folder of an HTTP session, where its tool skills run; "
                                                  "removed when the session ends."),
     ("$NEXUS_HOME/state/nexus/telemetry-cursor.json", "What `nexus telemetry push` sent last of each skill's log: the "
                                                        "line's timestamp, SHA-256 and number."),
+    ("$NEXUS_HOME/state/nexus/.telemetry.lock", "Held while `nexus telemetry push` sends and moves its cursor."),
     ("$NEXUS_HOME/state/nexus/cache/", "Scratch space for clones and downloads, emptied after each use."),
     ("$NEXUS_HOME/bin/", "Where `nexus skill install` places downloaded tools."),
     ("PROJECT/nexus.toml", "A project's file: the skills it declares ([[skills]]), its only table nexus reads."),
@@ -266,6 +271,14 @@ def auth_log():
     return os.path.join(mcp_state(), "auth.log")
 
 
+def mcp_lock():
+    return os.path.join(mcp_state(), ".lock")
+
+
+def mcp_servers():
+    return os.path.join(mcp_state(), "servers.json")
+
+
 def session_folder(session):
     """The working folder of an HTTP session; its id (a server's own, `mcp-` and hex digits) is a file name."""
     if not session or "/" in session or session.startswith("."):
@@ -275,6 +288,10 @@ def session_folder(session):
 
 def telemetry_cursor():
     return os.path.join(state_root(), "telemetry-cursor.json")
+
+
+def telemetry_lock():
+    return os.path.join(state_root(), ".telemetry.lock")
 
 
 def cache_dir():

@@ -16,9 +16,10 @@ SECRET = "***"  # what a secret's value is logged and shown as, everywhere
 # skill is disabled or not for this platform, or scope, trust or sandbox rules it out) counts as a call but
 # never as a failure of the skill: not in success rates, health or `nexus status --check`.
 REFUSALS = ("disabled", "unsupported", "not-installed", "needs-setup", "dependency", "invalid", "variables", "scope",
-            "trust", "sandbox")
+            "trust", "sandbox", "busy")
 # variables: the caller left out a variable the skill declares (skills spec 9.4): no failure of the skill either.
-POLICY_REFUSALS = frozenset(("disabled", "unsupported", "variables", "scope", "trust", "sandbox"))
+# busy: nexus-mcp had no free slot for the call (--max-calls, --calls-per-token): the server's limit, not the skill's.
+POLICY_REFUSALS = frozenset(("disabled", "unsupported", "variables", "scope", "trust", "sandbox", "busy"))
 ERROR_CHARS = 200  # the most of an error message a record keeps: its end, where the reason usually is
 REQUIRE_KEYS = ("bins", "anyBins", "env", "config")  # in every entry's requires
 DEPENDS_KEYS = ("capabilities", "skills")  # in an entry's requires only when the skill names them

@@ -108,10 +108,31 @@ def _sandbox_untrusted(config):
         return None
     if not added:
         return None
-    return [f"Skills added with `nexus skills add` now run confined: they read all but your secrets, write only "
-            f"their own folders and the one you call them from, and have no network (README: Security). Now "
-            f"confined: {', '.join(added)}. To give one the network and your home folder back: nexus skill allow "
-            f"NAME network --write ~ ; to run them all as before: nexus config set skills.sandbox.mode off"]
+    return [f"Skills added with `nexus skills add` now run confined: they read the system and, of your home, what "
+            f"they are given, write only their own folders and the one you call them from, and have no network "
+            f"(README: Security). Now confined: {', '.join(added)}. To give one the network and your home folder "
+            f"back: nexus skill allow NAME network --read ~ --write ~ ; to run them all as before: nexus config set "
+            f"skills.sandbox.mode off"]
+
+
+def _sandbox_by_construction(config):
+    """Confinement grants instead of subtracting (gateway.sandbox): what a skill confined before loses."""
+    from . import config as configlib  # as in run: only when a step is pending
+
+    mode = configlib.get(config, "skills.sandbox.mode", "untrusted")
+    try:
+        added = sorted(fileio.read_json(paths.managed_lockfile()).get("skills") or {})
+    except (BadInput, AttributeError):
+        added = []
+    if mode == "off" or mode == "untrusted" and not added:
+        return None
+    return ["Confined skills now get what they are given, not everything but a list: of your home they read only "
+            "their own folder, the folder you call them from and their grants (git needs: nexus skill allow NAME "
+            "--read ~/.gitconfig; any other: nexus skill allow NAME --read PATH); called from your home, /, or "
+            "inside a dot-folder they do not write it (nexus skill allow NAME --write DIR); .git, .envrc, .vscode "
+            "and the like are read-only to them; a network grant no longer opens Unix sockets (nexus config set "
+            "skills.entries.NAME.sandbox.unix '[\"PATH\"]'); they have no terminal (/dev/tty), descriptors 0-2 "
+            "only, and nothing they start outlives the call (a tmux server started by a confined call ends with it)."]
 
 
 def _trust_digests(config):
@@ -127,6 +148,7 @@ STEPS = (
     ("api-key-primary-env", _api_key_primary_env),
     ("sandbox-untrusted", _sandbox_untrusted),
     ("trust-digests", _trust_digests),
+    ("sandbox-by-construction", _sandbox_by_construction),
 )
 
 

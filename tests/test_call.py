@@ -3,6 +3,7 @@ cause, is said and logged the same way by `nexus skill run`, `nexus-run`, a back
 stdio and nexus-mcp --http; a prompt skill read by each is logged alike."""
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -153,7 +154,10 @@ def test_each_front_end_refuses_and_logs_the_same_for_the_same_cause(front_end, 
         assert as_logged(line) == {"skill": name, "type": "script" if name == "hello" else "tool", "exit": 1,
                                    "refused": cause, "error": message_of(name), "profile": "team",
                                    "args": ["hi"], "tool": "python3" if name == "hello" else "say"}, line
-        assert line["error"] in message, (name, message)
+        if model and name == "outside":  # to a model, a skill outside its profile is not found, nothing more
+            assert "no skill 'outside' here" in message and "profile" not in message, message
+        else:
+            assert line["error"] in message, (name, message)
         assert (line.get("client") is not None) == model  # the MCP client's name: a model's call says who
     assert told["note"] == (False, "# Note\n\nHello world.\n")
     read = read_log(nexus_home, "note")[-1]
@@ -185,3 +189,16 @@ def test_a_tokens_call_budget_is_spent_only_on_calls_the_gate_lets_through(gated
     assert not ran.is_error and ran.content[0].text == "hi\n"
     assert spent.is_error and "has made the 1 calls it may make" in spent.content[0].text
     assert [(line.get("refused"), line["exit"]) for line in read_log(nexus_home, "say")] == [(None, 0), ("scope", 1)]
+
+
+def test_no_sandbox_off_a_terminal_is_the_callers_refusal_for_every_kind_and_a_dry_run_logs_nothing(
+        script_runner, gated, nexus_home):
+    """--no-sandbox is for a person at a terminal: a prompt's call is refused off one too (the option was
+    ignored there), and a dry run says the refusal without logging a call that never happened."""
+    dry = script_runner.run(["nexus", "skill", "run", "say", "--no-sandbox", "--dry-run"], stdin=io.StringIO(""))
+    assert dry.returncode == 1 and "--no-sandbox is for a person at a terminal" in dry.stderr
+    assert not (nexus_home / "state" / "nexus" / "skills" / "say" / "usage.log").exists()
+    read = script_runner.run(["nexus", "skill", "run", "note", "--no-sandbox"], stdin=io.StringIO(""))
+    assert read.returncode == 1 and read.stdout == ""
+    line = read_log(nexus_home, "note")[-1]
+    assert (line["type"], line["refused"], line["exit"]) == ("prompt", "sandbox", 1)

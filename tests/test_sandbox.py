@@ -55,6 +55,8 @@ try:
             fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
     elif what == "devtty":
         open("/dev/tty", "r+b")
+    elif what == "list":
+        print(*sorted(os.listdir(where)))
     elif what == "fds":
         print(*sorted(int(fd) for fd in os.listdir("/proc/self/fd")))
     elif what == "keyring":  # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0)
@@ -454,6 +456,11 @@ def test_an_unprivileged_user_is_confined_the_same(nobody):
                                   str(home / ".bash_aliases")], env=env, capture_output=True, text=True, cwd=home,
                                  stdin=subprocess.DEVNULL)
         assert written.returncode == 3 and not (home / ".bash_aliases").exists(), written.stderr
+        (home / "work" / ".git").mkdir()
+        (home / "work" / ".git" / "config").write_text("[core]\n")
+        subprocess.run(["chown", "-R", "nobody:nogroup", str(home / "work")], check=True)
+        hooked = as_them("write", str(home / "work" / ".git" / "config"))
+        assert hooked.returncode == 3 and "Read-only file system" in hooked.stderr, hooked.stderr
         where = home / "work" / "strays"
         where.mkdir()
         where.chmod(0o777)
@@ -532,6 +539,11 @@ def test_the_first_command_after_the_upgrade_names_the_added_skills_now_confined
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
     assert "Skills added with `nexus skills add` now run confined" in first.stderr
     assert "Now confined: probe. To give one the network and your home folder back: nexus skill allow" in first.stderr
+    # what a skill confined before loses now, and the commands that give it back
+    assert "Confined skills now get what they are given, not everything but a list" in first.stderr
+    for command in ("nexus skill allow NAME --read ~/.gitconfig", "nexus skill allow NAME --write DIR",
+                    "skills.entries.NAME.sandbox.unix"):
+        assert command in first.stderr
     again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
     assert "now run confined" not in again.stderr
@@ -604,7 +616,7 @@ def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir,
     refused = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True,
                              stdin=subprocess.DEVNULL)
     assert refused.returncode == 1 and not (managed / "probe").exists()
-    assert (f"refused probe: probe asks, when it runs confined, for the network (and Unix sockets); writing "
+    assert (f"refused probe: probe asks, when it runs confined, for the network; writing "
             f"~/notes: to accept, nexus skills add {source} --yes") in refused.stderr
     code, said = at_a_terminal(["nexus", "skills", "add", str(source)], answer=b"n\n")
     assert code == 1 and "allow it? [y/N]" in said and not (managed / "probe").exists()
@@ -840,3 +852,69 @@ def test_an_added_skill_never_takes_another_skills_config_through_its_skill_key(
     assert "skillKey 'mailer' is another skill's name or key" in check.stdout, check.stdout
     mine = subprocess.run(["nexus", "skills", "check", str(workspace / "mine")], capture_output=True, text=True)
     assert "skillKey" not in mine.stdout
+
+
+@needs_sandbox
+def test_of_home_a_confined_skill_reads_and_lists_only_what_it_is_given(managed, bindir, home, listeners,
+                                                                         nexus_home):
+    """The deny list missed ~/.claude, ~/.codex, ~/.pgpass and shell histories (a skill with network sent them
+    out), and a denied folder could still be listed. Of $HOME it reads its grants, {cwd} and where its program
+    lies now; listing what it may not read fails as reading it does."""
+    probe_skill(managed, bindir, sandbox={"network": True, "read": ["~/.config/gh"]})
+    secrets = {".claude/.credentials.json": "{}", ".codex/auth.json": "{}", ".pgpass": "h:5432:*:me:pw",
+               ".bash_history": "export TOKEN=x", ".password-store/bank.gpg": "x", ".config/gh/hosts.yml": "token"}
+    for name, text in secrets.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    (home / "work" / "README").write_text("mine\n")
+    tool_home = home / ".local" / "share" / "tools" / "probe-venv"  # a tool installed in home, as pipx does
+    (tool_home / "bin").mkdir(parents=True)
+    (tool_home / "lib").mkdir()
+    (tool_home / "lib" / "data").write_text("needed\n")
+    shutil.move(bindir / "probe", tool_home / "bin" / "probe")
+    (bindir / "probe").symlink_to(tool_home / "bin" / "probe")
+
+    def outcome(*args):
+        return run("probe", "--", *map(str, args), cwd=home / "work").returncode
+
+    assert {name: outcome("read", home / name) for name in secrets} == {
+        **{name: 3 for name in secrets}, ".config/gh/hosts.yml": 0}
+    assert {str(p): outcome("list", p) for p in (home, home / ".ssh", home / ".password-store", home / ".config")} \
+        == {str(p): 3 for p in (home, home / ".ssh", home / ".password-store", home / ".config")}
+    assert outcome("read", home / "work" / "README") == outcome("list", home / "work") == 0
+    assert outcome("read", tool_home / "lib" / "data") == 0
+    denied = run("probe", "--", "read", str(home / ".pgpass"), cwd=home / "work")
+    assert f"to grant it, nexus skill allow probe --read {home}/.pgpass" in denied.stderr, denied.stderr
+    write_config(nexus_home, '[skills.entries.probe.sandbox]\nnetwork = true\nread = ["~"]\n')
+    assert outcome("read", home / ".pgpass") == outcome("list", home / ".codex") == 0
+    assert outcome("read", home / ".ssh" / "id_rsa") == outcome("list", home / ".ssh") == 3  # the deny list stays
+    assert outcome("list", home) == 3  # it holds ~/.ssh: listing it would list that too (Landlock)
+
+
+@needs_sandbox
+def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_written(managed, bindir, home, tmp_path,
+                                                                                       nexus_home):
+    """A tool writing {cwd} wrote .git/hooks and .envrc, which git and direnv ran later unconfined; and a linked
+    skill's real folder, whose code then ran with that skill's grants. Those that exist are read-only now (a
+    mount namespace); those the call made are moved aside after it, and said."""
+    probe_skill(managed, bindir)
+    project = home / "work"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / ".envrc").write_text("")
+    (project / ".github").mkdir()
+    linked_source = tmp_path / "linked" / "mailer"
+    write_skill(tmp_path / "linked", "mailer", meta={"tool": "probe"})
+    (managed / "mailer").symlink_to(linked_source)
+    existing = [project / ".git" / "hooks" / "pre-commit", project / ".git" / "config", project / ".envrc",
+                linked_source / "run.py"]
+    made = [project / ".vscode" / "settings.json", project / ".github" / "workflows" / "x.yml",
+            project / ".mcp.json"]
+    done = run("probe", "--", "writes", *map(str, existing + made + [project / "out"]), cwd=project)
+    assert done.returncode == 0, done.stderr
+    said = dict(line.split("\t") for line in done.stdout.splitlines())
+    assert {p: said[str(p)] for p in existing[:3]} == {p: "Read-only file system" for p in existing[:3]}
+    assert said[str(linked_source / "run.py")] == "Permission denied" and said[str(project / "out")] == "ok"
+    assert (project / ".git" / "config").read_text() == "[core]\n" and not (linked_source / "run.py").exists()
+    for path in (project / ".vscode", project / ".github" / "workflows", project / ".mcp.json"):
+        assert not path.exists() and f"probe: made {path} (moved to {path}.made-by-probe." in done.stderr, done.stderr

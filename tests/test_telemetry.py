@@ -171,3 +171,24 @@ def test_nexus_mcp_exports_one_span_per_call_the_sdks_with_nexus_attributes_and_
     metrics = {m.name: m for m in collector.metrics}
     assert metrics["nexus.calls"].sum.data_points[0].as_int == 1
     assert metrics["nexus.call.duration"].histogram.data_points[0].count == 1
+
+
+def test_a_call_nexus_mcp_exported_live_is_not_pushed_again(say, collector, nexus_home, script_runner):
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    test_nexus_mcp_exports_one_span_per_call_the_sdks_with_nexus_attributes_and_metrics(say, collector, nexus_home)
+    [line] = read_log(nexus_home, "say")
+    assert line["exported"] is True  # the line says it went live
+    before = len(collector.spans)
+    assert script_runner.run(["nexus", "skill", "run", "say", "later"]).returncode == 0
+    pushed = script_runner.run(["nexus", "telemetry", "push", "--json"])
+    assert json.loads(pushed.stdout)["sent"] == 1 and len(collector.spans) == before + 1  # the shell's call alone
+
+
+def test_two_pushes_at_once_send_each_line_once(say, collector, nexus_home, script_runner):
+    write_config(nexus_home, "[skills]\nallowBundled = []\n")
+    for n in range(40):
+        assert script_runner.run(["nexus", "skill", "run", "say", str(n)]).returncode == 0
+    pushes = [subprocess.Popen(["nexus", "telemetry", "push", "--json"], stdout=subprocess.PIPE, text=True)
+              for _ in range(2)]
+    sent = [json.loads(p.communicate(timeout=60)[0])["sent"] for p in pushes]
+    assert sorted(sent) == [0, 40] and len(collector.spans) == 40

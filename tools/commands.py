@@ -71,7 +71,7 @@ RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and 
 MCP = "nexus.tools.plumbing.mcp:serve"
 MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]",
              "--http [--host HOST] [--port PORT] [--no-auth] [--certfile FILE] [--keyfile FILE] "
-             "[--allow-origin ORIGIN]... "
+             "[--allow-origin ORIGIN]... [--max-connections N] [--max-sessions N] [--calls-per-token N] "
              "[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]")
 MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, and of its stderr, that a result "
                                             "carries; also the largest resource.", BYTES, default=256 * 1024),
@@ -94,7 +94,15 @@ MCP_OPTIONS = (Option("--max-output BYTES", "The most bytes of a tool's stdout, 
                Option("--keyfile FILE", "The certificate's private key (PEM).", FILE),
                Option("--allow-origin ORIGIN", "A browser page's origin (scheme://host:port) let in besides this "
                                                "server's own; any other Origin is refused (403).", STRING,
-                      repeat=True))
+                      repeat=True),
+               Option("--max-connections N", "The most connections one client address holds open at once; past it "
+                                             "a new one closes that address's oldest idle one, or is refused (503) "
+                                             "when none is idle.", whole(1, 4096), default=64),
+               Option("--max-sessions N", "The most sessions one token holds open at once; one more is refused "
+                                          "(503).", whole(1, 10000), default=32),
+               Option("--calls-per-token N", "The most tool calls one token runs at once, a share of the "
+                                             "server's; one more is answered at once with a tool error saying so.",
+                      whole(1, 1024), default=8))
 
 # -- the table ---------------------------------------------------------------------------------------------
 

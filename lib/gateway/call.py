@@ -47,8 +47,9 @@ class Caller:
     lower the sandbox (no_sandbox); asked: how it gives a variable, for a refusal naming a missing one."""
 
     def __init__(self, via, warn, note=None, session=None, client=None, token=None, profile=None, folder=None,
-                 runs_there=False, log=True, terminal=False, no_sandbox=False, asked=plan.VAR_OPTION):
+                 runs_there=False, log=True, terminal=False, no_sandbox=False, asked=plan.VAR_OPTION, exported=False):
         self.via, self.warn, self.note = via, warn, note or warn
+        self.exported = exported  # its calls' spans are sent as they are made (nexus-mcp's): `telemetry push` skips them
         self.session = session_id(session, warn)
         self.client, self.token, self.profile, self.folder, self.runs_there = client, token, profile, folder, runs_there
         self.log, self.terminal, self.no_sandbox, self.asked = log, terminal, no_sandbox, asked
@@ -216,7 +217,9 @@ class Call:
     def _ready(self):
         """Gate, variables, the command line, what it needs set, whether it can be confined."""
         self.gate()
-        self.env.update(plan.variables(self.entry, self.variables, asked=self.caller.asked))
+        values = plan.variables(self.entry, self.variables, asked=self.caller.asked)
+        self.env.update(values)
+        self._secrets = plan.with_variables(self.secrets, values)
         self.argv, self.cwd = plan.command(self.entry, self.args, self.config)
         if self.caller.runs_there and self.entry["type"] == "tool":  # a remote client's tool runs in its folder
             from .. import fileio, paths  # an HTTP session's call only
@@ -289,7 +292,8 @@ class Call:
         def start(env, prepare):
             with process.Forwarding(group) if forward else _Nothing() as forwarding:
                 child = process.Child(self.argv, cwd=self.cwd, env=env, group=group, limit=limit, stderr=stderr,
-                                      stdout=stdout, stdin=stdin, parent_death=parent_death, prepare=prepare)
+                                      stdout=stdout, stdin=stdin, parent_death=parent_death, prepare=prepare,
+                                      secrets=[s.encode("utf-8", "surrogateescape") for s in self.secrets])
                 forwarding.attach(child)
                 if on_start:
                     on_start(child)
@@ -383,7 +387,8 @@ class Call:
                                           sandbox=self.sandbox if ran else None, client=caller.client,
                                           token=caller.token)
                 line.update(schema.call_context(os.environ), **({"call": self.id} if ran and self.id else {}),
-                            **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}))
+                            **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}),
+                            **({"exported": True} if caller.exported else {}))
                 usage_log.append(entry["name"], state, line, self.config)
                 self.logged = line
         except OSError as e:

@@ -21,6 +21,8 @@ def environment(entry, config, caller=None, profile=None, call=None):
     tool runs through nexus keeps) and the call's id (NEXUS_PARENT_CALL). A confined call's is narrowed
     further (gateway.sandbox)."""
     env = dict(os.environ)
+    if caller is not None and caller.model:
+        withhold(env, entry, config)
     env.update(status.injected_env(entry, config))
     extra = configlib.bin_path(config)
     if extra:
@@ -37,6 +39,39 @@ def environment(entry, config, caller=None, profile=None, call=None):
 
 
 MARK = schema.GATEWAY_MARK
+
+
+def withhold(env, entry, config):
+    """Narrow our environment for a tool a model calls (nexus-mcp, either transport): out go every variable
+    another skill declares (requires.env, primaryEnv: its secret, whichever profile it is in) and every
+    variable whose name says secret (schema.secret_name, or OTLP's *_HEADERS, which carry credentials) that
+    this skill does not declare; its own stay. A person's shell (`nexus skill run`) keeps the whole of it:
+    whoever has the shell has the environment."""
+    own = set(entrylib.env_names(entry)) | {entrylib.primary_env(entry)} | {
+        v.get("name") for v in entry.get("variables") or () if isinstance(v, dict)}
+    others = declared_elsewhere() - own
+    for name in list(env):
+        if name not in own and (name in others or secret_name(name) or name.upper().endswith("_HEADERS")):
+            del env[name]
+
+
+_DECLARED = [None, frozenset()]  # (the manifest's stamp, the variables its skills declare)
+
+
+def declared_elsewhere():
+    """The env vars any skill of the manifest declares (requires.env, primaryEnv), kept while the manifest
+    file is unchanged."""
+    from ..catalog import manifest  # a model's call only (the manifest's every skill)
+
+    stamp = paths.mtime(paths.manifest_file())
+    if stamp is None or _DECLARED[0] != stamp:
+        names = set()
+        for other in manifest.cached_skills().values():
+            names.update(entrylib.env_names(other))
+            names.add(entrylib.primary_env(other))
+        names.discard(None)
+        _DECLARED[:] = [stamp, frozenset(names)]
+    return _DECLARED[1]
 
 
 def policy_refusal(entry, profile):
@@ -84,6 +119,13 @@ def secrets(entry, env, config):
     key = skill_config.get("apiKey")
     if isinstance(key, str) and len(key) >= MIN_SECRET_CHARS:  # masked even when no primaryEnv hands it on
         found.add(key)
+    return sorted(found, key=len, reverse=True)
+
+
+def with_variables(found, values):
+    """The secrets `found`, and the values of the skill's variables whose name says secret (DEPLOY_TOKEN),
+    longest first."""
+    found = set(found) | {v for name, v in values.items() if secret_name(name) and len(v) >= MIN_SECRET_CHARS}
     return sorted(found, key=len, reverse=True)
 
 

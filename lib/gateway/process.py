@@ -42,11 +42,19 @@ class Finished:
         self.stdout, self.stderr = stdout, stderr
 
 
-class _Sink:
-    """A captured stream: its bytes (at most `limit`, or the last `tail`), copied to `tee_fd` if given."""
+MASK = b"***"  # what a secret becomes in what is kept of a stream (schema.SECRET)
 
-    def __init__(self, limit=None, tail=None, tee_fd=None):
+
+class _Sink:
+    """A captured stream: its bytes (at most `limit`, or the last `tail`), copied to `tee_fd` if given.
+    Each of `secrets` (bytes) is masked as the bytes come, before any cut: the last bytes that could begin
+    one (the longest, less a byte) are held back until what follows shows whether they do, so that neither
+    the limit nor the tail can cut a secret in two and keep a piece of it."""
+
+    def __init__(self, limit=None, tail=None, tee_fd=None, secrets=()):
         self.data, self.limit, self.tail, self.tee_fd, self.truncated = bytearray(), limit, tail, tee_fd, False
+        self.secrets, self.held = [s for s in secrets if s], b""
+        self.behind = max(map(len, self.secrets), default=1) - 1
 
     def write(self, chunk):
         if self.tee_fd is not None:
@@ -56,6 +64,24 @@ class _Sink:
                     view = view[os.write(self.tee_fd, view):]
             except OSError:
                 self.tee_fd = None  # our stderr is gone: keep draining, so the program is not blocked
+        if self.secrets:
+            pending = self._masked(self.held + bytes(chunk))
+            cut = max(0, len(pending) - self.behind)
+            chunk, self.held = pending[:cut], pending[cut:]
+        self._keep(chunk)
+
+    def flush(self):
+        """What was held back, masked: the stream has ended."""
+        held, self.held = self.held, b""
+        if held:
+            self._keep(self._masked(held))
+
+    def _masked(self, data):
+        for secret in self.secrets:  # longest first
+            data = data.replace(secret, MASK)
+        return data
+
+    def _keep(self, chunk):
         if self.limit is not None and len(self.data) + len(chunk) > self.limit:
             chunk, self.truncated = chunk[:max(0, self.limit - len(self.data))], True
         self.data += chunk
@@ -67,7 +93,7 @@ class Child:
     """A started program. wait() feeds and reads its pipes and reaps it; kill() may come from another thread."""
 
     def __init__(self, argv, cwd=None, env=None, stdin=None, stdout=None, stderr=None, group=False, limit=None,
-                 parent_death=False, prepare=None):
+                 parent_death=False, prepare=None, secrets=()):
         # a program in a group of its own is one we may have to end (a timeout, a cancel): it is made the reaper
         # of what it starts, so that what leaves its group (setsid) stays where kill_escaped finds it
         self.group, self.status, self.timed_out = group, None, False
@@ -93,7 +119,8 @@ class Child:
                 if fd == 0:
                     self.stdin_fd = mine
                 else:
-                    sink = _Sink(tail=TAIL, tee_fd=2) if how == TEE else _Sink(limit=limit)
+                    sink = _Sink(tail=TAIL, tee_fd=2, secrets=secrets) if how == TEE else _Sink(limit=limit,
+                                                                                                 secrets=secrets)
                     self.sinks[fd] = self.readers[mine] = sink
         try:
             self.pid = _spawn(argv, os.environ if env is None else env, actions, group, cwd, parent_death, prepare,
@@ -114,6 +141,11 @@ class Child:
         if self.status is not None and not self.group:
             return
         if self.group and signum in (signal.SIGTERM, signal.SIGKILL) and self.status is None and not self.contained:
+            if signum == signal.SIGKILL:  # the group stopped first: nothing in it can leave it while we look
+                try:
+                    os.killpg(self.pid, signal.SIGSTOP)
+                except (ProcessLookupError, PermissionError):
+                    pass
             kill_escaped(self.pid)
         try:
             os.killpg(self.pid, signum) if self.group else os.kill(self.pid, signum)
@@ -144,6 +176,8 @@ class Child:
         finally:
             self._close(list(self.readers) + [self.stdin_fd, self.pidfd])
             self.readers, self.stdin_fd, self.pidfd = {}, None, None
+            for sink in self.sinks.values():
+                sink.flush()
         code = os.waitstatus_to_exitcode(self.status)
         killed_by = -code if code < 0 else None
         code = 124 if self.timed_out else 128 + killed_by if killed_by else code

@@ -1,17 +1,22 @@
-"""Confinement: what a skill may touch, and the kernel's means of holding it to that (Linux: Landlock,
-and a network namespace inside a user namespace).
+"""Confinement: what a skill may touch, and the kernel's means of holding it to that (Linux: a user namespace
+with PID, mount and network namespaces in it, a seccomp filter and Landlock).
 
-A skill's permissions are the default profile widened by its declaration (metadata.nexus.sandbox) and
-set per key by the user's config (skills.entries.NAME.sandbox): it reads everything but the secrets of
-skills.sandbox.deny and nexus's own config and state; it writes {tmp} (a private temporary folder of the
-skill, kept), {state} (its own folder under nexus's state) and, for a tool skill, {cwd} (the caller's folder);
-it has no network, and no Unix socket. Landlock only allows: a denied folder is left out by allowing each of
-its siblings, and each of its ancestors' listing, instead; the places where a written file would run
-outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a
-new network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock
-(ABI 4) cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn").
-Landlock does not mediate connect() to a Unix socket at a path: a seccomp filter cuts socket(AF_UNIX)
-(seccomp_filter). The environment loses the user's agents' addresses and secret-named variables (handed).
+A skill gets what it is given, never "everything but a list". Its permissions are the default widened by its
+declaration (metadata.nexus.sandbox) and set per key by the user's config (skills.entries.NAME.sandbox). It
+reads the system but the secrets of skills.sandbox.deny and nexus's own config and state, and of $HOME only
+its own folder, {cwd}, {tmp}, {state}, its grants and where its program lies (installed()); it writes {tmp}
+(a private temporary folder of the skill, kept), {state} (its own folder under nexus's state) and, for a tool
+skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), with what runs later inside it (RUN_LATER)
+bound read-only in its mount namespace; it has no network and no Unix socket, each a grant of its own.
+Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never listing
+their parent, which a rule would list down to the denied one); the places where a written file would run
+outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
+network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4)
+cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn"). Landlock
+does not mediate connect() to a Unix socket at a path, nor terminal ioctls: the seccomp filter cuts those
+(seccomp_filter). The program runs in a session of its own under a minimal init in its PID namespace
+(process.Contained), so nothing it starts outlives the call. The environment loses the user's agents'
+addresses and secret-named variables (handed).
 
 The ruleset is built here, in the parent (`Confinement`); `Confinement.child` is the step gateway.process
 runs in the child before exec. Only confined calls import this module (gateway.plan.confined decides).
@@ -45,6 +50,12 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000,
 # The only device files a confined skill opens (read and written by many tools): no terminal (/dev/tty, /dev/pts,
 # /dev/ptmx: a terminal on stdin is handed as the descriptor it is), no camera, microphone or disk
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# In the caller's folder, what runs later outside the sandbox (git's hooks and config, direnv, editors' and agents'
+# settings, CI, a nexus project): read-only to a skill that writes {cwd} (a mount namespace), and moved aside
+# after the call when it made one
+RUN_LATER = (".git", ".envrc", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".mcp.json",
+             ".github/workflows", "nexus.toml", "nexus.lock", ".nexus")
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1, 32, 4096, 16384, 1 << 18, 1 << 21
 # The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
 AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
 # Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
@@ -77,16 +88,19 @@ def check(entry, config, warn):
 
 
 NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
+NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to keep its .git and .envrc read-only"
 
 
 def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
-    'landlock'). Refused when the child could not be confined (user namespaces blocked, say) and the config
-    does not accept less; with fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone."""
+    'landlock+pidns' (network granted), 'landlock' (no user namespace)); what the call made of RUN_LATER in the
+    caller's folder is moved aside, and said (warn). Refused when the child could not be confined (user
+    namespaces blocked, say) and the config does not accept less; with fallback = "warn", a blocked network
+    namespace leaves Landlock to cut TCP alone."""
     confined = Confinement(entry, config, env)
     try:
         try:
-            return start(confined.env, confined.child), confined.kind
+            done = start(confined.env, confined.child)
         except OSError as e:
             if e.filename != "sandbox" or not confined.namespaces:
                 raise
@@ -97,9 +111,12 @@ def run(entry, config, env, warn, start):
             if confined.netns:
                 warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
                      f"(skills.sandbox.fallback = \"warn\")")
-        confined.finish()
-        confined = Confinement(entry, config, env, fallback_network=True)
-        return start(confined.env, confined.child), confined.kind
+            confined.finish()
+            confined = Confinement(entry, config, env, fallback_network=True)
+            done = start(confined.env, confined.child)
+        for made in confined.made():
+            warn(f"{entry['name']}: made {made}: it would run outside the sandbox later")
+        return done, confined.kind
     finally:
         confined.finish()
 
@@ -149,10 +166,10 @@ def grant(entry, network=False, write=(), read=()):
 
 def widening(new, old, granted):
     """What declaration `new` asks beyond declaration `old` and what is `granted` ({network, write, read}), as
-    `skills add` and `update` ask it ('the network (and Unix sockets); writing ~/x'); '' when nothing."""
-    wants = ["the network (and Unix sockets)"] if new.get("network") is True and old.get("network") is not True and \
+    `skills add` and `update` ask it ('the network; writing ~/x'); '' when nothing."""
+    wants = ["the network"] if new.get("network") is True and old.get("network") is not True and \
         not granted.get("network") else []
-    for key, doing in (("write", "writing"), ("read", "reading")):
+    for key, doing in (("write", "writing"), ("read", "reading"), ("unix", "the Unix sockets")):
         more = [p for p in _strings(new.get(key)) if p not in _strings(old.get(key)) + list(granted.get(key, []))]
         wants += [f"{doing} {', '.join(more)}"] if more else []
     return "; ".join(wants)
@@ -171,7 +188,7 @@ def effective(entry, config):
         guarded = [os.path.realpath(expand(p, {})) for p in protected(config)]
         write = [p for p in write if p.startswith("{") or not _guarded(os.path.realpath(expand(p, {})), guarded)]
     return {"confined": plan.confined(entry, config), "network": allowed["network"], "write": write,
-            "read": allowed["read"]}
+            "read": allowed["read"], "unix": allowed["unix"]}
 
 
 def said(name, allowed):
@@ -213,7 +230,9 @@ def status(config):
             shown["problem"] = f"{shown['text']}: skills.sandbox.mode is {chosen}, and confined skills are refused"
         elif not found["netns"]:
             shown["problem"] = (f"{shown['text']} (user namespaces blocked): skills.sandbox.mode is {chosen}, and "
-                                "confined skills without network are refused")
+                                "confined skills without network are refused; those with network run without a PID "
+                                "namespace, and without writing the folder they are called from (no mount "
+                                "namespace to keep its .git read-only)")
     return shown
 
 
@@ -269,18 +288,26 @@ class Confinement:
         self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
         # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
         cwd = os.path.realpath(places["{cwd}"])
-        self.withheld = unsafe_cwd(cwd, self.protect)
+        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS)
         WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
         self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
                       if not (self.withheld and p.split("/")[0] == "{cwd}")]
+        # reads: the system, and of $HOME only what is given: its own folder, {cwd} where it is safe, its grants,
+        # and where its program lives (a tool installed in ~/.local, ~/.cargo, a venv)
         self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
+        self.read += ([] if self.withheld else [cwd]) + installed(entry, config)
         deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
+        home = os.path.realpath(os.path.expanduser("~"))
+        self.unread = [] if any(_within(home, p) for p in self.read) else [home]  # left out of the system's read
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
+        later = [os.path.join(cwd, name) for name in RUN_LATER] if cwd in self.write else []
+        self.bound = [p for p in later if os.path.lexists(p)]  # made read-only in its mount namespace
+        self.absent = [p for p in later if not os.path.lexists(p)]  # looked for after the call
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
@@ -317,8 +344,8 @@ class Confinement:
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
-        for top, access in [("/", read)] + [(p, read) for p in self.read]:
-            rules += _allowed(top, sorted(set(self.deny) | {"/dev"}), access)
+        for top, deny in [("/", sorted({*self.deny, *self.unread, "/dev"}))] + [(p, self.deny) for p in self.read]:
+            rules += _allowed(top, deny, read)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
         for path, access, folder in rules:
@@ -346,12 +373,13 @@ class Confinement:
             import ctypes  # namespaces only
 
             uid, gid = os.geteuid(), os.getegid()
-            if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | (CLONE_NEWNET if self.netns else 0)) != 0:
+            if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (CLONE_NEWNET if self.netns else 0)) != 0:
                 raise OSError(ctypes.get_errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
                               + os.strerror(ctypes.get_errno()), "sandbox")
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
+            self._bind_read_only(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
@@ -359,11 +387,72 @@ class Confinement:
 
             raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
 
+    def _bind_read_only(self, libc):
+        """In the child's own mount namespace: each of `bound` bound read-only over itself (keeping the flags
+        its mount has, which a user namespace may not drop)."""
+        if not self.bound:
+            return
+        import ctypes  # a mount namespace only
+
+        kept = {os.ST_NOSUID: os.ST_NOSUID, os.ST_NODEV: os.ST_NODEV, os.ST_NOEXEC: os.ST_NOEXEC,
+                os.ST_NOATIME: os.ST_NOATIME, os.ST_NODIRATIME: os.ST_NODIRATIME, os.ST_RELATIME: MS_RELATIME}
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
+        for path in self.bound:
+            target = os.fsencode(path)
+            flags = sum(ms for st, ms in kept.items() if os.statvfs(path).f_flag & st)
+            if (libc.mount(target, target, None, MS_BIND | MS_REC, None) != 0
+                    or libc.mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, None) != 0):
+                raise OSError(ctypes.get_errno(), f"cannot make {path} read-only: "
+                              + os.strerror(ctypes.get_errno()), "sandbox")
+
+    def made(self):
+        """After the call: what it made of RUN_LATER in the caller's folder, moved aside (renamed, so that
+        nothing runs it); one line each of what was moved where."""
+        moved = []
+        for path in self.absent:
+            if os.path.lexists(path):
+                aside = f"{path}.made-by-{self.name}.{os.getpid()}"
+                try:
+                    os.rename(path, aside)
+                    moved.append(f"{path} (moved to {aside})")
+                except OSError as e:
+                    moved.append(f"{path} (could not be moved: {e.strerror})")
+        return moved
+
     def finish(self):
         """After the call: the ruleset is closed."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def installed(entry, config):
+    """The folders a skill's program needs to read where it lies in $HOME (outside, the system is read): for the
+    program and the interpreter of its #! line, each as found and as its real path, its folder, or for one in a
+    bin/ folder, that prefix's bin, lib, lib64 and libexec (a venv, ~/.local, ~/.cargo, ~/.nvm/versions/...)."""
+    from ..catalog import status  # which(), as plan.command finds the program
+
+    found = status.which(plan.runs(entry) or "", status.search_dirs(config))
+    programs = [found] if found else []
+    try:
+        with open(found, "rb") as f:
+            line = f.read(256).split(b"\n")[0]
+        if line.startswith(b"#!") and line[2:].split():
+            programs.append(os.fsdecode(line[2:].split()[0]))
+    except (OSError, TypeError):
+        pass
+    home, folders = os.path.realpath(os.path.expanduser("~")), []
+    for program in programs:
+        for path in (os.path.abspath(program), os.path.realpath(program)):
+            where = os.path.dirname(path)
+            if not _within(os.path.realpath(where), home) or os.path.realpath(where) == home:
+                continue
+            if os.path.basename(where) == "bin" and os.path.dirname(where) != home:
+                folders += [os.path.join(os.path.dirname(where), name) for name in ("bin", "lib", "lib64", "libexec")]
+            else:
+                folders.append(where)
+    return [os.path.realpath(f) for f in dict.fromkeys(folders) if os.path.isdir(f)]
 
 
 def handed(entry, config, env):
@@ -451,7 +540,8 @@ def hint(entry, config, stderr):
             if not permissions(entry, config)["unix"] and _socket(path):  # a grant of its own (seccomp_filter)
                 return (f"nexus config set skills.entries.{configlib.skill_key(entry)}.sandbox.unix "
                         f"'[\"{path}\"]'")
-            if any(paths.contains(d, path) for d in deny):
+            home = os.path.expanduser("~")
+            if any(paths.contains(d, path) for d in deny) or paths.contains(home, path) and os.path.exists(path):
                 return f"nexus skill allow {name} --read {path}"
             if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
                 return (f"nexus skill allow {name} --write {os.path.dirname(path)} (confined skills do not write the "
@@ -501,9 +591,22 @@ def protected(config):
     bundled skills, and the Python installation it runs from, where a .pth file would run in every nexus)."""
     import site  # already loaded by Python's start-up, unless -S: its user folders
 
-    return [*ESCALATION, paths.home(), *(folder for _, folder in configlib.sources(config)), *configlib.bin_path(config),
+    folders = [folder for _, folder in configlib.sources(config)]
+    return [*ESCALATION, paths.home(), *folders, *linked(folders), *configlib.bin_path(config),
             os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix, sys.base_prefix,
             site.getusersitepackages()]
+
+
+def linked(folders):
+    """Where the skills linked into these folders really lie (`skills add` of a local folder links it): a
+    confined skill that wrote one's run.py ran its code with that skill's grants."""
+    found = []
+    for folder in folders:
+        try:
+            found += [os.path.realpath(e.path) for e in os.scandir(folder) if e.is_symlink()]
+        except OSError:
+            continue
+    return found
 
 
 def _guarded(path, protect):
@@ -524,14 +627,15 @@ def _denied(deny, granted):
 def _allowed(folder, deny, access, is_folder=None):
     """Rules (path, access, whether a folder: None when unknown) that allow `access` to everything under
     `folder` but the denied paths (Landlock cannot deny below an allowed folder): a folder with a denied
-    path inside may only be listed, and each of its entries that is not a link is allowed the same way (a
-    link leads somewhere allowed or not on its own)."""
+    path inside is not even listed (a rule on a folder holds for all below it: listing it would list the
+    denied ones too), and each of its entries that is not a link is allowed the same way (a link leads
+    somewhere allowed or not on its own)."""
     if folder in deny:
         return []
     inside = [d for d in deny if d.startswith(folder.rstrip("/") + "/")]
     if not inside:
         return [(folder, access, is_folder)]
-    rules = [(folder, READ_DIR, True)]
+    rules = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

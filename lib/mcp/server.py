@@ -5,6 +5,7 @@ only module that imports the SDK; lib/mcp/offer.py shapes the data.
 """
 
 import base64
+import contextlib
 import copy
 import importlib.util
 import json
@@ -46,7 +47,7 @@ from mcp_types import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ER
 from mcp_types import methods as wire
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from .. import __version__, config as configlib
+from .. import __version__, config as configlib, style
 from ..catalog import scope
 from ..errors import NexusError, Refused, UsageError
 from ..gateway import call as gateway, process
@@ -61,6 +62,7 @@ gateway, with `args` (a list of strings, no shell), `stdin` (text), `timeout` (s
 gives its instructions; a skill's files are resources. list_skills names every skill, ready or not,
 with what one that is not ready needs. Every call is logged."""
 
+NOT_FOUND = "no skill '{}' here"  # a skill outside the profile served, or none: the same answer
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The 2026 revision has results say how long a client may cache them: not at all, the skills are live.
 UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "resources/list", "resources/read")}
@@ -75,7 +77,14 @@ WORKERS = 4  # threads for lists and reads, apart from the tool calls' own and t
 
 def serve(limit, watch, max_calls, tools, warn):
     """Serve one client on stdin and stdout until it closes stdin: exit status 0."""
-    anyio.run(Nexus(limit, watch, max_calls, tools, warn).run)
+    from . import strays  # what a server killed outright left: swept as the next one starts
+
+    nexus = Nexus(limit, watch, max_calls, tools, warn)
+    nexus.me = strays.begin(warn)
+    try:
+        anyio.run(nexus.run)
+    finally:
+        strays.end(nexus.me)
     return 0
 
 
@@ -94,6 +103,7 @@ class Nexus:
         self.catalog = offer.Catalog(warn)
         self.shelf = skills.Shelf()  # what the Skills extension publishes, and the digests of its files
         self.running = set()  # the tool calls in flight
+        self.requests = {}  # the JSON-RPC id of each of them -> its Running
         self.checked = {}  # (protocol version, the tool's identity) -> the tool as sent, checked by the SDK once
         self.found = None  # (when, every skill with its status): the last look at the catalogue
         self.shown = {}  # tools, prompts, resources -> what the client was last shown of them (offer.signature)
@@ -101,11 +111,15 @@ class Nexus:
         self.bus = None  # where list changes go to subscriptions/listen (the 2026-07-28 revision's)
         self.initialized = None  # an anyio.Event, set when the client is initialized (made in the event loop)
         self.token = None  # over HTTP: the name of the bearer token the connection came with
+        self.token_calls = None  # over HTTP: the most calls a token runs at once (--calls-per-token)
+        self.held = {}  # over HTTP, shared by every connection: a token's SHA-256 -> its calls in flight
+        self.digest = None  # over HTTP: that token's SHA-256, which the session is bound to
         self.profile = None  # over HTTP: the profile of that token, served to this connection alone (scope.SERVED)
         self.folder = None  # over HTTP: the session's working folder, where its tool skills run
         self.remote = False  # over HTTP: resource URIs name no path of this machine
         self.problem = None  # what the watch's last look could not do, said once
         self.telemetry = None  # a usage.telemetry.Live when OpenTelemetry is turned on (start)
+        self.me = None  # this server's id in its record of servers (lib/mcp/strays.py)
 
     async def run(self):
         await self.start()
@@ -166,6 +180,7 @@ class Nexus:
         server.add_request_handler("resources/directory/read", DirectoryParams, handler("read_directory"))
         server.add_notification_handler("notifications/initialized", NotificationParams, handler("on_initialized"))
         server.middleware.append(handler("remember_client"))
+        server.middleware.append(handler("own_instructions"))
         server.middleware.append(handler("checked_tool_list"))
         return server
 
@@ -175,7 +190,7 @@ class Nexus:
         shown are its own. `fields`: token, profile, folder."""
         other = copy.copy(self)
         other.session, other.agent, other.client, other.found = session, None, None, None
-        other.running, other.shown = set(), {}
+        other.running, other.shown, other.requests = set(), {}, {}
         other.initialized, other.bus = anyio.Event(), InMemorySubscriptionBus()
         other.__dict__.update(fields)
         return other
@@ -191,6 +206,10 @@ class Nexus:
         if self.mode in (None, "auto"):
             chosen = (self.config().get("mcp") or {}).get("tools", "auto") if self.mode is None else "auto"
             self.mode = offer.mode(chosen, self.records()) if chosen == "auto" else chosen
+        return self.instructions()
+
+    def instructions(self):
+        """The server's instructions in the mode settled, for the profile in force (over HTTP, the token's)."""
         if self.mode == "each":
             return INSTRUCTIONS
         from ..usage import stats  # the loader's instructions only: how much each skill is used
@@ -200,12 +219,12 @@ class Nexus:
 
     # -- what every handler needs --------------------------------------------------------------
 
-    def caller(self):
+    def caller(self, exported=False):
         """Who calls, for the gateway (gateway.call.Caller): a model over stdio, or over HTTP with its token
         and its session's own folder (its profile is the one served: scope.SERVED); the session, the client."""
         return gateway.Caller(gateway.HTTP if self.remote else gateway.MCP, self.warn, session=self.session,
                               client=self.agent, token=self.token, folder=self.folder or self.cwd,
-                              runs_there=bool(self.folder), asked=offer.ASKED)
+                              runs_there=bool(self.folder), asked=offer.ASKED, exported=exported)
 
     def served(self, function):
         """function, to run with this connection's profile in force (over HTTP: its token's; scope.SERVED)."""
@@ -220,13 +239,25 @@ class Nexus:
                 scope.SERVED.reset(mark)
         return within
 
+    async def own_instructions(self, ctx, call_next):
+        """initialize's and server/discover's instructions for this connection's profile: a server of many
+        (nexus-mcp --http) made them once for all its skills, and the loader's name skills."""
+        result = await call_next(ctx)
+        if self.profile is None or ctx.method not in ("initialize", "server/discover"):
+            return result
+        text = await self.work(self.instructions)
+        if isinstance(result, dict):
+            return {**result, "instructions": text}
+        return result.model_copy(update={"instructions": text}) if hasattr(result, "instructions") else result
+
     async def remember_client(self, ctx, call_next):
         """The client program's name and version, from initialize or, in the 2026 revision, the request's
         own envelope: logged with every call as `client`, so `nexus sessions` says which agent called."""
         found = ctx.session.client_params
         if found is not None and found.client_info is not None:
             info = found.client_info
-            self.agent = "/".join(part for part in (info.name, info.version) if part)[:128] or None
+            # made visible here: it reaches stderr, the log, `nexus sessions` and stats
+            self.agent = style.visible("/".join(part for part in (info.name, info.version) if part))[:128] or None
         return await call_next(ctx)
 
     def warn(self, text):
@@ -306,15 +337,21 @@ class Nexus:
             name = arguments.pop("name", None)
             if not isinstance(name, str):
                 return offer.error_result(f"{offer.RUN_SKILL} needs name: the skill to run (see {offer.LIST_SKILLS})")
-        if self.calls.borrowed_tokens >= self.calls.total_tokens:
-            return offer.error_result(f"{name}: not run: {self.max_calls} calls are running already, the most this "
-                                      "server runs at once (nexus-mcp --max-calls); call it again when one has ended")
+        busy = self.no_slot()
+        if busy:
+            return await self.work(lambda: self.refused_busy(name, arguments, busy))
         running = Running()
         self.running.add(running)
+        if ctx.request_id is not None:
+            self.requests[ctx.request_id] = running
+        if self.digest:
+            self.held[self.digest] = self.held.get(self.digest, 0) + 1
         try:
             return await in_thread(self.served(lambda: self.run_skill(name, arguments, running)), self.calls,
                                    running.cancel)
         except NexusError as e:
+            if loaded:  # run_skill's own argument named a skill it may not have: a tool error
+                return offer.error_result(f"{offer.RUN_SKILL}: {str(e).splitlines()[0]}")
             raise MCPError(INVALID_PARAMS, str(e)) from None
         except MCPError as e:
             if not loaded:
@@ -322,8 +359,45 @@ class Nexus:
             return offer.error_result(f"{offer.RUN_SKILL}: {e.message}")  # its argument was off, not the tool
         finally:
             self.running.discard(running)
+            if self.requests.get(ctx.request_id) is running:
+                del self.requests[ctx.request_id]
+            if self.digest:
+                self.held[self.digest] -= 1
+                if not self.held[self.digest]:
+                    del self.held[self.digest]
             if self.telemetry is not None and running.call is not None and running.call.logged:
                 self.telemetry.call(running.call.logged)  # onto the SDK's span of this tools/call
+
+    def hidden(self, error, name):
+        """What a client is told of an error about the skill `name`: its first line; but where a profile is
+        in force, a skill outside it, or none (whose message may suggest names outside it), is only not found."""
+        if (type(error) is NexusError or isinstance(error, Refused) and error.code == "scope") and (
+                self.profile is not None or scope.chosen(self.config()) is not None):
+            return NOT_FOUND.format(name)
+        return str(error).splitlines()[0]
+
+    def no_slot(self):
+        """Why a tool call cannot start now (every slot of the server's, or of the caller's token, taken), or None."""
+        if self.calls.borrowed_tokens >= self.calls.total_tokens:
+            return (f"{self.max_calls} calls are running already, the most this server runs at once (nexus-mcp "
+                    "--max-calls); call it again when one has ended")
+        if self.digest and self.token_calls and self.held.get(self.digest, 0) >= self.token_calls:
+            return (f"token {self.token} has {self.token_calls} calls running already, the most a token runs at "
+                    "once (nexus-mcp --calls-per-token); call it again when one has ended")
+        return None
+
+    def refused_busy(self, name, arguments, why):
+        """A tool error for a call that found no slot, logged as refused (busy) when the skill is one offered."""
+        config, records = self.config(), self.records(self.watch)
+        skill = offer.skill_named(records, name)
+        if skill in {r["name"] for r in offer.tools_of(records)}:  # one this caller is offered: nothing else is told
+            try:
+                entry, args = self.catalog.entry(config, skill), offer.call_arguments(arguments)[0]
+            except (NexusError, MCPError):
+                entry = None
+            if entry is not None:
+                gateway.Call(entry, config, self.caller(), args).refuse(Refused("busy", why))
+        return offer.error_result(f"{name}: not run: {why}")
 
     def run_skill(self, name, arguments, running):
         """What `nexus skill run NAME --json -- ARGS` does, the output captured up to the limit."""
@@ -333,8 +407,13 @@ class Nexus:
         except NexusError as e:
             skill = offer.skill_named(self.records(self.watch), name)  # the ASCII tool of a Unicode name?
             if skill == name:
-                raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': {str(e).splitlines()[0]}") from None
+                raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': " + self.hidden(e, name)) from None
             entry = self.catalog.entry(config, skill)
+        profile = scope.chosen(config)
+        if profile is not None and not profile.admits(entry):  # logged as refused, answered as unknown
+            with contextlib.suppress(Refused, UsageError):
+                gateway.Call(entry, config, self.caller(), offer.call_arguments(arguments)[0]).admit()
+            raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': " + NOT_FOUND.format(name))
         if entry["type"] not in ("tool", "script"):
             raise MCPError(INVALID_PARAMS, f"Unknown tool '{name}': a prompt skill; get it with prompts/get or "
                                            f"{offer.READ_SKILL}")
@@ -342,7 +421,7 @@ class Nexus:
             args, stdin, timeout, given = offer.call_arguments(arguments)
         except UsageError as e:
             return offer.error_result(f"{name}: {e}")
-        call = gateway.Call(entry, config, self.caller(), args, given)
+        call = gateway.Call(entry, config, self.caller(exported=self.telemetry is not None), args, given)
         running.call = call
         try:
             call.admit()  # the gate, given this caller (a refusal is logged)
@@ -385,7 +464,7 @@ class Nexus:
             given = offer.given_variables(arguments.get("variables"))
             _, text = offer.instructions(self.catalog, self.config(), name, self.caller(), given)
         except NexusError as e:
-            return offer.error_result(str(e).splitlines()[0])
+            return offer.error_result(self.hidden(e, name))
         return offer.result(content=[offer.text_content(text)])
 
     # -- prompts and resources -----------------------------------------------------------------
@@ -398,7 +477,7 @@ class Nexus:
             entry, text = await self.work(
                 lambda: offer.instructions(self.catalog, self.config(), params.name, self.caller(), params.arguments))
         except NexusError as e:
-            raise MCPError(INVALID_PARAMS, str(e).splitlines()[0]) from None
+            raise MCPError(INVALID_PARAMS, self.hidden(e, params.name)) from None
         return offer.result(description=entry["description"],
                             messages=[{"role": "user", "content": offer.text_content(text)}])
 
@@ -492,6 +571,13 @@ class Nexus:
                 await self.bus.publish(event)
         return records
 
+    def client_left(self, ident):
+        """The client of an older revision closed the connection its call's answer was to come on: the call
+        is cancelled (killed, logged so), as a cancel would, and its slot freed."""
+        running = self.requests.get(ident)
+        if running is not None:
+            running.cancel()
+
     async def end_calls(self):
         """Kill the calls in flight and wait until each is logged: a worker thread is not waited for at exit."""
         for running in list(self.running):
@@ -508,6 +594,10 @@ class Nexus:
                 break
         await self.end_calls()
         self.stop_telemetry()
+        if self.me:
+            from . import strays  # nothing of ours left to sweep
+
+            strays.end(self.me)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
@@ -647,10 +737,14 @@ def problem(text):
     """The JSON-RPC error that answers a line the SDK would drop in silence; None for a good message."""
     try:
         message = json.loads(text)
+    except RecursionError:  # nesting deeper than Python's stack: never a traceback that ends the server
+        return rpc_error(None, PARSE_ERROR, "Parse error: nested too deeply")
     except ValueError as e:
         return rpc_error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
     ident = message.get("id") if isinstance(message, dict) else None
-    ident = ident if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)) else None
+    if ident is not None and not (isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))):
+        # true, an object, a fraction or 1e400 (inf): the SDK would drop it unanswered
+        return rpc_error(None, INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
     if isinstance(message, dict) and "method" in message and not isinstance(message.get("params", {}), dict):
         # a notification is never answered, not even with an error
         return rpc_error(ident, INVALID_PARAMS, "Invalid params: params must be an object") if "id" in message else None

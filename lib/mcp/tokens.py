@@ -153,6 +153,13 @@ class Store:
         record = self.current().get(name)
         return record is not None and why_unusable(record) is None
 
+    def valid_digest(self, found):
+        """True while a token of this SHA-256 exists and may be used: a token revoked and made again under the
+        same name is another token."""
+        self.current()
+        name = self.by_digest.get(found)
+        return name is not None and self.valid(name) and self.tokens[name].get("sha256") == found
+
     def profile(self, name):
         return (self.current().get(name) or {}).get("profile")
 

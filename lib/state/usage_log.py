@@ -76,9 +76,13 @@ def prune(name, max_entries, max_bytes):
 
     The newest line is always kept; an older line too big for the limit on its own is skipped (it
     could never be kept), so that it cannot take the lines before it with it."""
+    return prune_file(paths.usage_log(name), max_entries, max_bytes)
+
+
+def prune_file(path, max_entries, max_bytes):
+    """prune, for any log of JSON lines at `path` (nexus-mcp's auth.log too); call under its lock."""
     import collections  # only when a log is rotated, not on each append
 
-    path = paths.usage_log(name)
     try:
         with open(path, "rb") as f:
             newest = collections.deque(f, maxlen=max_entries)

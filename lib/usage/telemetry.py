@@ -11,7 +11,8 @@ Two ways out, both opt in (the standard OTEL_EXPORTER_OTLP_* variables, or `tele
   command-line gateway, which imports nothing of this. A cursor per skill (the timestamp, the SHA-256 and
   the number of the last line sent; usage_log numbers each line it appends) survives rotation; a span's
   ids are derived from its line, so a resend after a crash is the same span to the backend; entries
-  pruned by rotation before they were sent are counted and reported.
+  pruned by rotation before they were sent are counted and reported. A line nexus-mcp exported live says
+  so (`exported`) and is not sent again; a push holds a lock, so that two at once send each line once.
 """
 
 import hashlib
@@ -154,7 +155,8 @@ def span(line):
     started = int(start.timestamp() * 1000) * 1_000_000
     return {"traceId": trace.hex(), "spanId": ident.hex(), "name": f"execute_tool {entry.get('skill')}",
             "startTimeUnixNano": started, "endTimeUnixNano": started + entry["ms"] * 1_000_000,
-            "error": error_type(entry) is not None, "attributes": attributes(entry)}
+            "error": error_type(entry) is not None, "attributes": attributes(entry),
+            "exported": entry.get("exported") is True}
 
 
 def request(spans):
@@ -209,6 +211,14 @@ def push(config, dry_run=False, url=None, warn=print):
     url = url or endpoint(config)
     if not url and not dry_run:
         raise UsageError(f"no OTLP endpoint: set {ENDPOINT_ENV} (or {TRACES_ENV}), or telemetry.endpoint in the config")
+    if dry_run:
+        return _push(url, True, warn)
+    fileio.private_dirs(paths.state_root(), paths.home())
+    with fileio.Lock(paths.telemetry_lock()):  # two pushes at once: the second sends what the first did not
+        return _push(url, False, warn)
+
+
+def _push(url, dry_run, warn):
     cursors = read_cursors()
     report = {"endpoint": url, "sent": 0, "pruned": 0, "prunedBySkill": {}, **({"spans": []} if dry_run else {})}
     for name in usage_log.logged_skills():
@@ -220,7 +230,7 @@ def push(config, dry_run=False, url=None, warn=print):
             report["prunedBySkill"][name] = "unknown"
         for at in range(0, len(lines), BATCH):
             batch = lines[at:at + BATCH]
-            spans = [s for s in map(span, batch) if s]
+            spans = [s for s in map(span, batch) if s and not s.pop("exported")]  # nexus-mcp sent those live
             if dry_run:
                 report["spans"] += spans
             else:

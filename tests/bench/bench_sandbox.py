@@ -7,7 +7,7 @@ import time
 
 from common import TOOL, Case, Row, bench_env, make_catalogue, median, paired, rounds
 
-CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
 
 
 def floor(step, count=200):
@@ -44,22 +44,47 @@ def rows(bench):
 
     from nexus.gateway import sandbox  # the seccomp filter a confined call without network gets
 
-    program = sandbox.no_sockets()
+    program = sandbox.seccomp_filter()
 
     def seccomp():
         libc.prctl(38, 1, 0, 0, 0)
         libc.prctl(sandbox.PR_SET_SECCOMP, sandbox.SECCOMP_MODE_FILTER, program[0], 0, 0)
 
+    def pidns():  # the PID namespace and the init a confined call runs under: a fork more, and a wait
+        libc.unshare(CLONE_NEWUSER | CLONE_NEWPID)
+        if os.fork():
+            os.wait()
+            os._exit(0)
+
+    def mounts():  # a mount namespace with one read-only bind (a .git in {cwd})
+        uid = os.getuid()
+        libc.unshare(CLONE_NEWUSER | CLONE_NEWNS)
+        for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        libc.mount(None, b"/", None, sandbox.MS_REC | sandbox.MS_PRIVATE, None)
+        libc.mount(b"/usr", b"/usr", None, sandbox.MS_BIND | sandbox.MS_REC, None)
+        flags = sum(ms for st, ms in ((os.ST_NOSUID, 2), (os.ST_NODEV, 4), (os.ST_NOEXEC, 8), (os.ST_NOATIME, 1024),
+                                      (os.ST_RELATIME, sandbox.MS_RELATIME)) if os.statvfs("/usr").f_flag & st)
+        libc.mount(None, b"/usr", None, sandbox.MS_BIND | sandbox.MS_REMOUNT | sandbox.MS_RDONLY | flags, None)
+
     spawn = floor(lambda: None)
-    netns = floor(lambda: libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)) - spawn
+    userns = floor(lambda: libc.unshare(CLONE_NEWUSER)) - spawn
+    netns = floor(lambda: libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)) - spawn - userns
+    pid = floor(pidns) - spawn - userns
+    mount = floor(mounts) - spawn - userns
     restrict = floor(landlock) - spawn
     filtered = floor(seccomp) - spawn if program else None
     yield Row("floor: fork + exec + wait of true(1) (posix_spawn is the unconfined path)", f"{spawn:.1f} ms", None,
               "-", True)
-    yield Row("floor: a user and network namespace, over that", f"{netns:.1f} ms", None, "-", True)
+    yield Row("floor: a user namespace, over that", f"{userns:.1f} ms", None, "-", True)
+    yield Row("floor: a network namespace in it, over that", f"{netns:.1f} ms", None, "-", True)
+    yield Row("floor: a PID namespace in it and the fork of its init, over that", f"{pid:.1f} ms", None, "-", True)
+    yield Row("floor: a mount namespace in it with one read-only bind, over that", f"{mount:.1f} ms", None, "-",
+              True)
     yield Row("floor: a Landlock domain, over that", f"{restrict:.1f} ms", None, "-", True)
     if filtered is not None:
-        yield Row("floor: the seccomp filter of a skill without network, over that", f"{filtered:.1f} ms", None, "-",
+        yield Row("floor: the seccomp filter of a confined call, over that", f"{filtered:.1f} ms", None, "-",
                   True)
 
     root = bench.scratch("sandbox")

@@ -137,5 +137,6 @@ def serve(ctx):
     served = args["--max-output"], args["--watch"], args["--max-calls"], args["--tools"], ctx.warn
     if args["--http"]:
         return http.serve(*served, args["--host"], args["--port"], args["--no-auth"], args["--certfile"],
-                          args["--keyfile"], args["--allow-origin"])
+                          args["--keyfile"], args["--allow-origin"], http.Shares(
+                              args["--max-connections"], args["--max-sessions"], args["--calls-per-token"]))
     return server.serve(*served)

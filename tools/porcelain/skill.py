@@ -114,8 +114,9 @@ def render_show(shown, out):
             lines += [f"  {bullet} Confined ({allowed['available']})",
                       f"  {bullet} Network: {'yes' if allowed['network'] else 'no'}",
                       f"  {bullet} Writes: {', '.join(allowed['write'])}",
-                      f"  {bullet} Reads: everything but skills.sandbox.deny"
-                      + (f", and of it: {', '.join(allowed['read'])}" if allowed["read"] else "")]
+                      f"  {bullet} Reads: the system but skills.sandbox.deny; of your home, its folder, {{cwd}}"
+                      + (f", {', '.join(allowed['read'])}" if allowed["read"] else "")]
+            lines += [f"  {bullet} Unix sockets: {', '.join(allowed['unix'])}"] if allowed.get("unix") else []
         else:
             lines.append(f"  {bullet} Not confined (skills.sandbox.mode; confined it would have: network "
                          f"{'yes' if allowed['network'] else 'no'}, writes {', '.join(allowed['write'])})")

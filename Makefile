@@ -15,7 +15,7 @@ EXTRAS  ?= mcp
 
 SOURCES := pyproject.toml $(shell find lib tools -type f ! -path '*/__pycache__/*' 2>/dev/null)
 
-.PHONY: run test bench man install uninstall clean
+.PHONY: run test bench audit-corpus man install uninstall clean
 
 # The venv holds the dependencies (the mcp, otel and fast extras' too: nexus-mcp and its tests need the MCP
 # SDK, the OpenTelemetry tests its SDK and opentelemetry-proto; the tests and make bench read usage logs
@@ -51,6 +51,11 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python tests/bench/run.py
+
+# The audit's precision over public skill collections fetched beforehand into MIRRORS (a folder of git
+# repositories or folders; tests/bench/audit_corpus.py pins their commits). Never fetches; CI never runs it.
+audit-corpus: $(VENV)/.installed
+	$(BIN)/python tests/bench/audit_corpus.py $(MIRRORS) $(ARGS)
 
 # man/*.1 and completions/* are generated from the usage docs and committed; tests fail when stale.
 man: $(VENV)/.installed

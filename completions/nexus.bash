@@ -20,7 +20,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus skills remove') flags='--json --project --help'; args='skill...' ;;
         'nexus skills update') flags='--force --yes --json --project --help'; args='skill...' ;;
         'nexus skills sync') flags='--frozen --force --yes --json --help' ;;
-        'nexus skills link') flags='--agent --dir --unlink --json --help' ;;
+        'nexus skills link') flags='--agent --dir --unlink --include-confined --json --help' ;;
         'nexus skill') subcommands='install trust show verify run stats enable disable env key allow'; flags='--help' ;;
         'nexus skill install') flags='--id --dry-run --yes --json --help'; args='skill' ;;
         'nexus skill trust') flags='--yes --force --json --help'; args='skill' ;;
@@ -61,7 +61,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
         'nexus job wait') flags='--timeout --help'; args='job' ;;
         'nexus job kill') flags='--json --help'; args='job' ;;
         'nexus mcp') subcommands='config token'; flags='--max-output --watch --max-calls --tools --http --host --port --no-auth --certfile --keyfile --allow-origin --max-connections --max-sessions --calls-per-token --help' ;;
-        'nexus mcp config') flags='--client --scope --command --dir --write --force --remove --list-clients --json --help' ;;
+        'nexus mcp config') flags='--client --scope --command --dir --write --force --url --token-env --remove --list-clients --json --help' ;;
         'nexus mcp token') subcommands='add list revoke'; flags='--help' ;;
         'nexus mcp token add') flags='--profile --expires --max-calls --json --help'; args='none' ;;
         'nexus mcp token list') flags='--json --help' ;;
@@ -82,7 +82,7 @@ _nexus_spec() {  # $1: a program and command words; sets what they take next
 
 _nexus_value() {  # $1: command words and an option; prints the kind of the value it takes
     case $1 in
-        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skills add --ref'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp --allow-origin'|'nexus mcp --max-connections'|'nexus mcp --max-sessions'|'nexus mcp --calls-per-token'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port'|'nexus-mcp --allow-origin'|'nexus-mcp --max-connections'|'nexus-mcp --max-sessions'|'nexus-mcp --calls-per-token') echo 'none' ;;
+        'nexus skills verify --stale'|'nexus skills verify --jobs'|'nexus skills verify --timeout'|'nexus skills prompt --max-chars'|'nexus skills prompt --max-skills'|'nexus skills add --skill'|'nexus skills add --ref'|'nexus skill install --id'|'nexus skill verify --timeout'|'nexus skill run --timeout'|'nexus skill run --var'|'nexus skill stats --days'|'nexus skill stats --profile'|'nexus skill env --unset'|'nexus sessions --days'|'nexus session crystallize --name'|'nexus session crystallize --calls'|'nexus session crystallize --var'|'nexus report --days'|'nexus job wait --timeout'|'nexus mcp --max-output'|'nexus mcp --watch'|'nexus mcp --max-calls'|'nexus mcp --host'|'nexus mcp --port'|'nexus mcp --allow-origin'|'nexus mcp --max-connections'|'nexus mcp --max-sessions'|'nexus mcp --calls-per-token'|'nexus mcp config --url'|'nexus mcp config --token-env'|'nexus mcp token add --profile'|'nexus mcp token add --expires'|'nexus mcp token add --max-calls'|'nexus-verify --timeout'|'nexus-verify --jobs'|'nexus-verify --stale'|'nexus-run --timeout'|'nexus-run --var'|'nexus-stats --days'|'nexus-mcp --max-output'|'nexus-mcp --watch'|'nexus-mcp --max-calls'|'nexus-mcp --host'|'nexus-mcp --port'|'nexus-mcp --allow-origin'|'nexus-mcp --max-connections'|'nexus-mcp --max-sessions'|'nexus-mcp --calls-per-token') echo 'none' ;;
         'nexus skills agents-md --write'|'nexus skills add --allow-write'|'nexus skills add --allow-read'|'nexus skill allow --write'|'nexus skill allow --read'|'nexus report -o'|'nexus mcp --certfile'|'nexus mcp --keyfile'|'nexus mcp config --command'|'nexus-mcp --certfile'|'nexus-mcp --keyfile') echo 'file' ;;
         'nexus skills prompt --format') echo 'words xml markdown' ;;
         'nexus skills link --agent') echo 'words cursor claude-code codex agents gemini opencode copilot kiro roo-code windsurf cline' ;;

@@ -189,7 +189,7 @@ def ask(question, default=False):
     if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
         return None
     Progress.pause()  # the question stands alone, not after "adding skills: 3 of 40"
-    sys.stderr.write(question)
+    sys.stderr.write(terminal(question, lines=False))  # it quotes a skill's words: shown, never obeyed
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
     return answer in ("y", "yes") or (default and answer == "")

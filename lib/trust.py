@@ -23,7 +23,7 @@ VERSION = 2  # 2: __pycache__ counts (a version-1 record left it out)
 CACHE = "__pycache__"  # Python's bytecode cache: Python loads what is in it, so trust counts it
 
 
-def walk(skill_dir, root=None, caches=True):
+def walk(skill_dir, root=None, caches=True, gits=False):
     """{relative path: os.stat_result, or None when unreadable} of a skill's files, in the order of a walk
     that reads each folder's entries by name; links inside are followed, a loop is read once.
 
@@ -32,7 +32,9 @@ def walk(skill_dir, root=None, caches=True):
     skill's file. `caches`: whether __pycache__ folders count. Trust counts them, for Python runs a .pyc
     there whose recorded mtime and size match its source (the gateway runs an added skill with
     PYTHONDONTWRITEBYTECODE, so its runs leave none); what is copied and its sha256 leave them out, as a
-    cache is not part of a skill. `root`: a symlink that leads out of it is a NexusError.
+    cache is not part of a skill. `root`: a symlink that leads out of it is a NexusError. `gits`: a `.git` is
+    listed (with no stat: it is never a file that was recorded), for a linked skill's folder may hold one
+    whose contents nexus cannot bind, and its hooks and config run whenever git works there.
     """
     found, seen = {}, set()
 
@@ -45,6 +47,8 @@ def walk(skill_dir, root=None, caches=True):
             for entry in sorted(it, key=lambda e: e.name):
                 rel = prefix + entry.name
                 if entry.name == ".git":
+                    if gits:
+                        found[rel] = None
                     continue
                 if root is not None and entry.is_symlink() and not paths.contains(root, entry.path):
                     raise NexusError(f"'{rel}' is a symlink that points outside the source")
@@ -59,6 +63,11 @@ def walk(skill_dir, root=None, caches=True):
 
     visit(skill_dir, "")
     return found
+
+
+def gits(skill_dir):
+    """The `.git` files or folders inside a skill's folder (relative paths)."""
+    return [rel for rel in walk(skill_dir, gits=True) if rel.rsplit("/", 1)[-1] == ".git"]
 
 
 def in_cache(rel):
@@ -135,7 +144,7 @@ def changes(name, skill_dir, project=None):
     if found is None:
         return None
     version, before = found
-    now = walk(skill_dir)
+    now = walk(skill_dir, gits=True)
     renew = {}
     if version == 1:  # recorded when __pycache__ did not count: the cache there now is taken as its runs', once
         renew = {rel: {"sha256": file_digest(os.path.join(skill_dir, rel)), "stamp": stamp(st)}

@@ -10,7 +10,7 @@ import pytest
 from helpers import by_name, jsonl, write_config, write_mixed_skills, write_raw, write_skill
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
-VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "audit")  # audit: tests/test_audit.py
+VARIANTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith("audit"))  # tests/test_audit.py
 _RUNS = {}  # launch mode -> Corpus: each tool reads the whole corpus once, every variant's test reads its part
 
 
@@ -480,15 +480,32 @@ def test_thousands_of_mixed_skills_load_every_valid_one(script_runner, tmp_path)
     assert [r["name"] for r in records if r.get("status") == "invalid"] == sorted(invalid)
 
 
-def test_the_audits_high_findings_are_errors(script_runner, tmp_path):
+def test_the_audits_high_findings_are_listed_never_failed(script_runner, tmp_path):
+    """check judges conformance: an audit finding is a warning there; `skills audit` has its own exit."""
     import shutil
 
     corpus = pathlib.Path(__file__).parent / "corpus" / "audit"
     for kind in ("hostile", "benign"):
         shutil.copytree(corpus / "reverse-shell" / kind, tmp_path / kind)
     result = script_runner.run(["nexus", "skills", "check", "--json", str(tmp_path)])
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 0, result.stderr
     found = [f for f in json.loads(result.stdout) if f["code"] == "audit"]
     assert [(f["path"], f["line"], f["severity"]) for f in found] == [
-        (str(tmp_path / "hostile" / "scripts" / "connect.sh"), 2, "error")]
+        (str(tmp_path / "hostile" / "scripts" / "connect.sh"), 2, "warning")]
     assert found[0]["message"].startswith("reverse-shell: 'bash -i >& /dev/tcp/")
+    assert script_runner.run(["nexus", "skills", "audit", str(tmp_path)]).returncode == 1
+
+
+def test_check_and_audit_find_skills_where_add_does(script_runner, tmp_path):
+    """Dot-folders such as openai/skills' .curated, four levels down; .git and node_modules never."""
+    root = tmp_path / "collection"
+    for folder in (".curated/one", "skills/.system/two", "a/b/c/three", "a/.git/hooks-skill", "node_modules/x", "a/b/c/d/deep"):
+        write_skill(root / folder.rsplit("/", 1)[0], folder.rsplit("/", 1)[1])
+    listed = script_runner.run(["nexus", "skills", "add", "--list", "--json", str(root)])
+    added = sorted(c["path"] for c in json.loads(listed.stdout)["skills"])
+    assert added == [".curated/one", "a/b/c/three", "skills/.system/two"], listed.stderr
+    checked = script_runner.run(["nexus", "skills", "check", str(root)])
+    assert "3 skills checked" in checked.stderr, checked.stderr
+    audited = script_runner.run(["nexus", "skills", "audit", "--json", str(root)])
+    assert sorted(os.path.relpath(a["dir"], root) for a in json.loads(audited.stdout)["audited"]) == added
+    assert "3 skills audited" in script_runner.run(["nexus", "skills", "audit", str(root)]).stderr

@@ -253,7 +253,7 @@ def test_a_prompt_and_a_resource_are_read_and_logged_as_prompt_calls(skills, nex
     prompt, listed, read = serve(tmp_path, scenario)
     assert prompt.messages[0].content.text == f"Read {folder}/notes/steps.md first.\n"
     names = [r.name for r in listed.resources]
-    assert "guide/SKILL.md" in names and "guide/notes/steps.md" in names and "guide/.hidden" not in names
+    assert "guide" in names and "guide/notes/steps.md" in names and "guide/.hidden" not in names  # SKILL.md: the skill
     assert read.contents[0].text == "1. Begin.\n"
     lines = read_log(nexus_home, "guide")
     assert [(line["type"], line.get("args")) for line in lines] == [("prompt", None), ("prompt", ["notes/steps.md"])]
@@ -638,7 +638,7 @@ def test_skills_list_and_get_describe_every_file_of_a_published_skill_as_resourc
 
     capabilities, listed, got, reads, errors, list_skills, (root, references) = anyio.run(main)
     assert [(r["uri"], r["name"], r.get("mimeType")) for r in root["resources"]] == [
-        ("skill://guide/SKILL.md", "SKILL.md", "text/markdown"),
+        ("skill://guide/SKILL.md", "guide", "text/markdown"),  # named after the skill, as the extension names it
         ("skill://guide/references", "references", "inode/directory"),
         ("skill://guide/run.sh", "run.sh", mimetypes.guess_type("run.sh")[0])]
     assert references["resources"] == [{"uri": "skill://guide/references/steps.md", "name": "steps.md",

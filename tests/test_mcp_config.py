@@ -315,3 +315,56 @@ def test_opencode_s_jsonc_file_is_the_one_edited_when_it_is_the_only_one(script_
     result = run(script_runner, "--client", "opencode", "--write", "--dir", str(tmp_path))
     assert result.returncode == 0 and result.stdout == f"{path}\n" and not (tmp_path / "opencode.json").exists()
     assert "nexus" in inserted(original, path.read_text()) and "nexus" in jsonc.loads(path.read_text())["mcp"]
+
+
+# client -> the HTTP entry --url https://box.example:8765/mcp --token-env NEXUS_TOKEN writes, in its own shape
+URL = "https://box.example:8765/mcp"
+HTTP_ENTRIES = {
+    "claude-code": {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${NEXUS_TOKEN}"}},
+    "cursor": {"url": URL, "headers": {"Authorization": "Bearer ${env:NEXUS_TOKEN}"}},
+    "vscode": {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${env:NEXUS_TOKEN}"}},
+    "windsurf": {"serverUrl": URL, "headers": {"Authorization": "Bearer ${env:NEXUS_TOKEN}"}},
+    "gemini": {"httpUrl": URL, "headers": {"Authorization": "Bearer ${NEXUS_TOKEN}"}},
+    "codex": {"url": URL, "bearer_token_env_var": "NEXUS_TOKEN", "startup_timeout_sec": 30, "tool_timeout_sec": 600},
+    "opencode": {"type": "remote", "url": URL, "headers": {"Authorization": "Bearer {env:NEXUS_TOKEN}"},
+                 "enabled": True},
+}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_url_writes_an_http_entry_in_each_client_s_shape_with_the_token_from_the_environment(
+        script_runner, tmp_path, home, monkeypatch, client):
+    monkeypatch.setenv("NEXUS_TOKEN", "nx-the-secret-itself")
+    fmt, key, project_file, _ = CLIENTS[client]
+    scope = "project" if project_file else "user"
+    project = tmp_path / "project"
+    project.mkdir()
+    argv = ["--client", client, "--url", URL, "--token-env", "NEXUS_TOKEN", "--scope", scope, "--dir", str(project)]
+    written = run(script_runner, *argv, "--write")
+    if client not in HTTP_ENTRIES:
+        assert written.returncode == 2 and "takes no HTTP entry" in written.stderr
+        return
+    assert written.returncode == 0, written.stderr
+    path = target(client, scope, home, project)
+    text = path.read_text()
+    assert "nx-the-secret-itself" not in text  # the variable's name, never its value
+    assert servers(fmt, key, text)["nexus"] == HTTP_ENTRIES[client]
+    bare = run(script_runner, "--client", client, "--url", "http://127.0.0.1:8765/mcp")  # --no-auth: no header
+    assert bare.returncode == 0 and "Authorization" not in bare.stdout and "bearer" not in bare.stdout
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--url", "ftp://box/mcp"], "--url needs the http(s) URL"),
+    (["--url", "https://me:pw@box/mcp"], "no user or password"),
+    (["--url", URL, "--token-env", "NOT-A-NAME"], "--token-env needs the name of an environment variable"),
+])
+def test_a_bad_url_or_variable_is_a_usage_error(script_runner, home, argv, said):
+    result = run(script_runner, "--client", "claude-code", *argv)
+    assert result.returncode == 2 and said in result.stderr and result.stdout == ""
+
+
+def test_a_token_over_plain_http_elsewhere_is_warned_about(script_runner, home, monkeypatch):
+    monkeypatch.setenv("NEXUS_TOKEN", "x")
+    result = run(script_runner, "--client", "claude-code", "--url", "http://box.example:8765/mcp",
+                 "--token-env", "NEXUS_TOKEN")
+    assert result.returncode == 0 and "in the clear" in result.stderr

@@ -23,6 +23,8 @@ pytest.importorskip("uvicorn", reason="the mcp extra is not installed")
 import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp_types import INVALID_PARAMS  # noqa: E402
 
 # The server is a process of its own, the same in both launch modes; its tests share one (a module's
 # fixture), so they run in one pytest-xdist worker (`make test` distributes by group).
@@ -79,6 +81,10 @@ def served(tmp_path_factory):
     make_tool(served.bin, "nap", "#!/bin/sh\nsleep 30\n")
     for name, tool in (("say", "say"), ("where", "where"), ("nap", "nap")):
         write_skill(served.home / "skills", name, f"Runs {tool}.", meta={"tool": tool})
+    guide = write_skill(served.home / "skills", "guide", "How to do it.")  # published: a prompt skill
+    (guide / "notes").mkdir()
+    (guide / "notes" / "steps.md").write_text("1. Begin.\n")
+    (write_skill(served.home / "skills", "secretive", "Holds a key.") / ".env").write_text("TOKEN=x\n")
     served.token("team")
     served.token("narrow", "--profile", "narrow")
     served.token("once", "--max-calls", "1")
@@ -150,7 +156,7 @@ def test_a_call_with_a_token_runs_through_the_gateway_in_its_sessions_folder_and
         said = await client.call_tool("say", {"args": ["hello", "team"]})
         where = await client.call_tool("where", {})
         resources = await client.list_resources()
-        read = await client.read_resource(next(r.uri for r in resources.resources if r.name == "say/SKILL.md"))
+        read = await client.read_resource(next(r.uri for r in resources.resources if r.name == "guide"))
         return tools, said, where, resources, read
 
     tools, said, where, resources, read = run(served, scenario, served.tokens["team"])
@@ -162,10 +168,30 @@ def test_a_call_with_a_token_runs_through_the_gateway_in_its_sessions_folder_and
     uris = [str(r.uri) for r in resources.resources]
     assert uris and all(u.startswith("skill://") and str(served.root) not in u for u in uris)
     assert read.contents[0].text.startswith("---")
-    [line, reading] = served.log("say")
+    [reading] = served.log("guide")
     assert (reading["type"], reading["token"]) == ("prompt", "team")
+    [line] = served.log("say")
     assert line["token"] == "team" and line["client"].startswith("mcp/") and line["session"].startswith("mcp-")
     assert served.log("where")[-1]["session"] == line["session"]
+
+
+def test_over_http_resources_are_the_published_skills_files_and_nothing_else_is_read(served):
+    async def scenario(client):
+        listed = await client.list_resources()
+        refused = []
+        for uri in ("skill://say/SKILL.md", "skill://secretive/SKILL.md", "skill://secretive/.env",
+                    "skill://guide/../say/SKILL.md", f"file://{served.home}/skills/guide/SKILL.md"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(uri)
+            refused.append(caught.value.error.code)
+        return listed, await client.read_resource("skill://guide/notes/steps%2Emd"), refused
+
+    listed, read, refused = run(served, scenario, served.tokens["team"])
+    assert [(str(r.uri), r.name, r.description) for r in listed.resources] == [
+        ("skill://guide/SKILL.md", "guide", "How to do it."), ("skill://guide/notes/steps.md", "notes/steps.md", None)]
+    assert read.contents[0].text == "1. Begin.\n"  # a percent-encoded URI is the file's
+    assert refused == [INVALID_PARAMS] * 5
+    assert served.log("secretive") == []
 
 
 def test_a_client_of_the_2026_revision_without_sessions_is_served_and_logged_under_its_token(served):

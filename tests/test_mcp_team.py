@@ -6,6 +6,7 @@ driven by raw sockets and the MCP SDK's streamable-HTTP client, 127.0.0.1 only."
 import contextlib
 import json
 import os
+import re
 import resource
 import socket
 import subprocess
@@ -21,6 +22,8 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 pytest.importorskip("uvicorn", reason="the mcp extra is not installed")
 
 import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 pytestmark = [pytest.mark.once, pytest.mark.xdist_group("nexus-mcp-team")]
 
@@ -269,6 +272,25 @@ def test_a_forwarded_for_header_does_not_name_the_address_auth_log_records(serve
     assert served.auth_log()[-1]["remote"].startswith("127.0.0.1:")
 
 
+def test_a_revoked_tokens_session_of_the_2026_revision_ends_and_loses_its_folder(served):
+    served.token("rev26")
+
+    async def main():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {served.tokens['rev26']}"}) as http:
+            async with streamable_http_client(served.url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as client:
+                    await client.discover()  # the 2026 revision: no handshake, no session id
+                    return await client.call_tool("say", {"args": ["here"]})
+
+    assert not anyio.run(main).is_error
+    err = (served.root / "server.err").read_text()
+    [session] = re.findall(r"session (mcp-\S+) \(token rev26\)", err)
+    folder = served.home / "state" / "nexus" / "mcp" / "sessions" / session
+    assert folder.is_dir()
+    served.nexus("mcp", "token", "revoke", "rev26")
+    assert wait_for(lambda: not folder.exists(), 15)
+
+
 def test_deeply_nested_json_is_a_parse_error_and_the_server_goes_on(served):
     status, headers, _ = raw_initialize(served, served.tokens["team"])
     sid = headers["mcp-session-id"]
@@ -409,6 +431,9 @@ def test_a_token_bound_to_a_profile_gets_instructions_and_discovery_of_its_profi
     make_tool(served.bin, "say", '#!/bin/sh\necho "$*"\n')
     for name in ("say", "secret-deploy"):
         write_skill(served.home / "skills", name, f"Runs {name}.", meta={"tool": "say"})
+    write_skill(served.home / "skills", "people", "For people.", meta={"tool": "say"},
+                extra="disable-model-invocation: true\n")
+    served.token("team")
     (served.home / "nexus.toml").write_text('[skills]\nallowBundled = []\n[profiles.narrow.skills]\nallow = ["say"]\n')
     served.token("narrow", "--profile", "narrow")
     with open(tmp_path / "server.err", "w") as err:
@@ -433,6 +458,11 @@ def test_a_token_bound_to_a_profile_gets_instructions_and_discovery_of_its_profi
                               "io.modelcontextprotocol/clientCapabilities": {}}}})
         for text in (answer.text, discover.text):
             assert "say" in text and "secret-deploy" not in text, text[:600]
+
+        async def hidden(client):  # a skill kept from models, by run_skill's name: a tool error, not a protocol one
+            return await client.call_tool("run_skill", {"name": "people"})
+
+        assert run(served, hidden, served.tokens["team"]).is_error
     finally:
         served.process.terminate()
         served.process.wait(10)

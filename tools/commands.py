@@ -242,7 +242,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                       "and after)."))),
     Command("skills link", "distribute:link", DOCUMENT,
             "Link the ready skills where an agent looks (cursor, claude-code, codex, agents).",
-            usage=("--agent AGENT [--dir DIR] [--unlink] [--json]",),
+            usage=("--agent AGENT [--dir DIR] [--unlink] [--include-confined] [--json]",),
             options=(Option("--agent AGENT", "Where the agent reads skills: cursor (.cursor/skills), claude-code "
                                              "(.claude/skills), codex (.codex/skills), agents (.agents/skills: the "
                                              "shared folder that Codex, Gemini CLI, opencode, Copilot and Goose "
@@ -252,7 +252,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                              "(.windsurf/skills) or cline (.cline/skills).", AGENTS),
                      Option("--dir DIR", "The project folder holding the agent's folder.", DIR, default="."),
                      Option("--unlink", "Remove the links nexus made there, and nothing else."),
-                     Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked."))),
+                     Option("--include-confined", "Link the skills nexus runs confined too (an agent runs their "
+                                                  "scripts itself, unconfined)."),
+                     Option("--json", "The outcome as JSON: folder, linked, unchanged, skipped, unlinked, confined."))),
     Command("skill install", "skill:install", DOCUMENT,
             "Run the install spec that fits this platform, then verify the skill.",
             usage=("NAME [--id ID] [--dry-run] [--yes] [--json]",),
@@ -484,6 +486,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             "The entry that registers nexus with an MCP client; --write adds it.",
             usage=("--client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]",
                    "--client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
+                   "--client CLIENT --url URL [--token-env VAR] [--write [--force]] [--scope SCOPE] [--dir DIR]",
                    "--client CLIENT --remove [--scope SCOPE] [--dir DIR]",
                    "--list-clients [--json]"),
             options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
@@ -496,6 +499,10 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                              "file.", SCOPES),
                      Option("--command PATH", "The command the client starts, instead of the absolute path of the "
                                               "nexus-mcp installed with this nexus.", FILE),
+                     Option("--url URL", "An entry that reaches nexus-mcp --http at this URL, for claude-code, "
+                                         "cursor, vscode, windsurf, gemini, codex or opencode.", STRING),
+                     Option("--token-env VAR", "The environment variable the client reads the bearer token from "
+                                               "as it starts (the token is never written in the file).", STRING),
                      Option("--write", "Put the entry in the client's file and print the file's path."),
                      Option("--force", "Replace a nexus entry that differs from this one (--write keeps it "
                                        "otherwise, and shows the difference)."),

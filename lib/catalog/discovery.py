@@ -123,8 +123,10 @@ def folders_without_skill(source_list, known_dirs):
     return found
 
 
-def child_dirs(folder, report):
+def child_dirs(folder, report, dots=False):
     """The sub-folders of `folder`, symlinks followed, by name; None when `folder` cannot be listed.
+    Dot-folders only with `dots` (a source's are not skills; `skills check DIR` looks where `skills add`
+    does, which reads them but .git).
 
     Only one level is read, so a symlink pointing back up is never followed forever; a link that
     loops or dangles is reported once through report(path, Problem) and skipped.
@@ -139,7 +141,7 @@ def child_dirs(folder, report):
         return None
     found = []
     for child in children:
-        if child.name.startswith("."):
+        if child.name.startswith(".") and not (dots and child.name != ".git"):
             continue
         try:
             is_dir = child.is_dir()

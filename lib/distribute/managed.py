@@ -257,6 +257,11 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=N
             if _already_placed(name, old, entry):
                 report["unchanged"].append(name)
                 continue
+            held = not copy and trust.gits(candidate.dir)
+            if held:  # its hooks and config run where git works, and trust cannot bind what changes with every use
+                report["refused"].append({"name": name, "path": candidate.path, "error": f"it holds {held[0]}, "
+                                          "which a link would leave unbound by trust: add it with --copy"})
+                continue
             findings = auditlib.audit(candidate.dir, name)
             high = sum(f.severity == auditlib.HIGH for f in findings)
             if high and not force:  # nothing is placed

@@ -13,8 +13,8 @@ import tempfile
 from .. import fileio, paths, trust
 from ..errors import NexusError, UsageError
 from ..gateway import process
-from ..skill import skillmd
-from ..style import Progress
+from ..skill import entry as entrylib, skillmd
+from ..style import Progress, visible
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
@@ -47,7 +47,11 @@ class Candidate:
             return
         folder_name = source.root_name if self.path == "." else os.path.basename(folder)
         skill = skillmd.read(skillmd.file_in(folder), folder_name)
-        if skill.ok:
+        bad = skill.ok and entrylib.unprintable(skill.meta)
+        if bad:
+            self.error = (f"SKILL.md: metadata.{skill.meta_key}.{bad[0]} holds a control character "
+                          f"('{visible(bad[1])}'): refused, for it could change what the door shows")
+        elif skill.ok:
             self.name, self.description = skill.name, skill.frontmatter["description"].strip()
         else:
             self.error = next(p for p in skill.problems if p.severity == "error").format("SKILL.md")
@@ -104,7 +108,9 @@ def checkout(source, ref=None):
             if ref:
                 _fetch(location, checked_ref(ref), root)
             else:
-                _git(["clone", "--quiet", "--depth", "1", "--", location, root], f"cannot clone '{location}'")
+                _git(["clone", "--quiet", "--depth", "1", "--no-checkout", "--", location, root],
+                     f"cannot clone '{location}'")
+            _write_tree(root, location)
         revision = _git(["-C", root, "rev-parse", "HEAD"], f"cannot read the revision of '{location}'").strip()
         yield Source(kind, location, root, revision)
     finally:
@@ -116,7 +122,7 @@ def _fetch(location, ref, root):
     no longer has it, or never let it be fetched, says so)."""
     _git(["init", "--quiet", "--", root], f"cannot make a clone at {root}")
     _git(["-C", root, "fetch", "--quiet", "--depth", "1", "--", location, ref], f"cannot fetch {ref} of '{location}'")
-    _git(["-C", root, "checkout", "--quiet", "--detach", "FETCH_HEAD"], f"cannot check out {ref} of '{location}'")
+    _git(["-C", root, "update-ref", "--no-deref", "HEAD", "FETCH_HEAD"], f"cannot check out {ref} of '{location}'")
 
 
 def checked_ref(ref):
@@ -127,18 +133,59 @@ def checked_ref(ref):
     return ref
 
 
-def _git(args, failure):
+# A clone runs nothing of the repository's or the user's: no hooks (core.hooksPath, the user's too), and no
+# checkout, whose filters a repository's .gitattributes names (git-lfs fetching from a URL it chooses, or
+# any filter the user's config defines); the files are written from the objects by _write_tree. The
+# user's config is kept otherwise: credential helpers, insteadOf rules and proxies still apply.
+NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
+
+
+def _git(args, failure, stdin=None, raw=False):
     # No prompts for credentials or passwords: this runs from cron too.
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false",
+           "GIT_LFS_SKIP_SMUDGE": "1"}
     try:
-        done = process.run(["git", *args], env=env, stdin=process.DEVNULL, stdout=process.CAPTURE,
-                           stderr=process.CAPTURE)
+        done = process.run(["git", *NO_HOOKS, *args], env=env, stdin=process.DEVNULL if stdin is None else stdin,
+                           stdout=process.CAPTURE, stderr=process.CAPTURE)
     except FileNotFoundError:
         raise NexusError("git is not installed: install git to add skills from a repository") from None
     if done.exit != 0:
         said = " ".join(line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip())
         raise NexusError(f"{failure}: {said or f'git exited with {done.exit}'}")  # git's whole message, on one line
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout if raw else done.stdout.decode("utf-8", "replace")
+
+
+def _write_tree(root, location):
+    """Write the files of HEAD's tree into `root` from the object store: blobs as they are stored (no filter,
+    no smudge, no end-of-line conversion), symlinks as links, the executable bit kept, submodules left out."""
+    failure = f"cannot read the files of '{location}'"
+    listing = _git(["-C", root, "ls-tree", "-r", "-z", "--full-tree", "HEAD"], failure, raw=True)
+    entries = []
+    for item in listing.split(b"\0"):
+        if not item:
+            continue
+        meta, path = item.split(b"\t", 1)
+        mode, kind, oid = meta.split()
+        parts = path.split(b"/")
+        if any(p in (b"", b".", b"..") or p.lower() == b".git" for p in parts):  # git's own checkout refuses them
+            raise NexusError(f"{failure}: the tree names '{path.decode('utf-8', 'backslashreplace')}'")
+        if kind == b"blob":
+            entries.append((mode, oid, path))
+    objects = _git(["-C", root, "cat-file", "--batch"], failure, stdin=b"".join(oid + b"\n" for _, oid, _ in entries),
+                   raw=True)
+    at, base = 0, os.fsencode(root)
+    for mode, oid, path in entries:
+        header_end = objects.index(b"\n", at)
+        size = int(objects[at:header_end].split()[2])
+        data, at = objects[header_end + 1:header_end + 1 + size], header_end + 2 + size
+        target = os.path.join(base, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if mode == b"120000":
+            os.symlink(data, target)
+            continue
+        with open(target, "wb") as f:
+            f.write(data)
+        os.chmod(target, 0o755 if mode == b"100755" else 0o644)
 
 
 def at(source, path):
@@ -151,21 +198,30 @@ def at(source, path):
 
 def find(source, on_problem):
     """The Candidates of a source: the root when it holds a SKILL.md, else folders below it."""
-    found = []
-    _walk(source, source.root, 0, found, set(), on_problem)
+    found = [Candidate(source, folder) for folder in skill_folders(source.root, on_problem, source.location)]
     if not found:
         raise NexusError(f"no skills in {source.location}: no SKILL.md at its root "
                          f"or in folders up to {MAX_DEPTH} levels below it")
     return found
 
 
-def _walk(source, folder, depth, found, seen, on_problem):
+def skill_folders(root, on_problem, location=None):
+    """The folders that hold a SKILL.md, as `skills add` finds them (and `skills check` and `audit` of a
+    folder): `root` itself, else its folders down to MAX_DEPTH levels below it, dot-folders included
+    (.curated), never .git or node_modules, nothing below a skill, no symlink that leads out of `root`.
+    on_problem(message) hears of a folder it cannot read or a symlink it skipped."""
+    found = []
+    _walk(root, location or root, root, 0, found, set(), on_problem)
+    return found
+
+
+def _walk(root, location, folder, depth, found, seen, on_problem):
     real = os.path.realpath(folder)
     if real in seen:
         return  # a loop of symlinks
     seen.add(real)
     if os.path.lexists(skillmd.file_in(folder)):
-        found.append(Candidate(source, folder))
+        found.append(folder)
         return
     if depth >= MAX_DEPTH:
         return
@@ -176,11 +232,10 @@ def _walk(source, folder, depth, found, seen, on_problem):
         on_problem(f"{folder}: cannot read folder: {e.strerror}")
         return
     for child in children:
-        if child.is_symlink() and not paths.contains(source.root, child.path):
-            on_problem(f"{source.location}: {os.path.relpath(child.path, source.root)}: "
-                       "skipped: symlink points outside the source")
+        if child.is_symlink() and not paths.contains(root, child.path):
+            on_problem(f"{location}: {os.path.relpath(child.path, root)}: skipped: symlink points outside the source")
         elif child.is_dir():
-            _walk(source, child.path, depth + 1, found, seen, on_problem)
+            _walk(root, location, child.path, depth + 1, found, seen, on_problem)
 
 
 def files(skill_dir, root):

@@ -175,6 +175,52 @@ def entry(chosen, scope, command=None, warn=None):
     return chosen.shape(command, [], env)
 
 
+# The clients that take an HTTP entry whose token comes from an environment variable, each in its own shape:
+# (url, the Authorization header's value with the variable as the client writes one, or None, the variable).
+# The others (claude-desktop: connectors alone; zed, goose, cline, kiro, copilot-cli, continue) document no
+# way to read a header's value from the environment, and a token must never be written in the file.
+HTTP_CLIENTS = {
+    "claude-code": ("${{{}}}", lambda url, header, var: {"type": "http", "url": url, **_headers(header)}),
+    "cursor": ("${{env:{}}}", lambda url, header, var: {"url": url, **_headers(header)}),
+    "vscode": ("${{env:{}}}", lambda url, header, var: {"type": "http", "url": url, **_headers(header)}),
+    "windsurf": ("${{env:{}}}", lambda url, header, var: {"serverUrl": url, **_headers(header)}),
+    "gemini": ("${{{}}}", lambda url, header, var: {"httpUrl": url, **_headers(header)}),
+    "codex": ("{}", lambda url, header, var: {"url": url, **({"bearer_token_env_var": var} if var else {}),
+                                              **CODEX_TIMEOUTS}),
+    "opencode": ("{{env:{}}}", lambda url, header, var: {"type": "remote", "url": url, **_headers(header),
+                                                         "enabled": True}),
+}
+
+
+def _headers(header):
+    return {"headers": {"Authorization": header}} if header else {}
+
+
+def http_entry(chosen, url, token_env=None, warn=None):
+    """nexus's entry for a client that reaches nexus-mcp --http at `url`, the bearer token read from the
+    variable `token_env` when the client starts (never written in the file); UsageError for a client that
+    takes no such entry, a URL that is not http(s), or a name that is no variable's."""
+    from urllib.parse import urlsplit  # only for an HTTP entry: urllib brings `re`
+
+    if chosen.name not in HTTP_CLIENTS:
+        raise UsageError(f"{chosen.name} takes no HTTP entry with its token from the environment: --url is for "
+                         f"{', '.join(HTTP_CLIENTS)}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        raise UsageError(f"--url needs the http(s) URL nexus-mcp --http serves, such as https://HOST:8765/mcp, "
+                         f"not {url!r} (and no user or password in it: use --token-env)")
+    if token_env is not None and not (token_env.isascii() and token_env.replace("_", "a").isalnum()
+                                      and not token_env[0].isdigit()):
+        raise UsageError(f"--token-env needs the name of an environment variable, such as NEXUS_TOKEN, not {token_env!r}")
+    if warn and token_env and parts.scheme == "http" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        warn(f"{url} is plain HTTP: the token crosses the network in the clear (serve https with --certfile)")
+    if warn and token_env and not os.environ.get(token_env):
+        warn(f"{token_env} is not set here: the client needs it set where it starts")
+    written, shape = HTTP_CLIENTS[chosen.name]
+    header = "Bearer " + written.format(token_env) if token_env else None
+    return shape(url, header, token_env)
+
+
 def _portable(chosen, value, what):
     home = os.path.expanduser("~").rstrip(os.sep)
     if not home or not (value == home or value.startswith(home + os.sep)):

@@ -22,7 +22,7 @@ SKIPPED_FOLDERS = ("node_modules", "__pycache__")  # and every hidden file and f
 LIST_SKILLS, READ_SKILL, RUN_SKILL = "list_skills", "read_skill", "run_skill"  # never a skill's name: no "_"
 MODES = ("each", "loader", "auto")  # what tools/list holds: a tool per skill, or run_skill and the catalogue
 AUTO_LOADER = 40  # auto: the loader once this many tool and script skills are offered
-MAX_INSTRUCTIONS = 8 * 1024  # bytes of the server's instructions in loader mode
+MAX_INSTRUCTIONS = 2048  # characters of the server's instructions: Claude Code keeps no more
 
 CALL_ARGUMENTS = ("args", "stdin", "timeout", "variables")
 CALL_PROPERTIES = {"args": {"type": "array", "items": {"type": "string"}}, "stdin": {"type": "string"},
@@ -108,33 +108,48 @@ def mode(chosen, records):
     return "loader" if len(tools_of(records)) >= AUTO_LOADER else "each"
 
 
-def loader_instructions(records, calls):
-    """The server's instructions in loader mode: how to use the three tools, then the offered skills, the
-    most used first (`calls`: {name: calls lately}), each with its description cut short, as many as
-    MAX_INSTRUCTIONS bytes hold, and how to find the rest."""
-    from ..style import truncate  # the loader's instructions only
+def server_instructions(chosen, records, calls):
+    """The server's instructions in mode `chosen` (each or loader). Agents cut them: Codex keeps about the
+    first 250 characters of the first line, Claude Code the first 2,048 characters. So the first line
+    alone says what the server is and how to find a skill, and the whole fits MAX_INSTRUCTIONS at any
+    catalogue size: in loader mode, the offered skills the most used first (`calls`: {name: calls
+    lately}), each with its description cut short, as many as fit, and how to find the rest."""
+    from ..style import truncate  # the instructions only
 
+    if chosen == "each":
+        return f"{FIRST_LINE}\n\n{EACH_INSTRUCTIONS}"
     shown = sorted(offered(records), key=lambda r: -calls.get(r["name"], 0))  # stable: priority, then name kept
-    text = LOADER_INSTRUCTIONS + "\n\nSkills, the most used first:\n"
-    room = MAX_INSTRUCTIONS - len(text.encode()) - 100  # for the line that says how many are left out
+    text = f"{FIRST_LINE}\n\n{LOADER_INSTRUCTIONS}\n\nSkills, the most used first:\n"
+    room = MAX_INSTRUCTIONS - units(text) - 100  # for the line that says how many are left out
     for count, record in enumerate(shown):
         kind = f" ({READ_SKILL} only: instructions)" if record.get("type") == "prompt" else ""
-        line = f"- {record['name']}{kind}: {truncate(' '.join(record.get('description', '').split()), 120)}\n"
-        room -= len(line.encode())
+        line = f"- {record['name']}{kind}: {truncate(' '.join(record.get('description', '').split()), 80)}\n"
+        room -= units(line)
         if room < 0:
             return text + f"... and {len(shown) - count} more: {LIST_SKILLS} finds them (query, cursor).\n"
         text += line
     return text
 
 
+def units(text):
+    """The length of `text` as JavaScript counts it (UTF-16 code units: an emoji is 2), which clients cut by."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+FIRST_LINE = (f"nexus serves the skills of this machine and runs them through its gateway, every call logged: find a "
+              f"skill with the {LIST_SKILLS} tool (or skills/list), read one with {READ_SKILL}.")
+EACH_INSTRUCTIONS = f"""\
+The tools are the ready skills: each runs one program with `args` (a list of strings, no shell), `stdin` \
+(text), `timeout` (seconds) and the `variables` a skill declares (an object), and answers with its stdout, its \
+stderr and its exit status (structured: exit, ms, truncated, timedOut). {READ_SKILL}, or the prompt named \
+after a skill, gives its instructions; a skill's files are resources. {LIST_SKILLS} names every skill, ready \
+or not, with what one that is not ready needs."""
 LOADER_INSTRUCTIONS = f"""\
-The skills ready on this machine run through the nexus gateway. {RUN_SKILL} runs one by name: its program \
-gets `args` (a list of strings, no shell), `stdin` (text) and `timeout` (seconds), and the answer is its \
-stdout, its stderr and its exit status (structured: exit, ms, truncated, timedOut; \
-isError when it did not exit 0), and `variables` (an object) the values of the variables a skill \
-declares. {READ_SKILL} gives a skill's instructions: read them before a first use. \
-{LIST_SKILLS} finds skills by a query, ready or not, with what one that is not ready needs. Every call \
-is logged."""
+{RUN_SKILL} runs a ready skill by name: its program gets `args` (a list of strings, no shell), `stdin` (text), \
+`timeout` (seconds) and `variables` (an object: those the skill declares); the answer is its stdout, its \
+stderr and its exit status (structured: exit, ms, truncated, timedOut; isError when it did not exit 0). Read a \
+skill's instructions with {READ_SKILL} before its first use. {LIST_SKILLS} finds skills by a query, ready or \
+not, with what one that is not ready needs."""
 
 
 def tool(entry, hints=None):
@@ -401,33 +416,32 @@ def inside(entry, path):
     return paths.contains(entry["dir"], path) and os.path.isfile(path)
 
 
-def resource(entry, path, remote=False):
-    """A file of a skill as a resource: its file:// URI, or for a remote client (nexus-mcp --http), which is to
-    learn no path of this machine, its skill://NAME/PATH URI, the one the Skills extension names it by."""
+def resource(entry, path):
+    """A file of a skill as a resource, by its file:// URI: its SKILL.md named after the skill, with its
+    description (as the Skills extension names it), any other file by its path in the skill."""
     import mimetypes  # resources only: a server that lists none never pays for them
     import pathlib
 
     relative = os.path.relpath(path, entry["dir"])
-    uri = skills.uri(entry["name"], relative) if remote else pathlib.Path(path).as_uri()
-    found = {"uri": uri, "name": f"{entry['name']}/{relative}",
+    found = {"uri": pathlib.Path(path).as_uri(), "name": f"{entry['name']}/{relative}",
              "mimeType": "text/markdown" if path.endswith(".md") else mimetypes.guess_type(path)[0]}
+    if path == entry["filePath"]:
+        found.update(name=entry["name"], description=entry.get("description", ""))
     return {k: v for k, v in found.items() if v}
 
 
-def read_resource(records, config, uri, limit, caller, warn, shelf, remote=False):
+def read_resource(records, config, uri, limit, caller, warn, shelf):
     """(mime type, bytes) of a file that resources/list shows, named by its file:// URI, or that a
     published skill's entry lists, by its skill:// URI (see skills.Shelf); logged as a prompt call with
     the file's path in the skill. UsageError when it is no such file (a hidden one, say) or larger than
-    `limit` (a skill:// file: than the Skills extension's limit). A remote client's resources/list names
-    every file by a skill:// URI (resource): one that no published entry lists is a listed file."""
+    `limit` (a skill:// file: than the Skills extension's limit). Over HTTP, resources/list shows only the
+    published skills' skill:// files: a read reaches nothing else, as on stdio."""
     if uri.startswith("skill://"):
         try:
             entry, path = shelf.file(records, config, uri)
-            limit = skills.MAX_BYTES
         except LookupError as e:
-            if not remote:
-                raise UsageError(str(e)) from None
-            entry, path = listed_file(records, uri, warn)
+            raise UsageError(str(e)) from None
+        limit = skills.MAX_BYTES
     else:
         entry, path = listed_file(records, uri, warn)
     size = os.path.getsize(path)
@@ -441,19 +455,13 @@ def read_resource(records, config, uri, limit, caller, warn, shelf, remote=False
 
 
 def listed_file(records, uri, warn):
-    """(the skill's record, the path) of a file resources/list shows, by its file:// URI (or a remote client's
-    skill://NAME/PATH); UsageError else."""
+    """(the skill's record, the path) of a file resources/list shows, by its file:// URI; UsageError else."""
     from urllib.parse import unquote, urlsplit  # a resource read only: urllib brings `re`
 
-    if uri.startswith("skill://"):
-        name, _, relative = uri.removeprefix("skill://").partition("/")
-        entry = next((r for r in offered(records) if r["name"] == name), None)
-        path = os.path.normpath(os.path.join(entry["dir"], relative)) if entry and relative else ""
-    else:
-        parts = urlsplit(uri)
-        path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
-        owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
-        entry = max(owners, key=lambda r: len(r["dir"]), default=None)
+    parts = urlsplit(uri)
+    path = os.path.normpath(unquote(parts.path)) if parts.scheme == "file" and parts.netloc in ("", "localhost") else ""
+    owners = [r for r in offered(records) if path.startswith(r["dir"] + os.sep)]
+    entry = max(owners, key=lambda r: len(r["dir"]), default=None)
     if entry is None or path not in files(entry, warn):
         raise UsageError(f"no resource {uri}: a resource is a file of a ready skill that resources/list shows")
     return entry, path

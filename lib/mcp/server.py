@@ -45,6 +45,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError,
                        NotificationParams, PaginatedRequestParams, RequestParams, jsonrpc_message_adapter)
 from mcp_types import methods as wire
+from mcp_types.methods import CACHEABLE_METHODS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__, config as configlib, style
@@ -54,18 +55,12 @@ from ..gateway import call as gateway, process
 from ..usage import sessions, telemetry
 from . import offer, skills, tokens
 
-INSTRUCTIONS = """\
-These tools are the skills that are ready on this machine; each runs one program through the nexus
-gateway, with `args` (a list of strings, no shell), `stdin` (text), `timeout` (seconds) and the
-`variables` a skill declares (an object), and answers with its stdout, its stderr and its exit status
-(as text; structured: exit, ms, truncated, timedOut). read_skill, or the prompt named after a skill,
-gives its instructions; a skill's files are resources. list_skills names every skill, ready or not,
-with what one that is not ready needs. Every call is logged."""
-
 NOT_FOUND = "no skill '{}' here"  # a skill outside the profile served, or none: the same answer
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-# The 2026 revision has results say how long a client may cache them: not at all, the skills are live.
-UNCACHED = {method: CacheHint() for method in ("tools/list", "prompts/list", "resources/list", "resources/read")}
+# The 2026 revision has results say how long a client may cache them: not at all, the skills are live. Every
+# method whose result the revision makes say it (resources/templates/list too: without them its answer is
+# not a valid result), as the SDK names them.
+UNCACHED = {method: CacheHint() for method in CACHEABLE_METHODS}
 
 
 UNCACHED_FIELDS = {"ttlMs": 0, "cacheScope": "private"}  # the same, for the Skills extension's results
@@ -211,11 +206,12 @@ class Nexus:
     def instructions(self):
         """The server's instructions in the mode settled, for the profile in force (over HTTP, the token's)."""
         if self.mode == "each":
-            return INSTRUCTIONS
+            return offer.server_instructions("each", [], {})
         from ..usage import stats  # the loader's instructions only: how much each skill is used
 
         records = self.records()
-        return offer.loader_instructions(records, stats.call_counts([r["name"] for r in offer.offered(records)]))
+        return offer.server_instructions("loader", records,
+                                         stats.call_counts([r["name"] for r in offer.offered(records)]))
 
     # -- what every handler needs --------------------------------------------------------------
 
@@ -470,7 +466,20 @@ class Nexus:
     # -- prompts and resources -----------------------------------------------------------------
 
     async def list_prompts(self, ctx, params):
-        return offer.result(prompts=await self.work(lambda: [offer.prompt(r) for r in self.listed("prompts")]))
+        """prompts/list, a page of skills at a time: each page costs its own skills."""
+        return await self.paged("prompts", params, lambda shown: [offer.prompt(r) for r in shown])
+
+    async def paged(self, kind, params, make):
+        """The result of a list of `kind` (prompts, resources): make(skills) of one page of the skills it
+        shows, from the request's cursor, and the next page's cursor."""
+        def page():
+            shown, cursor = skills.paged(self.listed(kind), params.cursor if params else None)
+            return make(shown), cursor
+        try:
+            found, cursor = await self.work(page)
+        except ValueError as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from None
+        return offer.result(**{kind: found}, **({"nextCursor": cursor} if cursor else {}))
 
     async def get_prompt(self, ctx, params):
         try:
@@ -482,15 +491,25 @@ class Nexus:
                             messages=[{"role": "user", "content": offer.text_content(text)}])
 
     async def list_resources(self, ctx, params):
-        return offer.result(resources=await self.work(
-            lambda: [offer.resource(r, path, self.remote) for r in self.listed("resources")
-                     for path in offer.files(r, self.warn)]))
+        """resources/list, a page of skills at a time: on stdio each skill's files by file:// URIs; over HTTP,
+        where a client learns no path of this machine, the files of the published skills (as skills/get lists
+        them) by their skill:// URIs, and nothing else."""
+        if not self.remote:
+            return await self.paged("resources", params, lambda shown: [
+                offer.resource(r, path) for r in shown for path in offer.files(r, self.warn)])
+        def published(shown):
+            config = self.config()
+            found = [p for p in (self.shelf.publish(r, config)[0] for r in shown) if p is not None]
+            return [skills.resource(p, uri, whole=True) for p in found for uri in p.files]
+        return await self.paged("resources", params, published)
 
     async def read_resource(self, ctx, params):
+        if self.remote and not params.uri.startswith("skill://"):  # over HTTP, what is published alone
+            raise MCPError(INVALID_PARAMS, f"No resource {params.uri}: over HTTP a resource is a published "
+                                           "skill's file, skill://NAME/PATH")
         try:
             mime, data = await self.work(lambda: offer.read_resource(
-                self.records(self.watch), self.config(), params.uri, self.limit, self.caller(), self.warn, self.shelf,
-                self.remote))
+                self.records(self.watch), self.config(), params.uri, self.limit, self.caller(), self.warn, self.shelf))
         except (NexusError, OSError) as e:
             raise MCPError(INVALID_PARAMS, str(e)) from None
         content = {"uri": params.uri, **({"mimeType": mime} if mime else {})}

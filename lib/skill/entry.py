@@ -161,8 +161,23 @@ def sandbox_problem(value):
     return None
 
 
+def unprintable(meta):
+    """(where, value) of the first declared folder or variable name of a product's metadata that holds a
+    control, format or other unprintable character (`\r`, ESC, a bidi override), or None. The door shows
+    them to a person: one that can erase or reorder what the question says is refused, never shown."""
+    sandbox = meta.get("sandbox") if isinstance(meta.get("sandbox"), dict) else {}
+    requires = meta.get("requires") if isinstance(meta.get("requires"), dict) else {}
+    variables = meta.get("variables") if isinstance(meta.get("variables"), list) else []
+    found = [(f"sandbox.{key}", v) for key in ("write", "read")
+             for v in (sandbox.get(key) if isinstance(sandbox.get(key), list) else [])]
+    found += [("requires.env", v) for v in (requires.get("env") if isinstance(requires.get("env"), list) else [])]
+    found += [("variables", v.get("name")) for v in variables if isinstance(v, dict)]
+    found += [("primaryEnv", meta.get("primaryEnv"))]
+    return next(((where, v) for where, v in found if isinstance(v, str) and not v.isprintable()), None)
+
+
 def _place(folder):
-    return isinstance(folder, str) and "\0" not in folder and (
+    return isinstance(folder, str) and folder.isprintable() and (
         folder.startswith("~") or os.path.isabs(folder) or folder.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
 
 

@@ -9,7 +9,7 @@ import os
 
 from .. import schema
 from ..paths import is_valid_name
-from . import installspec, known
+from . import installspec, known, skillmd
 from . import entry as entrylib
 from .entry import OS_ALIASES
 from .skillmd import Problem
@@ -55,7 +55,7 @@ def check(skill, skill_dir, strict=False):
         problems.append(_warning("the file is named skill.md: some loaders look for SKILL.md alone; rename it",
                                  None, "filename"))
     if skill.parsed:
-        rules = [_spec_fields, _metadata_shape, _product, _execution]
+        rules = [_spec_fields, _metadata_shape, _product, _execution, _hosts_yaml]
         if strict:
             rules.append(_unexpected)
         for rule in rules:
@@ -80,6 +80,19 @@ def _spec_fields(skill, _skill_dir):
     for key in ("license", "homepage"):
         if key in fm and not isinstance(fm[key], str):
             yield _error(f"{key} must be a string", lines[key], key)
+
+
+def _hosts_yaml(skill, _skill_dir):
+    """What MCP hosts, whose YAML is 1.2, read otherwise than PyYAML's 1.1 does (nexus-mcp does not publish
+    such a skill): the warning names the value a host sees."""
+    try:
+        with open(skill.path, "rb") as f:
+            text = skillmd.frontmatter_text(f.read(skillmd.MAX_BYTES + 1))
+    except OSError:
+        return
+    for line, what in skillmd.host_differences(text or ""):
+        if "given twice" not in what:  # a duplicate key is an error of its own (duplicate-key)
+            yield _warning(f"{what} (nexus-mcp publishes no skill that hosts read otherwise)", line, "yaml")
 
 
 def _metadata_shape(skill, _skill_dir):
@@ -116,6 +129,9 @@ def _product(skill, _skill_dir):
     problem = entrylib.sandbox_problem(meta.get("sandbox"))
     if problem:
         yield _error(f"{where}.sandbox {problem}", line, "sandbox")
+    bad = entrylib.unprintable(meta)
+    if bad and not bad[0].startswith("sandbox."):  # a folder's is said by sandbox_problem
+        yield _error(f"{where}.{bad[0]} holds a control character ({bad[1]!r})", line, "metadata")
     if "aliases" in meta:
         yield from _names(meta["aliases"], f"{where}.aliases", line, is_valid_name)
     if "variables" in meta:

@@ -414,6 +414,59 @@ def _jsonable(value):
 jsonable = _jsonable  # what YAML gave, as JSON has it: the Skills extension sends frontmatter so too
 
 
+def yaml12(text):
+    """What a YAML 1.2 parser (its core schema: the JavaScript `yaml` of MCP hosts) makes of a plain scalar."""
+    import re  # the hosts' reading only: `nexus skills check` and publishing over MCP
+
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        return text[0] in "tT"
+    if re.fullmatch(r"[-+]?[0-9]+", text):
+        return int(text, 10)
+    if re.fullmatch(r"0o[0-7]+|0x[0-9a-fA-F]+", text):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    if re.fullmatch(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", text):
+        return float(text)
+    if re.fullmatch(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)", text):
+        return float(text.replace(".", "").lower())
+    return text
+
+
+def host_differences(text):
+    """[(line, what)] of a frontmatter's text that a YAML 1.2 host reads other than PyYAML (YAML 1.1) does,
+    or rejects: a plain scalar 1.1 alone resolves (`yes`, `off`, `0755`, `1_000`, `1:30`, a timestamp) or
+    1.2 alone does (`0o17`, `1e3`), and a key given twice in one mapping. [] when YAML cannot read it at all
+    (which is said elsewhere)."""
+    import yaml  # 20-45 ms: only where a SKILL.md is read, never on the gateway's way
+
+    loader = _loader_class(text)(text)
+    try:
+        todo, found = [loader.get_single_node()], []
+        while todo:
+            node = todo.pop()
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key, value in node.value:
+                    if isinstance(key, yaml.ScalarNode) and key.value in seen:
+                        found.append((key.start_mark.line + 2, f"the key '{key.value}' is given twice in one "
+                                                               "mapping, which YAML 1.2 hosts reject"))
+                    seen.add(getattr(key, "value", None))
+                    todo += [value, key]
+            elif isinstance(node, yaml.SequenceNode):
+                todo += reversed(node.value)
+            elif isinstance(node, yaml.ScalarNode) and not node.style:  # plain: "" (C loader) or None
+                old, new = _jsonable(loader.construct_object(node)), yaml12(node.value)
+                if (type(old), repr(old)) != (type(new), repr(new)):
+                    found.append((node.start_mark.line + 2, f"'{node.value}' is {fastjson.dumps(old)} to YAML 1.1 "
+                                  f"(PyYAML) but {fastjson.dumps(new)} to a YAML 1.2 host: quote it"))
+        return sorted(found)
+    except yaml.YAMLError:
+        return []
+    finally:
+        loader.dispose()
+
+
 def _read_metadata(skill):
     raw = skill.frontmatter.get("metadata")
     line = skill.lines.get("metadata")

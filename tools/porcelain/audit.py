@@ -4,9 +4,9 @@ and `nexus skill trust`, which accepts an added skill's files as they are now.""
 import os
 
 from nexus import config as configlib, paths, trust as trustlib
-from nexus.catalog import discovery, manifest
+from nexus.catalog import manifest
 from nexus.cli.command import renders
-from nexus.distribute import managed
+from nexus.distribute import managed, sources
 from nexus.errors import BadInput, NexusError
 from nexus.gateway import plan
 from nexus.skill import audit as auditlib, skillmd
@@ -32,10 +32,9 @@ def skill_dirs(ctx, targets):
             elif os.path.lexists(skillmd.file_in(target)):
                 found.append((None, target, target))
             else:
-                inner = [d for d in discovery.child_dirs(target, lambda *a: None) or []
-                         if os.path.lexists(skillmd.file_in(d))]
+                inner = sources.skill_folders(target, ctx.warn)  # where `skills add` finds them
                 if not inner:
-                    raise BadInput(f"{target}: no SKILL.md here or in its sub-folders")
+                    raise BadInput(f"{target}: no SKILL.md here or in folders up to {sources.MAX_DEPTH} levels below it")
                 found += [(None, d, d) for d in inner]
         elif paths.is_valid_name(target):
             entry = manifest.current(configlib.sources(ctx.config), ctx.warn).skills().get(target)
@@ -50,12 +49,14 @@ def skill_dirs(ctx, targets):
 @renders(render_findings)
 def audit(ctx):
     """Reads every file of each skill, runs nothing, and prints each finding as
-    `path:line: severity: code: message`. Each SKILL is a skill folder, its SKILL.md, a folder of skill
-    folders, or the name of a skill nexus knows; without SKILL, every skill of every source. Python is
-    parsed (ast), shell, JavaScript and Markdown are matched line by line; Markdown that only talks about
-    a thing (in double quotes, or after "never" or "do not") is not taken as saying it. `nexus skills
-    add` and `update` refuse a skill with a high finding unless --force; `nexus skills check` reports the
-    high ones too.
+    `path:line: severity: code: message`. Each SKILL is a skill folder, its SKILL.md, a folder holding skills
+    (found where `nexus skills add` finds them), or the name of a skill nexus knows; without SKILL, every
+    skill of every source. Python is read through its syntax tree with names resolved (imports, aliases,
+    getattr with a built name); shell, JavaScript and Markdown line by line, look-alike letters folded. A
+    file is read as code by how the skill runs it (its runner and script), then its #! line, then its
+    extension. Markdown that only talks about a thing (in double quotes, or after "never" or "do not") is not
+    taken as saying it. A severity is what happens at the door of `nexus skills add`, `update` and `skill
+    trust`; `nexus skills check` lists the high findings as warnings, never failing a skill for them.
 
     Rules:
     RULES

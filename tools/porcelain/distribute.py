@@ -72,6 +72,8 @@ def door(ctx, again, grants=None):
             placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
             before = sandbox.declared(placed) if placed else {}
         wants = sandbox.widening(own, before, grants or {})
+        if wants and ctx.args["--yes"]:
+            ctx.warn(f"{name}: accepted, when it runs confined, {wants} (--yes)")
         if not wants or ctx.args["--yes"]:
             return own
         asked = f"{name} asks, when it runs confined, for {wants}"

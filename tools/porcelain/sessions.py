@@ -28,7 +28,7 @@ def list_sessions(ctx):
     the gateway refused (not installed, needs setup, disabled, ...) is counted as refused, never as
     failed: the skill did not run.
     """
-    return sessions.summary(ctx.args["--days"])
+    return sessions.summary(ctx.args["--days"], ctx.warn)
 
 
 def render_calls(found, out):
@@ -59,7 +59,7 @@ def show(ctx):
     Exit status:
       0  shown;  1  no call of that session in the usage logs;  2  usage error
     """
-    found = list(sessions.calls(ctx.args["ID"]))
+    found = list(sessions.calls(ctx.args["ID"], ctx.warn))
     if not found:
         raise NexusError(f"no call of session {ctx.args['ID']!r} in the usage logs; see `nexus sessions`")
     return found
@@ -96,7 +96,7 @@ def crystallize(ctx):
     numbers = crystal.span(args["--calls"]) if args["--calls"] else None
     named = crystal.variables(args["--var"])
     path = crystal.folder(name)
-    picked = crystal.chosen_calls(args["ID"], numbers)
+    picked = crystal.chosen_calls(args["ID"], numbers, ctx.warn)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
     skills = manifest.skills()
     if not args["--dry-run"]:

@@ -305,7 +305,7 @@ complete -c nexus -n '__nexus_in mcp config' -l scope -x -a 'project user' -d 'p
 complete -c nexus -n '__nexus_in mcp config' -l command -r -F -d 'The command the client starts, instead of the absolute path of the nexus-mcp installed with this nexus'
 complete -c nexus -n '__nexus_in mcp config' -l dir -r -a '(__fish_complete_directories)' -d 'The project folder'
 complete -c nexus -n '__nexus_in mcp config' -l write -d 'Put the entry in the client\'s file and print the file\'s path'
-complete -c nexus -n '__nexus_in mcp config' -l force -d 'Replace a nexus entry that differs from this one (--write keeps it otherwise, and shows the difference)'
+complete -c nexus -n '__nexus_in mcp config' -l force -d 'Replace or remove a nexus entry that differs from this one (--write and --remove keep it otherwise, and show the difference)'
 complete -c nexus -n '__nexus_in mcp config' -l url -x -d 'An entry that reaches nexus-mcp --http at this URL, for claude-code, cursor, vscode, windsurf, gemini, codex or opencode'
 complete -c nexus -n '__nexus_in mcp config' -l token-env -x -d 'The environment variable the client reads the bearer token from as it starts (the token is never written in the file)'
 complete -c nexus -n '__nexus_in mcp config' -l remove -d 'Take the nexus entry out of the client\'s file'

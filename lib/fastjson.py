@@ -27,6 +27,13 @@ class _Decoding:
 
 def loads(data):
     """Parse a JSON document (str or UTF-8 bytes); ValueError when it is not valid JSON."""
+    try:
+        return _loads(data)
+    except RecursionError:  # a hostile document: every reader takes it as one that is not JSON
+        raise ValueError("nested too deeply") from None
+
+
+def _loads(data):
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     if _json is None:
         import json  # without the C accelerator only: the json package brings `re`

@@ -103,6 +103,31 @@ def name_problem(name):
     return None
 
 
+# Letters of other scripts drawn like Latin ones (Unicode's confusables for a-z, the common ones).
+_LOOKALIKES = str.maketrans({**dict.fromkeys("аɑα", "a"), "в": "b", **dict.fromkeys("сϲ", "c"), "ԁ": "d",
+                             **dict.fromkeys("еҽ", "e"), "ɡ": "g", "һ": "h", **dict.fromkeys("іιӏ", "i"), "ј": "j",
+                             "κ": "k", **dict.fromkeys("ӏ", "l"), "м": "m", "п": "n", **dict.fromkeys("оοσ", "o"),
+                             **dict.fromkeys("рρ", "p"), "ԛ": "q", "г": "r", "ѕ": "s", "т": "t", **dict.fromkeys(
+                                 "υս", "u"), "ν": "v", "ԝ": "w", **dict.fromkeys("хχ", "x"), **dict.fromkeys("уγ", "y"),
+                             "ᴢ": "z"})
+
+
+def lookalike(name):
+    """Why a valid name could pass for another, or None: letters of another script drawn like Latin ones
+    ('gіthub' with a Cyrillic і reads as 'github'), or letters of two scripts in one name."""
+    if name.isascii():
+        return None
+    import unicodedata  # a name that is not plain ASCII only
+
+    plain = name.translate(_LOOKALIKES)
+    if plain.isascii():
+        return f"it reads as '{plain}' (letters of another script drawn like Latin ones: {ascii(name)})"
+    scripts = sorted({unicodedata.name(c, "?").split()[0] for c in name if c.isalpha()})
+    if len(scripts) > 1:
+        return f"it mixes {' and '.join(scripts)} letters ({ascii(name)})"
+    return None
+
+
 def contains(top, path):
     """True when `path`, its symlinks followed, is `top` (its own followed too) or lies inside it."""
     real, root = os.path.realpath(path), os.path.realpath(top)

@@ -64,6 +64,22 @@ def is_capability(name):
     return isinstance(name, str) and 0 < len(name) <= 64 and set(name) <= _CAPABILITY_CHARS
 
 
+MAX_DEPTH = 64  # the deepest nesting nexus reads in a config or a client's file: deeper is hostile, not settings
+
+
+def too_deep(value, limit=MAX_DEPTH):
+    """Whether lists and dicts in `value` nest deeper than `limit` (counted a level at a time, without
+    recursion, so that a hostile document is refused before any code that recurses over it)."""
+    level, depth = [value] if isinstance(value, (dict, list)) else [], 1
+    while level:
+        if depth > limit:
+            return True
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (dict, list))]
+        depth += 1
+    return False
+
+
 def string_list(value):
     """A list of strings; OpenClaw skills often write lists as comma-separated strings."""
     if isinstance(value, str):
@@ -169,6 +185,49 @@ def is_session_id(value):
     """A session id nexus records: printable text (no line break, no control character, no byte that was
     not UTF-8), 1 to 128 characters. An agent sets NEXUS_SESSION_ID: it is checked where it enters."""
     return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_CHARS and value.isprintable()
+
+
+_TEXT, _WHOLE, _WHOLES = "text", "a whole number", "whole numbers"
+LINE_SHAPE = {"ts": _TEXT, "skill": _TEXT, "type": _TEXT, "ms": "a number", "exit": _WHOLE, "error": _TEXT, "tool": _TEXT,
+              "session": _TEXT, "refused": _TEXT, "profile": _TEXT, "sandbox": _TEXT, "client": _TEXT, "token": _TEXT,
+              "call": _TEXT, "args": "a list of text", "masked": _WHOLES, "maskedAt": "lists of whole numbers",
+              "output": "an object", "truncated": "true or false"}
+
+
+def line_problem(entry):
+    """What makes a usage log line unreadable for those who read it back field by field (sessions,
+    crystallize), or None: it must be an object with ts and skill, each field of LINE_SHAPE of its type."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    for key in ("ts", "skill"):
+        if not isinstance(entry.get(key), str):
+            return f"no '{key}'"
+    for key, want in LINE_SHAPE.items():
+        value = entry.get(key)
+        if value is not None and not _is(value, want):
+            return f"'{key}' is not {want}"
+    return None
+
+
+def _is(value, want):
+    def whole(v):
+        return type(v) is int
+
+    if want == _TEXT:
+        return isinstance(value, str)
+    if want == _WHOLE:
+        return whole(value)
+    if want == _WHOLES:
+        return isinstance(value, list) and all(map(whole, value))
+    if want == "a list of text":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if want == "lists of whole numbers":
+        return isinstance(value, list) and all(isinstance(v, list) and all(map(whole, v)) for v in value)
+    if want == "an object":
+        return isinstance(value, dict)
+    if want == "a number":
+        return isinstance(value, (int, float)) and type(value) is not bool
+    return type(value) is bool
 
 
 def usage_entry(ts, skill, type_, ms, args=None, exit=None, error=None, tool=None, session=None, refused=None,

@@ -156,8 +156,9 @@ def test_existing_skill_is_kept_without_force(script_runner, tmp_path, managed):
     assert refused.returncode == 1
     assert "refused alpha: skill 'alpha' already exists" in refused.stderr and "--force" in refused.stderr
     assert "Placed by hand." in (managed / "alpha" / "SKILL.md").read_text()
-    assert add(script_runner, source, "--force").returncode == 0
-    assert "From the team." in (managed / "alpha" / "SKILL.md").read_text()
+    forced = add(script_runner, source, "--force")  # what nexus did not place it never deletes
+    assert forced.returncode == 1 and "placed by hand: kept, even with --force" in forced.stderr
+    assert "Placed by hand." in (managed / "alpha" / "SKILL.md").read_text()
 
 
 def test_remove_only_what_add_placed(script_runner, tmp_path, managed):

@@ -918,3 +918,49 @@ def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_wri
     assert (project / ".git" / "config").read_text() == "[core]\n" and not (linked_source / "run.py").exists()
     for path in (project / ".vscode", project / ".github" / "workflows", project / ".mcp.json"):
         assert not path.exists() and f"probe: made {path} (moved to {path}.made-by-probe." in done.stderr, done.stderr
+
+
+@needs_sandbox
+def test_a_home_of_root_or_none_as_a_services_leaves_the_system_readable(managed, bindir, tmp_path, nexus_home):
+    probe_skill(managed, bindir)
+    (tmp_path / "data").write_text("x\n")
+    for home in ("/", str(tmp_path / "nonexistent")):
+        done = run("probe", "--", "read", str(tmp_path / "data"), env={"HOME": home}, cwd=tmp_path)
+        assert done.returncode == 0, (home, done.stderr)
+
+
+@needs_sandbox
+def test_an_mcp_cancel_ends_every_process_of_a_confined_call(managed, bindir, tmp_path, nexus_home):
+    """An MCP cancel left 13 processes of a tool that forks in its SIGTERM handler; none now."""
+    pytest.importorskip("mcp")
+    make_tool(bindir, "strays", STRAYS)
+    write_skill(managed, "strays", meta={"tool": "strays"})
+    where = tmp_path / "mcp"
+    where.mkdir()
+    server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, text=True, cwd=where)
+    left = []
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                            "protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "test", "version": "1"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "strays", "arguments": {"args": ["wait", str(where)]}}}):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+        left += _strays(where)
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                       "params": {"requestId": 1}}) + "\n")
+        server.stdin.flush()
+        time.sleep(3)  # the tool's SIGTERM handler forks one more: it must end too
+        left = [int(p.name.split(".")[1]) for p in where.glob("stray.*")]
+        assert _all_gone(left), left
+    finally:
+        server.stdin.close()
+        server.wait(30)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

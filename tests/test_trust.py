@@ -338,3 +338,37 @@ def test_a_linked_skill_holding_git_is_refused_and_a_git_that_appears_later_is_u
     (source / "plain" / ".git").write_text("gitdir: /elsewhere\n")
     refused = script_runner.run(["nexus", "skill", "run", "plain"])
     assert refused.returncode == 1 and ".git added" in refused.stderr, refused.stderr
+
+
+def test_trust_asks_again_for_what_the_declaration_widened_and_says_what_it_accepted(script_runner, added,
+                                                                                       tmp_path):
+    """`skill trust` of an edit that declares the network and a write to ~/Documents shows that permission
+    change, asks for it, and with --yes says what it accepted; the lockfile keeps the declaration accepted."""
+    write_skill(tmp_path / "managed", "hello", meta={"runner": "python3", "script": "scripts/hello.py",
+                                                     "sandbox": {"network": True, "write": ["~/Documents"]}})
+    with open(os.devnull) as nothing:
+        unasked = script_runner.run(["nexus", "skill", "trust", "hello"], stdin=nothing)
+    wants = "the network; writing ~/Documents"
+    assert unasked.returncode == 1 and f"hello now asks, when it runs confined, for {wants}" in unasked.stderr
+    trusted = script_runner.run(["nexus", "skill", "trust", "hello", "--yes", "--json"])
+    assert trusted.returncode == 0 and json.loads(trusted.stdout)["permissions"] == wants
+    said = script_runner.run(["nexus", "skill", "trust", "hello", "--yes"])
+    assert "nothing to trust" in said.stderr
+    entry = json.loads((tmp_path / "managed" / ".nexus-lock.json").read_text())["skills"]["hello"]
+    assert entry["sandbox"] == {"network": True, "write": ["~/Documents"]}
+
+
+def test_trust_with_yes_says_what_it_accepted(script_runner, added, tmp_path):
+    write_skill(tmp_path / "managed", "hello", meta={"runner": "python3", "script": "scripts/hello.py",
+                                                     "sandbox": {"network": True}})
+    trusted = script_runner.run(["nexus", "skill", "trust", "hello", "--yes"])
+    assert trusted.returncode == 0, trusted.stderr
+    assert "accepted hello: SKILL.md changed; when it runs confined, the network" in trusted.stderr
+
+
+def test_skills_add_with_yes_says_what_it_accepted(script_runner, tmp_path):
+    source = tmp_path / "team"
+    write_skill(source, "online", meta={"tool": "online", "sandbox": {"network": True, "write": ["~/Documents"]}})
+    added = script_runner.run(["nexus", "skills", "add", str(source), "--yes"])
+    assert added.returncode == 0, added.stderr
+    assert "online: accepted, when it runs confined, the network; writing ~/Documents (--yes)" in added.stderr

@@ -489,7 +489,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             usage=("--client CLIENT [--scope SCOPE] [--command PATH] [--dir DIR]",
                    "--client CLIENT --write [--force] [--scope SCOPE] [--command PATH] [--dir DIR]",
                    "--client CLIENT --url URL [--token-env VAR] [--write [--force]] [--scope SCOPE] [--dir DIR]",
-                   "--client CLIENT --remove [--scope SCOPE] [--dir DIR]",
+                   "--client CLIENT --remove [--force] [--scope SCOPE] [--command PATH] [--url URL] [--token-env VAR] "
+                   "[--dir DIR]",
                    "--list-clients [--json]"),
             options=(Option("--client CLIENT", "claude-code, claude-desktop, cursor, vscode, windsurf, zed, codex, "
                                                "gemini, goose, cline, roo-code, kiro, copilot-cli, opencode or "
@@ -506,8 +507,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--token-env VAR", "The environment variable the client reads the bearer token from "
                                                "as it starts (the token is never written in the file).", STRING),
                      Option("--write", "Put the entry in the client's file and print the file's path."),
-                     Option("--force", "Replace a nexus entry that differs from this one (--write keeps it "
-                                       "otherwise, and shows the difference)."),
+                     Option("--force", "Replace or remove a nexus entry that differs from this one (--write "
+                                       "and --remove keep it otherwise, and show the difference)."),
                      Option("--remove", "Take the nexus entry out of the client's file."),
                      Option("--dir DIR", "The project folder.", DIR, default="."),
                      Option("--list-clients", "Every client, its format and where its project and user files are."),

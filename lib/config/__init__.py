@@ -7,7 +7,7 @@ edit is noticed even when it keeps the file's size and mtime.
 
 import os
 
-from .. import fileio, paths
+from .. import fileio, paths, schema
 from ..errors import BadInput
 
 CACHE_FORMAT = 2  # the shape of the cache, and of the validation it stands for
@@ -80,9 +80,14 @@ def parse(data, path):
         line = data[:e.start].count(b"\n") + 1
         raise ConfigError(path, f"not UTF-8 (byte 0x{data[e.start]:02x})", line) from None
     try:
-        return tomllib.loads(text)
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(path, *_where(text, str(e))) from None
+    except RecursionError:  # tomllib reads arrays and inline tables by recursion
+        parsed = None
+    if parsed is None or schema.too_deep(parsed):
+        raise ConfigError(path, f"nested more than {schema.MAX_DEPTH} deep")
+    return parsed
 
 
 def _where(text, message):

@@ -63,11 +63,22 @@ def read_lock():
     if data is None:
         return {"version": LOCK_VERSION, "skills": {}}
     entries = data.get("skills") if isinstance(data, dict) else None
-    if not isinstance(entries, dict) or not all(paths.is_valid_name(n) and isinstance(e, dict)
-                                                 for n, e in entries.items()):
-        raise BadInput(f"lockfile '{path}' is corrupt: expected {{\"skills\": {{NAME: {{...}}}}}}; "
-                       "fix it or remove it (added skills then count as placed by hand)")
+    bad = "" if isinstance(entries, dict) else "expected {\"skills\": {NAME: {...}}}"
+    for name, entry in entries.items() if not bad else ():
+        wrong = [key for key, want in ENTRY_SHAPE.items() if isinstance(entry, dict) and key in entry
+                 and not isinstance(entry[key], want)]
+        if not paths.is_valid_name(name) or not isinstance(entry, dict) or wrong:
+            bad = f"skill {name!r}: " + (f"'{wrong[0]}' is of the wrong type" if wrong else "not NAME: {...}")
+            break
+    if bad:
+        raise BadInput(f"lockfile '{path}' is corrupt: {bad}; fix it or remove it (added skills then count as "
+                       "placed by hand)")
     return data
+
+
+ENTRY_SHAPE = {"source": str, "sourceType": str, "revision": (str, type(None)), "path": str, "sha256": str,
+               "placement": str, "updatedAt": str, "addedAt": str, "trustedAt": str, "audit": list,
+               "sandbox": dict}  # what add and update read back of an entry
 
 
 def locked():
@@ -91,27 +102,68 @@ def _place(target, candidate, copy):
     # Dot names: a scan running meanwhile skips them.
     staging, old = (os.path.join(folder, f".{name}.{os.getpid()}.{end}") for end in ("new", "old"))
     _discard(staging)
-    if copy:
-        for rel in candidate.files:
-            os.makedirs(os.path.join(staging, os.path.dirname(rel)), exist_ok=True)
-            shutil.copy(os.path.join(candidate.dir, rel), os.path.join(staging, rel))  # follows in-source links
-    else:
-        os.symlink(os.path.realpath(candidate.dir), staging)
-    if os.path.lexists(target):
-        os.rename(target, old)
-    os.rename(staging, target)
-    _discard(old)
+    try:
+        if copy:
+            _copy(candidate, staging)
+        else:
+            os.symlink(os.path.realpath(candidate.dir), staging)
+        if os.path.lexists(target):
+            os.rename(target, old)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if os.path.lexists(old):  # what was there goes back
+                os.rename(old, target)
+            raise
+    finally:  # a copy that failed (a full disk) leaves nothing to fill it further
+        _discard(staging, quiet=True)
+    _discard(old, quiet=True)
+
+
+def _copy(candidate, staging):
+    """The candidate's files copied into `staging` with fixed modes, whatever the source's and the umask:
+    folders 0755, files 0644, or 0755 when the source file is executable (never setuid, never writable by
+    others)."""
+    os.mkdir(staging, 0o700)
+    for rel in candidate.files:
+        os.makedirs(os.path.join(staging, os.path.dirname(rel)), 0o700, exist_ok=True)
+        source, copied = os.path.join(candidate.dir, rel), os.path.join(staging, rel)
+        shutil.copyfile(source, copied)  # follows in-source links; the bytes only, never the mode
+        os.chmod(copied, 0o755 if os.stat(source).st_mode & 0o111 else 0o644)
+    for parent, _, _ in os.walk(staging):
+        os.chmod(parent, 0o755)
+
+
+STAGING_ENDS = (".new", ".old")
+
+
+def sweep():
+    """Remove what a place that was killed left in the managed folder (.NAME.PID.new, .NAME.PID.old);
+    called under the lockfile's lock, so no place is running meanwhile."""
+    try:
+        names = os.listdir(folder())
+    except OSError:
+        return
+    for entry in names:
+        stem, _, end = entry.rpartition(".")
+        name, _, pid = stem[1:].rpartition(".")
+        if entry.startswith(".") and "." + end in STAGING_ENDS and pid.isdigit() and paths.is_valid_name(name):
+            _discard(os.path.join(folder(), entry), quiet=True)
 
 
 def unplace(name):
     _discard(skill_path(name))
 
 
-def _discard(path):
-    if os.path.islink(path) or os.path.isfile(path):
-        os.unlink(path)
-    elif os.path.isdir(path):
-        shutil.rmtree(path)
+def _discard(path, quiet=False):
+    try:
+        if os.path.islink(path) or os.path.isfile(path):
+            os.unlink(path)
+        elif os.path.isdir(path):
+            shutil.rmtree(path)
+    except OSError:
+        if not quiet:
+            raise
 
 
 def record(candidate, source, copy, now):
@@ -175,19 +227,24 @@ class EditedCopies:
                        "`nexus skills update` keeps the edit, --force puts the source's files back", code="edited")
 
 
-def conflict(lock, name, source, candidate):
-    """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there."""
+def conflict(lock, name, source, candidate, force=False):
+    """Why adding `candidate` as NAME would overwrite another skill, or None when it may go there. With
+    `force` only what nexus placed may be replaced: a folder it did not place (by hand, or where its link
+    was) is kept, as `update --force` keeps it."""
     entry = lock["skills"].get(name)
-    if entry is not None:
-        if (entry.get("source"), entry.get("path")) == (source.location, candidate.path):
-            found = found_at(name, entry)
-            if found == EDITED:
-                return f"skill '{name}' was edited in place since it was added"
-            return why_kept(name, found) if found == FOREIGN else None  # the same skill again: adding it refreshes it
-        return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')})"
-    if os.path.lexists(skill_path(name)):
-        return f"skill '{name}' already exists at {skill_path(name)}"
-    return None
+    found = found_at(name, entry) if entry is not None else MISSING if not os.path.lexists(skill_path(name)) else None
+    if found is None:
+        return f"skill '{name}' already exists at {skill_path(name)}, placed by hand: kept, even with --force " \
+               "(move it away yourself)"
+    if found == FOREIGN:
+        return why_kept(name, found) + ", even with --force (move it away yourself)"
+    if force:
+        return None
+    if entry is not None and (entry.get("source"), entry.get("path")) != (source.location, candidate.path):
+        return f"skill '{name}' was added from {entry.get('source')} ({entry.get('path')}); --force replaces it"
+    if found == EDITED:
+        return f"skill '{name}' was edited in place since it was added; --force replaces it"
+    return None  # the same skill again: adding it refreshes it
 
 
 def require_added(lock, names):
@@ -235,6 +292,7 @@ def add(source_text, names=(), copy=False, force=False, on_problem=None, admit=N
     branch or commit of a git source to fetch; `path`: the one skill's folder inside the source."""
     report = {"source": None, "revision": None, "added": [], "unchanged": [], "refused": []}
     with locked() as lock, sources.checkout(source_text, ref) as source:
+        sweep()
         if paths.contains(folder(), source.root):
             raise NexusError(f"{source.location} is inside the managed folder {folder()}")
         report.update(source=source.location, revision=source.revision)
@@ -291,8 +349,10 @@ def _refusal(candidate, seen, lock, source, force):
         return candidate.error
     if candidate.name in seen:
         return f"another skill named '{candidate.name}' is already added from this source"
-    why = None if force else conflict(lock, candidate.name, source, candidate)
-    return why and why + "; --force replaces it"
+    posing = None if force else paths.lookalike(candidate.name)  # an agent picks a skill by its name
+    if posing:
+        return f"its name could pass for another: {posing}; --force adds it all the same"
+    return conflict(lock, candidate.name, source, candidate, force)
 
 
 def skills_elsewhere():
@@ -337,6 +397,8 @@ def remove(names):
         for name in names:
             unplace(name)
             trust.forget(name, _PROJECT.get())
+            for own in paths.sandbox_folders(name):  # its cached tokens: never a later skill's of the name
+                shutil.rmtree(own, ignore_errors=True)
             del lock["skills"][name]
 
 
@@ -351,6 +413,7 @@ def update(names=(), force=False, admit=None):
     if _nothing_added(names):
         return report
     with locked() as lock:
+        sweep()
         names = list(names) or sorted(lock["skills"])
         require_added(lock, names)
         by_source = {}
@@ -423,15 +486,15 @@ def _update_one(entry, name, source, force, report, admit=None):
     report["restored" if missing else "changed"].append(name)
 
 
-def accept(name, audit):
+def accept(name, audit, sandbox=None):
     """Record that the user trusted an added skill's files as they are now (`nexus skill trust`): the
-    findings accepted, for update to tell what is new. Its sha256 stays the source's: a trusted edit of a
+    findings accepted, for update to tell what is new, and the sandbox declaration accepted with them. Its sha256 stays the source's: a trusted edit of a
     copy is still an edit, which update keeps unless --force."""
     with locked() as lock:
         entry = lock["skills"].get(name)
         if entry is None:
             raise NexusError(f"{name} is not an added skill")
-        entry.update(audit=audit, trustedAt=now_iso())
+        entry.update(audit=audit, trustedAt=now_iso(), **({"sandbox": sandbox} if sandbox is not None else {}))
 
 
 def _accepted(entry, name, found, findings):

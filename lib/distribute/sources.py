@@ -10,7 +10,7 @@ import os
 import shutil
 import tempfile
 
-from .. import fileio, paths, trust
+from .. import fileio, paths, trust, urls
 from ..errors import NexusError, UsageError
 from ..gateway import process
 from ..skill import entry as entrylib, skillmd
@@ -18,7 +18,7 @@ from ..style import Progress, visible
 
 MAX_DEPTH = 4  # how many folders below a source's root a SKILL.md is looked for
 SKIP_FOLDERS = {".git", "node_modules"}
-GIT_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
+GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
 
 
 class Source:
@@ -66,16 +66,17 @@ class Candidate:
 
 
 def resolve(source):
-    """('folder', absolute path) or ('git', url) for a SOURCE as the user wrote it."""
-    if source.startswith(GIT_SCHEMES) or (source.startswith("git@") and ":" in source):
-        scheme, _, rest = source.partition("://")
-        user, _, host = rest.split("/", 1)[0].rpartition("@")
-        if user and (scheme in ("http", "https") or ":" in user):  # https://TOKEN@host, ssh://user:password@host
-            raise UsageError(f"source '{scheme}://***@{host}/...': a URL with credentials would be kept in the "
-                             "lockfile and shown on screen: give them to git instead (a credential helper, ~/.netrc)")
-        return "git", source
-    if "://" in source or "::" in source or source.startswith("-"):  # git's ext:: would run a command
-        raise NexusError(f"source '{source}': only {', '.join(s[:-3] for s in GIT_SCHEMES)} URLs are fetched")
+    """('folder', absolute path) or ('git', url) for a SOURCE as the user wrote it. A URL is judged by its
+    scheme in any case, and refused before anything shows it when it carries credentials."""
+    scheme, _, _, _, _ = urls.split(source)
+    carried = urls.credentials(source)
+    if carried:
+        raise UsageError(f"source '{urls.shown(source)}': a URL with credentials ({carried}) would be kept in the "
+                         "lockfile and shown on screen: give them to git instead (a credential helper, ~/.netrc)")
+    if scheme in GIT_SCHEMES or (scheme is None and source.startswith("git@") and ":" in source):
+        return "git", source if scheme is None else scheme + source[len(scheme):]
+    if scheme is not None or "::" in source or source.startswith("-"):  # git's ext:: would run a command
+        raise NexusError(f"source '{urls.shown(source)}': only {', '.join(GIT_SCHEMES)} URLs are fetched")
     path = os.path.abspath(os.path.expanduser(source))
     if os.path.isdir(path):
         return ("git", "file://" + path) if os.path.exists(os.path.join(path, ".git")) else ("folder", path)
@@ -229,11 +230,12 @@ def _walk(root, location, folder, depth, found, seen, on_problem):
         with os.scandir(folder) as it:
             children = sorted((e for e in it if e.name not in SKIP_FOLDERS), key=lambda e: e.name)
     except OSError as e:
-        on_problem(f"{folder}: cannot read folder: {e.strerror}")
+        on_problem(visible(f"{folder}: cannot read folder: {e.strerror}"))  # a source's names: shown, never obeyed
         return
     for child in children:
         if child.is_symlink() and not paths.contains(root, child.path):
-            on_problem(f"{location}: {os.path.relpath(child.path, root)}: skipped: symlink points outside the source")
+            on_problem(visible(f"{location}: {os.path.relpath(child.path, root)}: skipped: symlink points outside "
+                               "the source"))
         elif child.is_dir():
             _walk(root, location, child.path, depth + 1, found, seen, on_problem)
 

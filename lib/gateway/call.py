@@ -365,9 +365,11 @@ class Call:
         confined, and its output's fingerprint. A failure to write is said, never raised: the tool has
         run, and its exit status must still come through."""
         entry, caller = self.entry, self.caller
-        args = [self.masked(a) for a in self.args]
-        masked = ([i for i, (given, logged) in enumerate(zip(self.args, args)) if given != logged]
-                  if any(schema.SECRET in a for a in args) else None)  # said only where a *** could mislead
+        found = [plan.masking(a, self.secrets) for a in self.args]
+        args = [logged for logged, _ in found]
+        clear = not any(schema.SECRET in a for a in args)  # said only where a *** could mislead
+        masked = None if clear else [i for i, (_, at) in enumerate(found) if at]
+        masked_at = None if clear else [[i, *at] for i, (_, at) in enumerate(found) if at]  # each ***, for a replay
         ran = not (self.reads or refused)
         policy = refused in schema.POLICY_REFUSALS
         error = self.masked(error) if error else None
@@ -390,7 +392,8 @@ class Call:
                                           token=caller.token)
                 line.update(schema.call_context(os.environ), **({"call": self.id} if ran and self.id else {}),
                             **({"output": output} if output else {}), **({"outputDiffers": differs} if differs else {}),
-                            **({"exported": True} if caller.exported else {}))
+                            **({"exported": True} if caller.exported else {}),
+                            **({"maskedAt": masked_at} if masked_at else {}))
                 usage_log.append(entry["name"], state, line, self.config)
                 self.logged = line
         except OSError as e:

@@ -20,7 +20,7 @@ import time
 
 import _signal as signal
 
-from .. import fileio, paths, schema
+from .. import fastjson, fileio, paths, schema
 from ..errors import BadInput, NexusError, UsageError
 from . import process
 
@@ -40,17 +40,49 @@ def read(job_id, scoped=True):
     BadInput for a job.json that is not a job's; NexusError for one another profile started, when a
     profile is in force (scoped: True for the one in force, or the Scope itself; None for none): an
     agent sees and ends only its own jobs."""
-    path = os.path.join(folder(job_id), "job.json")
-    job = fileio.read_json(path)
-    if job is None:
-        raise NexusError(f"no job {job_id}: see `nexus jobs`")
-    if not (isinstance(job, dict) and isinstance(job.get("status"), str) and job.get("id") == job_id):
-        raise BadInput(f"'{path}' is not a job's record")
+    job = _load(job_id)
     profile = _profile() if scoped is True else scoped
     if profile and job.get("profile") != profile.name:
         raise NexusError(f"job {job['id']}: not available to profile {profile.name}")
     if job["status"] in ("starting", "running") and not _alive(job.get("supervisor") or job.get("starter")):
         job = _settle_lost(job)
+    return job
+
+
+STATUSES = ("starting", "running", "finished", "failed", "timed-out", "killed", "lost")
+_PID = "a process id"
+SHAPE = {"id": str, "skill": str, "status": str, "started": str, "ended": str, "starter": _PID, "supervisor": _PID,
+         "pid": _PID, "pidStart": int, "timeout": (int, float), "exit": int, "ms": int, "args": list, "session": str,
+         "profile": str, "toolEnded": bool, "truncated": bool, "call": str}
+
+
+def _load(job_id):
+    """The job.json of a job, checked against SHAPE (a pid a whole number above 1: nexus signals it); BadInput
+    naming the file and the first field that is wrong, NexusError when there is none."""
+    path = os.path.join(folder(job_id), "job.json")
+    job = fileio.read_json(path)  # BadInput when it is not JSON
+    if job is None:
+        raise NexusError(f"no job {job_id}: see `nexus jobs`")
+    if not isinstance(job, dict):
+        raise BadInput(f"'{path}' is not a job's record: not an object")
+    for key in ("id", "skill", "status"):
+        if key not in job:
+            raise BadInput(f"'{path}' is not a job's record: no '{key}'")
+    for key, value in job.items():
+        want = SHAPE.get(key)
+        if value is None or want is None:
+            continue
+        if want is _PID:
+            good = type(value) is int and value > 1
+        elif want is bool:
+            good = type(value) is bool
+        else:  # true is not a number here
+            good = isinstance(value, want) and type(value) is not bool
+        if not good:
+            raise BadInput(f"'{path}' is not a job's record: '{key}' is {fastjson.dumps(value)[:40]}")
+    if job["id"] != job_id or job["status"] not in STATUSES or not paths.is_valid_name(job["skill"]) \
+            or not all(isinstance(a, str) for a in job.get("args") or []):
+        raise BadInput(f"'{path}' is not a job's record: its id, status, skill or args")
     return job
 
 
@@ -66,7 +98,7 @@ def _settle_lost(job):
     """A job whose supervisor is gone: end its tool's process group if it is still the one the job
     started, record the call once (whoever sees it first, under the job's lock), and mark it lost."""
     with fileio.Lock(os.path.join(folder(job["id"]), "lock")):
-        job = fileio.read_json(os.path.join(folder(job["id"]), "job.json")) or job
+        job = _load(job["id"])
         if job.get("status") not in ("starting", "running"):
             return job  # settled meanwhile, by its supervisor or by another reader
         pid, ended = job.get("pid"), False
@@ -143,10 +175,14 @@ def start(call, timeout):
            "timeout": timeout, "starter": os.getpid(), "session": call.caller.session, "call": call.id, **args,
            **({"profile": call.profile.name} if call.profile else {})}
     where = folder(job["id"])
-    fileio.private_dirs(where, paths.state_root())
-    out, err = (os.open(os.path.join(where, name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-                for name in ("stdout", "stderr"))
-    _save(job)
+    try:
+        fileio.private_dirs(where, paths.state_root())
+        out, err = (os.open(os.path.join(where, name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+                    for name in ("stdout", "stderr"))
+        _save(job)
+    except OSError as e:  # a full disk: no folder is left that no listing shows and no prune removes
+        shutil.rmtree(where, ignore_errors=True)
+        raise NexusError(f"cannot start a background job in {where}: {e.strerror}") from None
     ready, said = os.pipe()
     if os.fork():
         for fd in (out, err, said):
@@ -270,6 +306,21 @@ def prune(days=KEEP_DAYS, warn=None):
     for job in all_jobs(warn, scoped=False):
         if job.get("ended") and job["ended"] < since:
             shutil.rmtree(folder(job["id"]), ignore_errors=True)
+            removed += 1
+    return removed + _prune_husks(time.time() - days * 86400)
+
+
+def _prune_husks(before):
+    """Remove the job folders without a job.json (a start that failed half way) last changed before `before`."""
+    removed = 0
+    for job_id in os.listdir(paths.jobs_dir()) if os.path.isdir(paths.jobs_dir()) else ():
+        where = os.path.join(paths.jobs_dir(), job_id)
+        try:
+            husk = not os.path.lexists(os.path.join(where, "job.json")) and os.lstat(where).st_mtime < before
+        except OSError:
+            continue
+        if husk and os.path.isdir(where) and not os.path.islink(where):
+            shutil.rmtree(where, ignore_errors=True)
             removed += 1
     return removed
 

@@ -168,9 +168,64 @@ def fill(text, values):
 
 def mask(text, secrets):
     """`text` with every occurrence of a whole secret value replaced by ***."""
+    return masking(text, secrets)[0] if secrets else text
+
+
+def masking(text, secrets):
+    """(`text` masked, the offset of each *** in it that stands for a secret): each secret, longest first,
+    cut out of the text left between those already masked, so a literal *** is never taken for one."""
+    pieces = [text]  # text, and None for a secret masked
     for secret in secrets:
-        text = text.replace(secret, SECRET)
-    return text
+        if any(piece and secret in piece for piece in pieces):
+            pieces = [cut for piece in pieces for cut in ([None] if piece is None else _cut(piece, secret))]
+    out, at, offset = [], [], 0
+    for piece in pieces:
+        if piece is None:
+            at.append(offset)
+            piece = SECRET
+        out.append(piece)
+        offset += len(piece)
+    return "".join(out), at
+
+
+def secrets_of(name, config):
+    """The secrets a call of skill NAME would mask now (its environment and config as a call computes them),
+    for output it wrote that is shown later (`nexus job logs`); [] when there is no such skill."""
+    from ..catalog import manifest  # a job's output only: a call has its entry already
+
+    try:
+        entry = manifest.entry(configlib.sources(config), name, lambda message: None)
+    except NexusError:
+        return []
+    return environment(entry, config)[1]
+
+
+class Masking:
+    """Masks secrets in output read a chunk at a time (`nexus job logs`): what could be the start of a
+    secret that the next chunk completes is held back until it is known."""
+
+    def __init__(self, secrets):
+        self.secrets = [s.encode("utf-8", "surrogateescape") for s in secrets]
+        self.keep = max(map(len, self.secrets), default=1) - 1
+        self.held = b""
+
+    def feed(self, chunk, last=False):
+        """The bytes of `chunk` (after what was held) that can be shown, secrets as ***."""
+        data, self.held = self.held + chunk, b""
+        if not self.secrets:
+            return data
+        pieces = [data]
+        for secret in self.secrets:
+            pieces = [cut for piece in pieces for cut in ([None] if piece is None else _cut(piece, secret))]
+        if not last and pieces[-1] is not None and self.keep:
+            tail = pieces[-1]
+            pieces[-1], self.held = tail[:-self.keep], tail[-self.keep:]
+        return b"".join(SECRET.encode() if piece is None else piece for piece in pieces)
+
+
+def _cut(text, secret):
+    parts = text.split(secret)
+    return [item for i, part in enumerate(parts) for item in ((None, part) if i else (part,))]
 
 
 def runs(entry):

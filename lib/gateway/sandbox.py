@@ -301,7 +301,9 @@ class Confinement:
         deny += [paths.config_file(), paths.state_root()]
         self.deny = _denied(deny, self.read + self.write)
         home = os.path.realpath(os.path.expanduser("~"))
-        self.unread = [] if any(_within(home, p) for p in self.read) else [home]  # left out of the system's read
+        # left out of the system's read (a home of / or none, as a service's, is not)
+        self.unread = [] if home == "/" or not os.path.isdir(home) or any(_within(home, p) for p in self.read) \
+            else [home]
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
@@ -575,6 +577,8 @@ def unsafe_cwd(cwd, protect):
     that holds $HOME, one inside a dot-folder of $HOME (where tools find their configuration and plugins), or
     one inside what no grant reaches (protect: a skill source, nexus's install and state, ~/.local/bin, ...)."""
     home = os.path.realpath(os.path.expanduser("~"))
+    if cwd == "/":
+        return "the root folder"
     if cwd == home:
         return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
     if _within(home, cwd):

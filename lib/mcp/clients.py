@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 
-from .. import fileio
+from .. import fileio, schema, urls
 from ..errors import BadInput, NexusError, UsageError
 from .formats import Json, Toml, Yaml
 
@@ -208,7 +208,7 @@ def http_entry(chosen, url, token_env=None, warn=None):
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
         raise UsageError(f"--url needs the http(s) URL nexus-mcp --http serves, such as https://HOST:8765/mcp, "
-                         f"not {url!r} (and no user or password in it: use --token-env)")
+                         f"not '{urls.shown(url)}' (and no user or password in it: use --token-env)")
     if token_env is not None and not (token_env.isascii() and token_env.replace("_", "a").isalnum()
                                       and not token_env[0].isdigit()):
         raise UsageError(f"--token-env needs the name of an environment variable, such as NEXUS_TOKEN, not {token_env!r}")
@@ -269,11 +269,19 @@ def _read(path):
 
 def _load(chosen, text, path):
     try:
-        return chosen.format.load(text)
+        document = chosen.format.load(text)
     except ValueError as e:
         raise BadInput(f"'{path}' is not {chosen.format.name}: {e}; it is left as it is") from None
     except RecursionError:  # a hostile file: tomllib and PyYAML read nesting by recursion
-        raise BadInput(f"'{path}' is nested too deeply; it is left as it is") from None
+        document = None
+    if document is None or schema.too_deep(document):  # an edit copies and compares it by recursion
+        raise BadInput(f"'{path}' is nested more than {schema.MAX_DEPTH} deep; it is left as it is")
+    return document
+
+
+def _kind(value):
+    return {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a number" if isinstance(
+        value, (int, float)) else type(value).__name__)
 
 
 def current(chosen, document):
@@ -294,23 +302,29 @@ def difference(old, new):
     return [line for line in difflib.unified_diff(lines(old), lines(new), "in the file", "nexus's", lineterm="")]
 
 
-def change(chosen, path, wanted, force=False, warn=None):
-    """Put `wanted` (None: take nexus out) into the client's file at `path`, changing only the entry.
-    Returns what happened ('added', 'replaced', 'removed' or 'unchanged') and the copy of the old file
-    kept (FILE.bak, None when there was none). A customised entry is kept
-    unless `force` (NexusError, its difference given to `warn`); a read-only file is refused; the edit
-    is re-read and must be the intended document before anything is written."""
+def change(chosen, path, wanted, force=False, warn=None, remove=False):
+    """Put `wanted` into the client's file at `path` (`remove`: take nexus's entry out, when it is
+    `wanted`), changing only the entry. Returns what happened ('added', 'replaced', 'removed' or
+    'unchanged') and the copy of the old file kept (FILE.bak, None when there was none). A customised
+    entry is kept, replaced or removed alike, unless `force` (NexusError, its difference given to `warn`);
+    a read-only file is refused; the edit is re-read and must be the intended document before anything
+    is written."""
     old = _read(path)
     document = _load(chosen, old, path) if old is not None else {}
     if chosen.key and not isinstance(document, dict):
         raise BadInput(f"'{path}' holds no {chosen.format.name} mapping; it is left as it is")
+    servers = document.get(chosen.key) if chosen.key else None
+    if servers is not None and not isinstance(servers, dict):  # an array of tables, a string: not for nexus to fix
+        raise BadInput(f"'{path}': '{chosen.key}' is {_kind(servers)}, not a table of servers; it is left as it is")
     present = current(chosen, document)
-    if present == wanted:  # None and None too: nothing to take out
-        return "unchanged", None
-    if present is not None and wanted is not None and not force:
+    if present is not None and wanted is not None and present != wanted and not force:
         for line in difference(present, wanted):
             warn and warn(line)
-        raise NexusError(f"'{path}' has a nexus entry that differs from this one: kept (--force replaces it)")
+        raise NexusError(f"'{path}' has a nexus entry that differs from this one: kept (--force "
+                         f"{'removes' if remove else 'replaces'} it)")
+    wanted = None if remove else wanted
+    if present == wanted:  # None and None too: nothing to take out
+        return "unchanged", None
     if old is not None and not os.stat(path).st_mode & 0o200:  # by its mode: root may write it all the same
         raise NexusError(f"'{path}' is read-only: nexus does not change it")
     new = _edited(chosen, old or "", wanted, path)
@@ -328,8 +342,9 @@ def change(chosen, path, wanted, force=False, warn=None):
 
 
 def _edited(chosen, text, wanted, path):
-    if chosen.whole:
-        return chosen.format.dump(wanted) if wanted is not None else text
+    if chosen.whole:  # a new file, with the old one's line endings
+        return chosen.format.dump(wanted).replace("\n", "\r\n" if "\r\n" in text else "\n") if wanted is not None \
+            else text
     try:
         if wanted is None:
             return chosen.format.drop(text, chosen.key, SERVER)
@@ -343,12 +358,9 @@ def _intended(chosen, document, wanted):
     """The document with nexus's entry set to `wanted`, or taken out (None)."""
     if chosen.whole:
         return wanted
-    import copy  # only for a file that holds more than nexus's entry
-
-    intended = copy.deepcopy(document)
+    intended = dict(document)  # a copy of the two levels it changes: the rest is only compared, never changed
     servers = intended.get(chosen.key)
-    if not isinstance(servers, dict):  # none yet, or an empty YAML mapping (`extensions:`, null)
-        servers = intended[chosen.key] = {}
+    servers = intended[chosen.key] = dict(servers) if isinstance(servers, dict) else {}  # none yet, or `extensions:`
     if wanted is None:
         servers.pop(SERVER, None)
     else:

@@ -103,15 +103,52 @@ class Yaml:
 
     name = "YAML"
 
-    @staticmethod
-    def load(text):
+    MAX_EXPANDED = 100_000  # nodes that aliases may add to a document: a few repeated anchors, not a bomb
+
+    @classmethod
+    def load(cls, text):
         import yaml  # 20-45 ms: only for a client whose file is YAML
 
+        loader = yaml.SafeLoader(text)
         try:
-            data = yaml.safe_load(text)
+            node = loader.get_single_node()  # the node graph: an alias is one more edge, not a copy
+            if node is not None and cls._expanded(node, {}) > cls._count(node) + cls.MAX_EXPANDED:
+                raise ValueError(f"its aliases expand it by more than {cls.MAX_EXPANDED:,} nodes")
+            data = None if node is None else loader.construct_document(node)
         except yaml.YAMLError as e:
             raise ValueError(" ".join(str(e).split())) from None
+        finally:
+            loader.dispose()
         return {} if data is None else data
+
+    @classmethod
+    def _expanded(cls, node, sizes):
+        """How many nodes `node` stands for with every alias copied out (each shared node counted once per
+        reference, each computed once)."""
+        if id(node) not in sizes:
+            sizes[id(node)] = None  # an alias to a node that holds it: endless
+            children = [n for pair in node.value for n in pair] if node.id == "mapping" else \
+                node.value if node.id == "sequence" else []
+            total = 1
+            for child in children:
+                size = cls._expanded(child, sizes)
+                if size is None:
+                    raise ValueError("an alias refers to a node that holds it")
+                total += size
+            sizes[id(node)] = total
+        return sizes[id(node)]
+
+    @staticmethod
+    def _count(node):
+        """The distinct nodes in the graph."""
+        seen, stack = set(), [node]
+        while stack:
+            item = stack.pop()
+            if id(item) not in seen:
+                seen.add(id(item))
+                stack.extend([n for pair in item.value for n in pair] if item.id == "mapping" else
+                             item.value if item.id == "sequence" else [])
+        return len(seen)
 
     @staticmethod
     def dump(data, indent=""):
@@ -147,26 +184,31 @@ class Yaml:
     def put(cls, text, key, name, value):
         import yaml  # 20-45 ms: only for a client whose file is YAML
 
+        nl = "\r\n" if "\r\n" in text else "\n"  # what is written keeps the file's line endings
+
+        def dump(data, indent=""):
+            return cls.dump(data, indent).replace("\n", nl)
+
         lines, pair = cls._pairs(text, key)
         if lines and not lines[-1].endswith("\n"):
-            lines[-1] += "\n"
+            lines[-1] += nl
         if pair is None:
-            return "".join(lines) + cls.dump({key: {name: value}})
+            return "".join(lines) + dump({key: {name: value}})
         servers = pair[1]
         if isinstance(servers, yaml.ScalarNode) and servers.tag.endswith(":null"):
             at = cls._span(lines, pair)[1] + 1
             indent = " " * (pair[0].start_mark.column + 2)
-            return "".join(lines[:at]) + cls.dump({name: value}, indent) + "".join(lines[at:])
+            return "".join(lines[:at]) + dump({name: value}, indent) + "".join(lines[at:])
         if isinstance(servers, yaml.MappingNode) and servers.flow_style and not servers.value:  # `{}`: opened
-            block = cls.dump({name: value}, " " * (pair[0].start_mark.column + 2)).rstrip("\n")
-            return text[:servers.start_mark.index].rstrip(" ") + "\n" + block + text[servers.end_mark.index:]
+            block = dump({name: value}, " " * (pair[0].start_mark.column + 2)).rstrip("\r\n")
+            return text[:servers.start_mark.index].rstrip(" ") + nl + block + text[servers.end_mark.index:]
         if not isinstance(servers, yaml.MappingNode) or servers.flow_style or not servers.value:
             raise ValueError(f"'{key}' is not a block mapping")
         ours = [p for p in servers.value if p[0].value == name]
         if len(ours) > 1:
             raise ValueError(f"'{key}.{name}' is given {len(ours)} times")
         indent = " " * servers.value[0][0].start_mark.column
-        block = cls.dump({name: value}, indent)
+        block = dump({name: value}, indent)
         if ours:
             first, last = cls._span(lines, ours[0])
             return "".join(lines[:first]) + block + "".join(lines[last + 1:])

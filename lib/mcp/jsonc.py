@@ -11,6 +11,15 @@ JSON.parse does, and an edit refuses to choose between two members of the name i
 import json
 
 WHITESPACE = " \t\r\n\ufeff"
+SPANS_DEPTH = 2  # the root, and a member's object (a client's servers): where an edit needs each member's place
+
+
+def _constant(name):
+    raise ValueError(f"{name} is not JSON")  # json reads NaN and Infinity; a client's file must not have them
+
+
+_PLAIN = json.JSONDecoder(parse_constant=_constant)
+_scanstring = json.decoder.scanstring
 
 
 class Value:
@@ -56,31 +65,33 @@ class _Reader:
             else:
                 return
 
-    def value(self):
+    def value(self, depth=0):
         self.skip()
         if self.i >= len(self.text):
             self.fail("expected a value")
         char = self.text[self.i]
+        if char in "{[" and depth >= SPANS_DEPTH:  # below the servers' object no member's place is needed:
+            try:  # plain JSON is read by json's scanner, in C; JSONC (comments, trailing commas) below
+                data, end = _PLAIN.raw_decode(self.text, self.i)
+                start, self.i = self.i, end
+                return Value(start, end, data)
+            except (ValueError, RecursionError):
+                pass
         if char == "{":
-            return self.object()
+            return self.object(depth)
         if char == "[":
-            return self.array()
+            return self.array(depth)
         if char == '"':
             return self.string()
         return self.scalar()
 
     def string(self):
-        start, text = self.i, self.text
-        i = start + 1
-        while i < len(text) and text[i] != '"':
-            i += 2 if text[i] == "\\" else 1
-        if i >= len(text):
-            self.fail("unterminated string")
-        self.i = i + 1
-        try:
-            return Value(start, self.i, json.loads(text[start:self.i]))
-        except ValueError:
-            self.fail("invalid string")
+        start = self.i
+        try:  # json's own scanner, in C: a large file's long strings are not read a character at a time
+            data, self.i = _scanstring(self.text, start + 1, True)
+        except ValueError as e:
+            self.fail("unterminated string" if "Unterminated" in str(e) else "invalid string")
+        return Value(start, self.i, data)
 
     def scalar(self):
         start, text = self.i, self.text
@@ -114,7 +125,7 @@ class _Reader:
             elif not self.text.startswith(close, self.i):
                 self.fail(f"expected ',' or '{close}'")
 
-    def object(self):
+    def object(self, depth=0):
         start = self.i
 
         def member():
@@ -125,14 +136,14 @@ class _Reader:
             if not self.text.startswith(":", self.i):
                 self.fail("expected ':'")
             self.i += 1
-            return key.data, key.start, self.value()
+            return key.data, key.start, self.value(depth + 1)
 
         members = self.items("}", member)
         return Value(start, self.i, {key: value.data for key, _, value in members}, members)
 
-    def array(self):
+    def array(self, depth=0):
         start = self.i
-        values = self.items("]", self.value)
+        values = self.items("]", lambda: self.value(depth + 1))
         return Value(start, self.i, [v.data for v in values])
 
 

@@ -7,7 +7,7 @@ is checked by the one check of its kind (a skill name by paths.checked_name, an 
 schema.is_env_name, a session id by schema.is_session_id, a parameter's name by `variables`) and every
 word is single-quoted as bytes by one function (`_word`), so it arrives byte for byte. `--var NAME=VALUE` turns each occurrence of VALUE in the recorded arguments into a parameter of
 the new skill (`--NAME VALUE`, or positional in the order given). A secret was never logged (it shows
-as ***; the log says which arguments were masked, so a literal *** is replayed as it is): such an
+as ***; the log says where each one masked is, so a literal *** is replayed as it is): such an
 argument is replayed only from a variable, or from the env var that held it when the call's skill
 declares exactly one; otherwise crystallization is refused, naming the call.
 """
@@ -50,12 +50,12 @@ def span(text):
     return int(first), int(last or first)
 
 
-def chosen_calls(session, numbers=None):
+def chosen_calls(session, numbers=None, warn=None):
     """The successful tool and script calls of a session (within --calls, when given); NexusError when none."""
     if session != sessions.NO_SESSION and not schema.is_session_id(session):
         raise UsageError(f"{visible(session)!r} is not a session id (printable, at most {schema.MAX_SESSION_CHARS} "
                          "characters): see `nexus sessions`")
-    picked = [c for c in sessions.calls(session)
+    picked = [c for c in sessions.calls(session, warn)
               if c.get("type") in ("tool", "script") and not sessions.failed(c) and not sessions.refused(c)
               and (numbers is None or numbers[0] <= c["n"] <= numbers[1])]
     if not picked:
@@ -103,10 +103,30 @@ def _expected(call):
 
 
 def _masked(call, index, arg):
-    """Whether a secret was masked in this argument: as the log says (`masked`, in every line with a ***
-    since nexus records it), or for a line logged before, when it holds ***."""
-    masked = call.get("masked")
-    return index in masked if isinstance(masked, list) else SECRET in arg
+    """The offsets in this argument of each *** that stands for a secret: as the log says (`maskedAt`, each
+    occurrence, since nexus records it; `masked`, the arguments, in lines logged before), or for a line
+    logged before either, every *** it holds. An offset that is not a *** of the argument is no secret."""
+    masked_at, masked = call.get("maskedAt"), call.get("masked")
+    if isinstance(masked_at, list):
+        given = [at for item in masked_at if isinstance(item, list) and item and item[0] == index for at in item[1:]]
+        found, end = [], 0
+        for at in sorted({at for at in given if type(at) is int and at >= 0 and arg.startswith(SECRET, at)}):
+            if at >= end:  # never two that overlap
+                found.append(at)
+                end = at + len(SECRET)
+        return found
+    if isinstance(masked, list):
+        return _occurrences(arg) if index in masked else []
+    return _occurrences(arg)
+
+
+def _occurrences(arg):
+    """The offsets of the ***s in `arg`, as str.replace would find them."""
+    found, at = [], arg.find(SECRET)
+    while at >= 0:
+        found.append(at)
+        at = arg.find(SECRET, at + len(SECRET))
+    return found
 
 
 def _secret_var(call, parts, entry):
@@ -126,27 +146,39 @@ def _secret_var(call, parts, entry):
                      "log, and nexus cannot tell which secret it was: give it a variable, as --var KEY=***")
 
 
-def _pieces(arg, parts, secret_var, masked=True):
-    """The argument cut into literal text and references: [(is_reference, text or variable)]. A *** is a
-    secret only in an argument the log says was masked."""
-    pieces = [(False, arg)]
-    replacements = [(n, v) for n, v in parts if masked or v != SECRET] + ([(secret_var, SECRET)] if secret_var else [])
-    for name, value in replacements:
+def _pieces(arg, parts, secret_var, masked=()):
+    """The argument cut into literal text and references: [(is_reference, text or variable)]. Only the ***s
+    at the offsets `masked` (the log's) are secrets: each stands for the variable given as ***, else
+    `secret_var`; every other *** is literal text."""
+    stand_in = next((n for n, v in parts if v == SECRET), None) or secret_var
+    pieces, start = [], 0
+    for at in masked:
+        pieces += _named(arg[start:at], parts) + [(True, stand_in)]
+        start = at + len(SECRET)
+    return pieces + _named(arg[start:], parts)
+
+
+def _named(text, parts):
+    """Literal text cut at each occurrence of a variable's value, longest value first."""
+    pieces = [(False, text)] if text else []
+    for name, value in parts:
+        if value == SECRET:
+            continue
         cut = []
-        for is_reference, text in pieces:
+        for is_reference, chunk in pieces:
             if is_reference:
-                cut.append((True, text))
+                cut.append((True, chunk))
                 continue
-            for i, chunk in enumerate(text.split(value)):
+            for i, part in enumerate(chunk.split(value)):
                 if i:
                     cut.append((True, name))
-                if chunk:
-                    cut.append((False, chunk))
+                if part:
+                    cut.append((False, part))
         pieces = cut
     return pieces
 
 
-def _word(arg, parts, secret_var, masked=True):
+def _word(arg, parts, secret_var, masked=()):
     """One shell word that gives `arg` back byte for byte, with its variables expanded: the one way text
     reaches replay.sh (literal text single-quoted as bytes; a reference only to a checked name)."""
     named = dict(parts)
@@ -159,7 +191,7 @@ def _word(arg, parts, secret_var, masked=True):
     return out or b"''"
 
 
-def _shown(arg, parts, secret_var, masked=True):
+def _shown(arg, parts, secret_var, masked=()):
     named = dict(parts)
     return "".join((f"${text}" if text in named or text == secret_var else text) if ref else text
                    for ref, text in _pieces(arg, parts, secret_var, masked)) or "''"

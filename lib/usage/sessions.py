@@ -23,20 +23,27 @@ def _since(days):
     return None if days is None else schema.now_iso(time.time() - days * 86400)
 
 
-def _entries(path, since=None):
-    """The well-formed entries of one log at or after `since` (ISO strings compare as times)."""
+def _entries(path, since=None, warn=None):
+    """The well-formed entries of one log at or after `since` (ISO strings compare as times); a line that
+    is not JSON or not of a log line's shape (schema.line_problem) is skipped, and `warn` told how many."""
+    bad = []
     try:
         with open(path, "rb") as f:
-            for line in f:
+            for number, line in enumerate(f, 1):
                 try:
                     entry = fastjson.loads(line.decode("utf-8", "surrogateescape"))
                 except ValueError:
+                    bad.append(number)
                     continue
-                ts = entry.get("ts") if isinstance(entry, dict) else None
-                if isinstance(ts, str) and (since is None or ts >= since) and isinstance(entry.get("skill"), str):
+                if schema.line_problem(entry) or not paths.is_valid_name(entry["skill"]):
+                    bad.append(number)
+                elif since is None or entry["ts"] >= since:
                     yield entry
     except FileNotFoundError:
         return
+    if bad and warn:
+        warn(f"{path}: {len(bad)} unreadable line{'s' if len(bad) > 1 else ''} skipped (line {bad[0]}"
+             f"{' and more' if len(bad) > 1 else ''})")
 
 
 def _logs():
@@ -107,24 +114,25 @@ class Summary:
         return [{**s, **{key: sorted(s[key]) for key in ("skills", "clients", "profiles")}} for s in ordered]
 
 
-def summary(days=None):
-    """Every session in the logs (within `days`), as Summary gives them."""
+def summary(days=None, warn=None):
+    """Every session in the logs (within `days`), as Summary gives them; `warn` hears of unreadable lines."""
     found = Summary()
     for path in _logs():
-        for entry in _entries(path, _since(days)):
+        for entry in _entries(path, _since(days), warn):
             found.add(entry)
     return found.result()
 
 
-def calls(session):
-    """The calls of one session across every log, oldest first, each numbered from 1 as `session show` shows them."""
+def calls(session, warn=None):
+    """The calls of one session across every log, oldest first, each numbered from 1 as `session show` shows
+    them; `warn` hears of unreadable lines."""
     def of(path):
-        for entry in _entries(path):
+        for entry in _entries(path, warn=warn):
             if (entry.get("session") if isinstance(entry.get("session"), str) else NO_SESSION) == session:
                 yield entry["ts"], entry
 
     for number, (_, entry) in enumerate(heapq.merge(*(of(p) for p in _logs()), key=lambda pair: pair[0]), 1):
         yield {"n": number, **{k: entry[k] for k in ("ts", "skill", "type", "args", "exit", "ms", "error", "truncated",
-                                                     "masked", "output", "refused")
+                                                     "masked", "maskedAt", "output", "refused")
                                if k in entry}}
 

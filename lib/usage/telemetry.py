@@ -18,7 +18,7 @@ Two ways out, both opt in (the standard OTEL_EXPORTER_OTLP_* variables, or `tele
 import hashlib
 import os
 
-from .. import __version__, config as configlib, fastjson, fileio, paths, schema
+from .. import __version__, config as configlib, fastjson, fileio, paths, schema, urls
 from ..errors import NexusError, UsageError
 from ..state import skill_state, usage_log
 
@@ -199,9 +199,10 @@ def send(url, body):
         with urllib.request.urlopen(urllib.request.Request(url, body, headers, method="POST"), timeout=30) as answer:
             answer.read()
     except urllib.error.HTTPError as e:
-        raise NexusError(f"{url}: the collector answered {e.code} {e.reason}: nothing more sent") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise NexusError(f"{url}: cannot send: {getattr(e, 'reason', e)}: nothing more sent") from None
+        raise NexusError(f"{urls.shown(url)}: the collector answered {e.code} {e.reason}: nothing more sent") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:  # ValueError: a URL urllib cannot use
+        reason = str(getattr(e, "reason", e)).replace(url, urls.shown(url))  # credentials are never shown
+        raise NexusError(f"{urls.shown(url)}: cannot send: {reason}: nothing more sent") from None
 
 
 def push(config, dry_run=False, url=None, warn=print):
@@ -220,7 +221,7 @@ def push(config, dry_run=False, url=None, warn=print):
 
 def _push(url, dry_run, warn):
     cursors = read_cursors()
-    report = {"endpoint": url, "sent": 0, "pruned": 0, "prunedBySkill": {}, **({"spans": []} if dry_run else {})}
+    report = {"endpoint": url and urls.shown(url), "sent": 0, "pruned": 0, "prunedBySkill": {}, **({"spans": []} if dry_run else {})}
     for name in usage_log.logged_skills():
         lines, pruned, last = pending(name, cursors.get(name))
         if pruned:

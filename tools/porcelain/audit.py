@@ -96,8 +96,10 @@ def trust(ctx):
     trusted with (their SHA-256s are kept in its trust.json; Python's __pycache__ counts, and the gateway
     runs it with PYTHONDONTWRITEBYTECODE so that its runs leave none). When they changed behind nexus's back, an edit in its folder or in the folder a
     linked skill comes from, `nexus skill run` and nexus-mcp refuse it and `skills link` leaves it out.
-    This shows what changed and the audit of the change (`nexus skills audit`: findings in the changed
-    files and any not accepted before), then binds the skill to its files as they are now.
+    This shows what changed, the audit of the change (`nexus skills audit`: findings in the changed files and
+    any not accepted before) and what its declaration asks beyond what was accepted (the network, each
+    folder added), asks for that, then binds the skill to its files and its permissions as they are now;
+    with --yes it says what it accepted.
 
     Exit status:
       0  trusted, or nothing changed
@@ -125,22 +127,41 @@ def trust(ctx):
         ctx.warn(f"'{name}' is as it was added or last trusted: nothing to trust")
         report["trusted"] = True
         return report
+    own, wants = widened(ctx, entry, added)
+    report["permissions"] = wants
     if not ctx.json:
         ctx.warn(f"{name}: {trustlib.describe(found)}")
         for finding in shown:
             ctx.warn(finding.format())
+        if wants:
+            ctx.warn(f"{name} now asks, when it runs confined, for {wants}")
     high = sum(f.severity == auditlib.HIGH for f in shown)
     if high and not ctx.args["--force"]:
         ctx.warn(f"{plural(high, 'high finding')} in the change: not trusted; --force trusts it all the same")
         ctx.status = 1
         return report
-    if not ctx.args["--yes"] and not confirm(f"Trust '{name}' as it is now? [y/N] "):
+    asked = f"Trust '{name}' as it is now{f', and allow it {wants}' if wants else ''}? [y/N] "
+    if not ctx.args["--yes"] and not confirm(asked):
         ctx.status = 1
         return report
     trustlib.record(name, entry["dir"])
-    managed.accept(name, auditlib.keys(findings))
+    managed.accept(name, auditlib.keys(findings), own)
+    if ctx.args["--yes"]:
+        ctx.warn(f"accepted {name}: {trustlib.describe(found)}" + (f"; when it runs confined, {wants}" if wants else ""))
     report["trusted"] = True
     return report
+
+
+def widened(ctx, entry, added):
+    """(its sandbox declaration now, what it asks beyond the one accepted when it was added, updated or
+    trusted: '' when nothing, or when it does not run confined)."""
+    from nexus.gateway import sandbox  # the declaration of an added skill only
+
+    own = sandbox.declared(entry)
+    if entry.get("type") == "prompt" or not plan.confined(entry, ctx.config):
+        return own, ""
+    before = added.get("sandbox") if isinstance(added.get("sandbox"), dict) else {}
+    return own, sandbox.widening(own, before, {})
 
 
 def confirm(question):

@@ -70,7 +70,9 @@ class Findings:
                 self.found += [(self.entries[name][0], skillmd.Problem(severity, message, code="requires"))
                                for severity, message in problems]
         added = {name for name, entry in catalogue.items() if entry.get("source") in paths.ADDED}
-        added |= {name for name, (path, _) in self.entries.items() if paths.contains(paths.managed_skills(), path)}
+        project = paths.project_root()
+        folders = [paths.managed_skills(), *([paths.project_skills(project)] if project else [])]
+        added |= {name for name, (path, _) in self.entries.items() if any(paths.contains(f, path) for f in folders)}
         for name, key in manifestlib.key_claims({**entry, "source": "nexus-managed" if entry["name"] in added else
                                                  entry.get("source")} for entry in entries.values()).items():
             if name in self.entries:

@@ -10,12 +10,13 @@ from nexus.distribute import managed, project, sources
 from nexus.gateway import plan
 from nexus.skill import audit
 from nexus.errors import NexusError
-from nexus.style import ask, table
+from nexus.style import ask, table, visible
 
 
 def render_listed(report, out):
     """--list: the skills a source holds."""
-    rows = [[c["name"] or "(invalid)", c["path"], c["description"] or c["error"]] for c in report["skills"]]
+    rows = [[c["name"] or "(invalid)", visible(c["path"]), visible(c["description"] or c["error"])]  # the source's text:
+            for c in report["skills"]]  # every escape shown, a colour code too
     out.write("\n".join(table(rows, indent="")) + "\n")
 
 
@@ -26,7 +27,7 @@ def render_add(report, out):
     if len(report["added"]) + len(report["unchanged"]) <= MANY:
         for added in report["added"]:
             shadows = f": {added['shadows']}" if added.get("shadows") else ""
-            out.write(f"added {added['name']} ({added['placement']}, {added['path']}){shadows}\n")
+            out.write(f"added {added['name']} ({added['placement']}, {visible(added['path'])}){shadows}\n")
         for name in report["unchanged"]:
             out.write(f"unchanged {name}\n")
         render_permissions(report, out)
@@ -38,7 +39,7 @@ def render_add(report, out):
     said = lambda text: lines.extend(wrap(text, columns) if columns else [text])  # noqa: E731
     for added in report["added"]:  # a skill that hides another is said alone: it changes what runs
         if added.get("shadows"):
-            said(f"added {added['name']} ({added['placement']}, {added['path']}): {added['shadows']}")
+            said(f"added {added['name']} ({added['placement']}, {visible(added['path'])}): {added['shadows']}")
     plain = [a["name"] for a in report["added"] if not a.get("shadows")]
     if plain:
         said(f"added {len(plain)} ({', '.join(sorted({a['placement'] for a in report['added']}))}): {', '.join(plain)}")
@@ -107,6 +108,8 @@ def door(ctx, again, grants=None):
             placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
             before = sandbox.declared(placed) if placed else {}
         wants = sandbox.widening(own, before, grants or {})
+        if wants and ctx.args["--yes"]:
+            ctx.warn(f"{name}: accepted, when it runs confined, {wants} (--yes)")
         if not wants or ctx.args["--yes"]:
             return own
         asked = f"{name} asks, when it runs confined, for {wants}"
@@ -202,7 +205,7 @@ def add(ctx):
         report.update(permissions(ctx, names, config))
     for refused in report["refused"]:
         where = refused["path"] if refused["name"] == refused["path"] else f"{refused['name']} ({refused['path']})"
-        ctx.warn(f"refused {where}: {refused['error']}")
+        ctx.warn(visible(f"refused {where}: {refused['error']}"))  # a source's file names: a line break shown
         show_findings(ctx, refused.get("findings", []))
     for added in report["added"]:
         show_findings(ctx, added["findings"])
@@ -343,7 +346,7 @@ def update(ctx):
         managed.refresh_manifest(ctx.config)
         report.update(permissions(ctx, report["changed"] + report["restored"]))
     for failed in report["failed"]:
-        ctx.warn(f"{failed['name']}: {failed['error']}")
+        ctx.warn(visible(f"{failed['name']}: {failed['error']}"))
     if report["findings"]:
         ctx.warn("new since the version you have (`nexus skills audit`):")
         show_findings(ctx, report["findings"])

@@ -5,7 +5,7 @@ import time
 
 from nexus.cli.command import renders
 from nexus.errors import NexusError
-from nexus.gateway import jobs
+from nexus.gateway import jobs, plan
 from nexus.style import Style, fitted, local, shell_line, when
 
 
@@ -44,31 +44,40 @@ def show(ctx):
 
 
 def logs(ctx):
-    """Prints the job's stdout on stdout and its stderr on stderr, as the tool wrote them."""
+    """Prints the job's stdout on stdout and its stderr on stderr, as the tool wrote them but for the
+    secrets nexus hands the skill, shown as *** (as `nexus-run --json` and MCP results show them)."""
     job = jobs.read(ctx.args["ID"])
-    streams = [(open(path, "rb"), target) for path, target in zip(jobs.output(job["id"]), (1, 2))]
+    secrets = plan.secrets_of(job["skill"], ctx.config)
+    streams = [(open(path, "rb"), target, plan.Masking(secrets)) for path, target in zip(jobs.output(job["id"]), (1, 2))]
     try:
         while True:
-            if sum(_copy(f, target) for f, target in streams):
+            if sum(_copy(*stream) for stream in streams):
                 continue
             if not ctx.args["--follow"]:
-                return 0
+                break
             if jobs.read(job["id"])["status"] not in ("starting", "running"):
-                while sum(_copy(f, target) for f, target in streams):  # what it wrote before it ended
+                while sum(_copy(*stream) for stream in streams):  # what it wrote before it ended
                     pass
-                return 0
+                break
             time.sleep(0.2)  # a file has nothing to wait on: look again, as tail -f does
+        for _, target, masking in streams:
+            _write(target, masking.feed(b"", last=True))  # what was held back in case a secret went on
+        return 0
     finally:
-        for f, _ in streams:
+        for f, _, _ in streams:
             f.close()
 
 
-def _copy(source, fd):
+def _copy(source, fd, masking):
     chunk = source.read(65536)
-    view = memoryview(chunk)
+    _write(fd, masking.feed(chunk))
+    return len(chunk)
+
+
+def _write(fd, data):
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-    return len(chunk)
 
 
 def wait(ctx):

@@ -5,6 +5,7 @@ import json
 
 from nexus import style
 from nexus.catalog import scope
+from nexus.errors import NexusError, UsageError
 from nexus.mcp import clients, tokens
 
 
@@ -45,8 +46,9 @@ def config(ctx):
 
     Writing edits the file in place: only the nexus entry's bytes change, comments (JSONC), formatting
     and every other server stay as they are, and the old file is kept as FILE.bak. It refuses a
-    read-only file and a nexus entry that differs (without --force) (exit 1), and leaves a file it
-    cannot read, or whose entry it cannot change without changing more, for you to edit (exit 2). A file
+    read-only file, and a nexus entry that differs from the one it writes (--write and --remove keep it
+    without --force) (exit 1), and leaves a file it cannot read, or whose entry it cannot change without
+    changing more, for you to edit (exit 2). A file
     with several hard links is written through, so every link keeps showing it; one in the project is
     never written through a symlink that leads out of the project (exit 1).
 
@@ -67,12 +69,17 @@ def config(ctx):
     chosen = clients.client(args["--client"])
     scope = clients.scope_of(chosen, args["--scope"])
     path = clients.where(chosen, scope, args["--dir"]) if args["--write"] or args["--remove"] else None
+    try:  # the entry nexus would write: --remove takes out only that one, unless --force
+        if args["--url"]:
+            wanted = clients.http_entry(chosen, args["--url"], args["--token-env"], None if args["--remove"] else ctx.warn)
+        else:
+            wanted = clients.entry(chosen, scope, args["--command"], None if args["--remove"] else ctx.warn)
+    except NexusError as e:
+        if not args["--remove"] or isinstance(e, UsageError):
+            raise
+        wanted = {}  # nexus would write none here: whatever entry is there was written by someone else
     if args["--remove"]:
-        return _changed(ctx, path, *clients.change(chosen, path, None, warn=ctx.warn))
-    if args["--url"]:
-        wanted = clients.http_entry(chosen, args["--url"], args["--token-env"], ctx.warn)
-    else:
-        wanted = clients.entry(chosen, scope, args["--command"], ctx.warn)
+        return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn, remove=True))
     if args["--write"]:
         return _changed(ctx, path, *clients.change(chosen, path, wanted, args["--force"], ctx.warn))
     where = chosen.project if scope == "project" else clients.tilde(chosen.user())

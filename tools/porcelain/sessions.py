@@ -49,7 +49,7 @@ def list_sessions(ctx):
     the gateway refused (not installed, needs setup, disabled, ...) is counted as refused, never as
     failed: the skill did not run. The newest 20 are shown, and how many more there are.
     """
-    found = sessions.summary(ctx.args["--days"])
+    found = sessions.summary(ctx.args["--days"], ctx.warn)
     limit = None if ctx.args["--all"] else ctx.args["--limit"] or (None if ctx.json else LIMIT)
     if limit is None or len(found) <= limit:
         return found
@@ -86,7 +86,7 @@ def show(ctx):
     Exit status:
       0  shown;  1  no call of that session in the usage logs;  2  usage error
     """
-    found = list(sessions.calls(ctx.args["ID"]))
+    found = list(sessions.calls(ctx.args["ID"], ctx.warn))
     if not found:
         raise NexusError(f"no call of session {ctx.args['ID']!r} in the usage logs; see `nexus sessions`")
     return found
@@ -123,7 +123,7 @@ def crystallize(ctx):
     numbers = crystal.span(args["--calls"]) if args["--calls"] else None
     named = crystal.variables(args["--var"])
     path = crystal.folder(name)
-    picked = crystal.chosen_calls(args["ID"], numbers)
+    picked = crystal.chosen_calls(args["ID"], numbers, ctx.warn)
     manifest = manifestlib.current(configlib.sources(ctx.config), ctx.warn)
     skills = manifest.skills()
     if not args["--dry-run"]:

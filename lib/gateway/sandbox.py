@@ -477,7 +477,7 @@ ARCHES = {"x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "ioctl": 16, "
 LOAD, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
 ALLOW, KILL, DENIED = 0x7FFF0000, 0x80000000, 0x00050000 | 13  # the last: fail with EACCES
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C  # type into a terminal; the console's selection (which can paste)
-SOCK_DGRAM, SOCK_SEQPACKET, SOCK_FLAGS = 2, 5, 0o4000 | 0o2000000  # the flags: SOCK_NONBLOCK, SOCK_CLOEXEC
+SOCK_STREAM, SOCK_FLAGS = 1, 0o4000 | 0o2000000  # the flags: SOCK_NONBLOCK, SOCK_CLOEXEC
 NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24  # offsets in seccomp_data: an argument's low half (little-endian)
 
 
@@ -485,8 +485,9 @@ def seccomp_filter(unix=False):
     """The seccomp filter of a confined call: no typing into a terminal (TIOCSTI, TIOCLINUX: only the low 32 bits
     of the request are compared, as the kernel does), no kernel keyring, no io_uring (which could do what this
     filter denies without the system call) and, without a `unix` grant, no Unix socket: socket(AF_UNIX) (at a
-    path: Landlock does not mediate connect() to one) and socketpair() of datagrams (which sendto() a path);
-    stream pairs reach no path and stay, for event loops. A program of another architecture is killed
+    path: Landlock does not mediate connect() to one) and socketpair() of any type but a stream (a datagram
+    pair sendto()s a path, and the kernel makes a SOCK_RAW pair a datagram one); stream pairs reach no path and
+    stay, for event loops. A program of another architecture is killed
     (i386's socketcall would go around it). (the filter, its instructions: kept alive together), or None where
     the architecture is not one of ARCHES."""
     import ctypes  # confined calls only
@@ -505,7 +506,7 @@ def seccomp_filter(unix=False):
              "ioctl", (LOAD, 0, 0, ARG1), (JEQ, "deny", 0, TIOCSTI), (JEQ, "deny", 0, TIOCLINUX), (RET, 0, 0, ALLOW),
              "socket", (LOAD, 0, 0, ARG0), (JEQ, "deny", 0, AF_UNIX), (RET, 0, 0, ALLOW),
              "pair", (LOAD, 0, 0, ARG0), (JEQ, 0, "allow", AF_UNIX), (LOAD, 0, 0, ARG1),
-             (AND, 0, 0, ~SOCK_FLAGS & 0xFFFFFFFF), (JEQ, "deny", 0, SOCK_DGRAM), (JEQ, "deny", 0, SOCK_SEQPACKET),
+             (AND, 0, 0, ~SOCK_FLAGS & 0xFFFFFFFF), (JEQ, "allow", "deny", SOCK_STREAM),
              "allow", (RET, 0, 0, ALLOW), "deny", (RET, 0, 0, DENIED)]
     instructions, labels = [], {}
     for item in code:

@@ -226,6 +226,11 @@ def test_a_confined_skill_cannot_read_write_or_reach_and_can_once_granted(manage
     assert f"to grant it, nexus skill allow probe --read {home}/.ssh/id_rsa" in denied.stderr
     unreachable = run("probe", "--", "tcp", str(listeners["tcp"]))
     assert "nexus skill allow probe network" in unreachable.stderr
+    # The path in the hint comes from the tool's stderr: a hostile one is quoted, never a second command
+    hostile = home / "notes" / "a;touch${IFS}pwned" / "x"
+    hostile.parent.mkdir()
+    denied = run("probe", "--", "write", str(hostile))
+    assert f"to grant it, nexus skill allow probe --write '{hostile.parent}'" in denied.stderr, denied.stderr
 
     write_config(nexus_home, """\
         [skills.entries.probe.sandbox]

@@ -528,6 +528,10 @@ def hint(entry, config, stderr):
     name = entry["name"]
     if stderr is None:
         return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+    import json  # a failed confined call only, as style (shlex, re) is
+
+    from .. import style
+
     text = stderr.decode("utf-8", "replace")
     cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
@@ -540,16 +544,18 @@ def hint(entry, config, stderr):
         path = _last_path(head) if sep else None
         if path:
             path = os.path.abspath(os.path.expanduser(path))
+            # The path comes from the tool's own stderr: quoted, so the command shown runs as it reads
             if not permissions(entry, config)["unix"] and _socket(path):  # a grant of its own (seccomp_filter)
-                return (f"nexus config set skills.entries.{configlib.skill_key(entry)}.sandbox.unix "
-                        f"'[\"{path}\"]'")
+                return style.shell_line(["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix",
+                                         json.dumps([path])])
+            allow = ["nexus", "skill", "allow", name]
             home = os.path.expanduser("~")
             if any(paths.contains(d, path) for d in deny) or paths.contains(home, path) and os.path.exists(path):
-                return f"nexus skill allow {name} --read {path}"
+                return style.shell_line([*allow, "--read", path])
             if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
-                return (f"nexus skill allow {name} --write {os.path.dirname(path)} (confined skills do not write the "
-                        f"folder they are called from here, {cwd}: {why})")
-            return f"nexus skill allow {name} --write {os.path.dirname(path)}"
+                return (style.shell_line([*allow, "--write", os.path.dirname(path)]) + " (confined skills do not "
+                        f"write the folder they are called from here, {cwd}: {why})")
+            return style.shell_line([*allow, "--write", os.path.dirname(path)])
     return None
 
 

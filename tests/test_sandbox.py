@@ -64,8 +64,8 @@ try:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.syscall(250 if os.uname().machine == "x86_64" else 219, 0, -4, 0) < 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-    elif what == "dgram":  # a datagram pair, and a datagram to a socket at a path
-        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    elif what in ("dgram", "raw", "seqpacket"):  # a pair that is not a stream, and a datagram to a path
+        a, b = socket.socketpair(socket.AF_UNIX, getattr(socket, "SOCK_" + what.upper()))
         a.sendto(b"ping", where)
     elif what in ("tcp", "udp"):
         kind = socket.SOCK_STREAM if what == "tcp" else socket.SOCK_DGRAM
@@ -226,6 +226,11 @@ def test_a_confined_skill_cannot_read_write_or_reach_and_can_once_granted(manage
     assert f"to grant it, nexus skill allow probe --read {home}/.ssh/id_rsa" in denied.stderr
     unreachable = run("probe", "--", "tcp", str(listeners["tcp"]))
     assert "nexus skill allow probe network" in unreachable.stderr
+    # The path in the hint comes from the tool's stderr: a hostile one is quoted, never a second command
+    hostile = home / "notes" / "a;touch${IFS}pwned" / "x"
+    hostile.parent.mkdir()
+    denied = run("probe", "--", "write", str(hostile))
+    assert f"to grant it, nexus skill allow probe --write '{hostile.parent}'" in denied.stderr, denied.stderr
 
     write_config(nexus_home, """\
         [skills.entries.probe.sandbox]
@@ -679,13 +684,14 @@ def test_a_confined_skill_gets_descriptors_0_1_and_2_only(managed, bindir, home,
 
 
 @needs_sandbox
-def test_no_kernel_keyring_and_no_datagram_to_a_socket_at_a_path(managed, bindir, tmp_path, nexus_home):
+@pytest.mark.parametrize("pair", ["dgram", "raw", "seqpacket"])  # the kernel makes a SOCK_RAW pair a datagram one
+def test_no_kernel_keyring_and_no_datagram_to_a_socket_at_a_path(managed, bindir, tmp_path, nexus_home, pair):
     probe_skill(managed, bindir, sandbox={"network": True})
     journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # a stand-in for /dev/log or journald's socket
     journal.bind(str(tmp_path / "log"))
     journal.settimeout(0.5)
     try:
-        denied = run("probe", "--", "dgram", str(tmp_path / "log"))
+        denied = run("probe", "--", pair, str(tmp_path / "log"))
         assert denied.returncode == 3 and "Permission denied" in denied.stderr, denied.stderr
         with pytest.raises(socket.timeout):
             journal.recv(10)

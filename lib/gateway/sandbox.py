@@ -477,7 +477,7 @@ ARCHES = {"x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "ioctl": 16, "
 LOAD, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
 ALLOW, KILL, DENIED = 0x7FFF0000, 0x80000000, 0x00050000 | 13  # the last: fail with EACCES
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C  # type into a terminal; the console's selection (which can paste)
-SOCK_DGRAM, SOCK_SEQPACKET, SOCK_FLAGS = 2, 5, 0o4000 | 0o2000000  # the flags: SOCK_NONBLOCK, SOCK_CLOEXEC
+SOCK_STREAM, SOCK_FLAGS = 1, 0o4000 | 0o2000000  # the flags: SOCK_NONBLOCK, SOCK_CLOEXEC
 NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24  # offsets in seccomp_data: an argument's low half (little-endian)
 
 
@@ -485,8 +485,9 @@ def seccomp_filter(unix=False):
     """The seccomp filter of a confined call: no typing into a terminal (TIOCSTI, TIOCLINUX: only the low 32 bits
     of the request are compared, as the kernel does), no kernel keyring, no io_uring (which could do what this
     filter denies without the system call) and, without a `unix` grant, no Unix socket: socket(AF_UNIX) (at a
-    path: Landlock does not mediate connect() to one) and socketpair() of datagrams (which sendto() a path);
-    stream pairs reach no path and stay, for event loops. A program of another architecture is killed
+    path: Landlock does not mediate connect() to one) and socketpair() of any type but a stream (a datagram
+    pair sendto()s a path, and the kernel makes a SOCK_RAW pair a datagram one); stream pairs reach no path and
+    stay, for event loops. A program of another architecture is killed
     (i386's socketcall would go around it). (the filter, its instructions: kept alive together), or None where
     the architecture is not one of ARCHES."""
     import ctypes  # confined calls only
@@ -505,7 +506,7 @@ def seccomp_filter(unix=False):
              "ioctl", (LOAD, 0, 0, ARG1), (JEQ, "deny", 0, TIOCSTI), (JEQ, "deny", 0, TIOCLINUX), (RET, 0, 0, ALLOW),
              "socket", (LOAD, 0, 0, ARG0), (JEQ, "deny", 0, AF_UNIX), (RET, 0, 0, ALLOW),
              "pair", (LOAD, 0, 0, ARG0), (JEQ, 0, "allow", AF_UNIX), (LOAD, 0, 0, ARG1),
-             (AND, 0, 0, ~SOCK_FLAGS & 0xFFFFFFFF), (JEQ, "deny", 0, SOCK_DGRAM), (JEQ, "deny", 0, SOCK_SEQPACKET),
+             (AND, 0, 0, ~SOCK_FLAGS & 0xFFFFFFFF), (JEQ, "allow", "deny", SOCK_STREAM),
              "allow", (RET, 0, 0, ALLOW), "deny", (RET, 0, 0, DENIED)]
     instructions, labels = [], {}
     for item in code:
@@ -527,6 +528,10 @@ def hint(entry, config, stderr):
     name = entry["name"]
     if stderr is None:
         return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+    import json  # a failed confined call only, as style (shlex, re) is
+
+    from .. import style
+
     text = stderr.decode("utf-8", "replace")
     cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
@@ -539,16 +544,18 @@ def hint(entry, config, stderr):
         path = _last_path(head) if sep else None
         if path:
             path = os.path.abspath(os.path.expanduser(path))
+            # The path comes from the tool's own stderr: quoted, so the command shown runs as it reads
             if not permissions(entry, config)["unix"] and _socket(path):  # a grant of its own (seccomp_filter)
-                return (f"nexus config set skills.entries.{configlib.skill_key(entry)}.sandbox.unix "
-                        f"'[\"{path}\"]'")
+                return style.shell_line(["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix",
+                                         json.dumps([path])])
+            allow = ["nexus", "skill", "allow", name]
             home = os.path.expanduser("~")
             if any(paths.contains(d, path) for d in deny) or paths.contains(home, path) and os.path.exists(path):
-                return f"nexus skill allow {name} --read {path}"
+                return style.shell_line([*allow, "--read", path])
             if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
-                return (f"nexus skill allow {name} --write {os.path.dirname(path)} (confined skills do not write the "
-                        f"folder they are called from here, {cwd}: {why})")
-            return f"nexus skill allow {name} --write {os.path.dirname(path)}"
+                return (style.shell_line([*allow, "--write", os.path.dirname(path)]) + " (confined skills do not "
+                        f"write the folder they are called from here, {cwd}: {why})")
+            return style.shell_line([*allow, "--write", os.path.dirname(path)])
     return None
 
 

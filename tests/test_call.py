@@ -202,3 +202,24 @@ def test_no_sandbox_off_a_terminal_is_the_callers_refusal_for_every_kind_and_a_d
     assert read.returncode == 1 and read.stdout == ""
     line = read_log(nexus_home, "note")[-1]
     assert (line["type"], line["refused"], line["exit"]) == ("prompt", "sandbox", 1)
+
+
+def test_a_failing_skill_is_refused_to_a_model_that_calls_it_by_name_and_still_runs_for_a_command(
+        script_runner, workspace, bindir, nexus_home, tmp_path):
+    make_tool(bindir, "flaky", "#!/bin/sh\nexit 1\n")
+    write_skill(workspace, "flaky", "Fails.", meta={"tool": "flaky"})
+    for _ in range(6):  # no terminal: an agent's calls, each a failure
+        assert script_runner.run(["nexus", "skill", "run", "flaky", "--no-verify"]).returncode == 1
+
+    async def main():
+        async with stdio_session(tmp_path) as session:
+            try:
+                result = await session.call_tool("flaky", {"args": []})
+                return result.is_error, result.content[0].text
+            except MCPError as e:
+                return True, e.message
+    refused, told = anyio.run(main)
+    assert refused and "failing 6 of the last 6 calls" in told and "offered to no agent" in told, told
+    assert read_log(nexus_home, "flaky")[-1]["refused"] == "scope"
+    assert script_runner.run(["nexus", "skill", "run", "flaky", "--no-verify"]).returncode == 1  # a command: it runs
+    assert "refused" not in read_log(nexus_home, "flaky")[-1]

@@ -18,7 +18,7 @@ import os
 import stat
 import time
 
-from .. import schema
+from .. import config as configlib, schema
 from ..catalog import scope, status
 from ..errors import NexusError, Refused, UsageError
 from ..skill import entry as entrylib
@@ -145,7 +145,7 @@ class Call:
         if self.checker is not None:
             return
         entry, config = self.entry, self.config
-        refused = self.caller.refusal(entry) or plan.policy_refusal(entry, self.profile)
+        refused = self.caller.refusal(entry) or plan.policy_refusal(entry, self.profile) or self.set_aside()
         if refused:
             raise refused
         checker = status.Checker(config)
@@ -164,6 +164,19 @@ class Call:
                 raise Refused("dependency", f"Skill '{entry['name']}' is not ready: {record.get('reason') or record.get('error')}. "
                                             f"To fix: {plan.next_step(record) or 'nexus skills check ' + entry['dir']}")
         self.checker = checker
+
+    def set_aside(self):
+        """A failing skill is offered to no agent (agents.instructions.set_aside: a replay may be, by the
+        config), and a model that calls it by name is refused the same: the Refused, else None."""
+        if not self.caller.model:
+            return None
+        why = health.degraded(self.read_state())
+        replays = self.entry.get("crystallized") and configlib.get(self.config, "skills.offerDegradedReplays") is True
+        if not why or replays:
+            return None
+        name = self.entry["name"]
+        return Refused("scope", f"Skill '{name}' is {why}: it is offered to no agent until a person's run of it "
+                                f"or `nexus skill verify {name}` succeeds")
 
     def admit(self):
         """The gate, a refusal recorded and raised: for a front end with a step of its own between the gate

@@ -554,19 +554,23 @@ def test_the_first_command_after_the_upgrade_names_the_added_skills_now_confined
     assert "now run confined" not in again.stderr
 
 
+def send_tool_call(server, name, arguments):
+    """The handshake and one tools/call (id 1) to a nexus-mcp on stdio, written to its stdin."""
+    for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                        "protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "test", "version": "1"}}},
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}):
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+
+
 def mcp_call(name, arguments):
     """One tools/call through nexus-mcp over stdio: the result's text and whether it is an error."""
     server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:
-        for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                            "protocolVersion": "2025-11-25", "capabilities": {},
-                            "clientInfo": {"name": "test", "version": "1"}}},
-                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                         "params": {"name": name, "arguments": arguments}}):
-            server.stdin.write(json.dumps(message) + "\n")
-            server.stdin.flush()
+        send_tool_call(server, name, arguments)
         while True:
             answer = json.loads(server.stdout.readline())
             if answer.get("id") == 1:
@@ -947,14 +951,7 @@ def test_an_mcp_cancel_ends_every_process_of_a_confined_call(managed, bindir, tm
                               stderr=subprocess.DEVNULL, text=True, cwd=where)
     left = []
     try:
-        for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                            "protocolVersion": "2025-11-25", "capabilities": {},
-                            "clientInfo": {"name": "test", "version": "1"}}},
-                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                         "params": {"name": "strays", "arguments": {"args": ["wait", str(where)]}}}):
-            server.stdin.write(json.dumps(message) + "\n")
-            server.stdin.flush()
+        send_tool_call(server, "strays", {"args": ["wait", str(where)]})
         left += _strays(where)
         server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                        "params": {"requestId": 1}}) + "\n")

@@ -560,7 +560,8 @@ def send_tool_call(server, name, arguments):
                         "protocolVersion": "2025-11-25", "capabilities": {},
                         "clientInfo": {"name": "test", "version": "1"}}},
                     {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}):
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                     "params": {"name": name, "arguments": arguments}}):
         server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
 

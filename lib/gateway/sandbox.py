@@ -6,8 +6,9 @@ declaration (metadata.nexus.sandbox) and set per key by the user's config (skill
 reads the system but the secrets of skills.sandbox.deny and nexus's own config and state, and of $HOME only
 its own folder, {cwd}, {tmp}, {state}, its grants and where its program lies (installed()); it writes {tmp}
 (a private temporary folder of the skill, kept), {state} (its own folder under nexus's state) and, for a tool
-skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), with what runs later inside it (RUN_LATER)
-bound read-only in its mount namespace; it has no network and no Unix socket, each a grant of its own.
+skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), staged: an overlay in its mount namespace
+takes what it writes there, applied after the call but what would run later outside the sandbox (gateway.stage);
+it has no network and no Unix socket, each a grant of its own.
 Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never listing
 their parent, which a rule would list down to the denied one); the places where a written file would run
 outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
@@ -32,7 +33,7 @@ from ..config import keys
 from ..errors import Refused
 from ..schema import secret_name
 from ..skill import entry as entrylib
-from . import plan, process
+from . import plan, process, stage
 
 XDG = {"XDG_CONFIG_HOME": ("config", "~/.config"), "XDG_CACHE_HOME": ("cache", "~/.cache"),
        "XDG_DATA_HOME": ("data", "~/.local/share"), "XDG_STATE_HOME": ("state", "~/.local/state")}
@@ -50,12 +51,7 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000,
 # The only device files a confined skill opens (read and written by many tools): no terminal (/dev/tty, /dev/pts,
 # /dev/ptmx: a terminal on stdin is handed as the descriptor it is), no camera, microphone or disk
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-# In the caller's folder, what runs later outside the sandbox (git's hooks and config, direnv, editors' and agents'
-# settings, CI, a nexus project): read-only to a skill that writes {cwd} (a mount namespace), and moved aside
-# after the call when it made one
-RUN_LATER = (".git", ".envrc", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".mcp.json",
-             ".github/workflows", "nexus.toml", "nexus.lock", ".nexus")
-MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1, 32, 4096, 16384, 1 << 18, 1 << 21
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 # The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
 AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
 # Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
@@ -88,20 +84,26 @@ def check(entry, config, warn):
 
 
 NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
-NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to keep its .git and .envrc read-only"
+NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to stage what it writes there"
 
 
 def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
-    'landlock+pidns' (network granted), 'landlock' (no user namespace)); what the call made of RUN_LATER in the
-    caller's folder is moved aside, and said (warn). Refused when the child could not be confined (user
+    'landlock+pidns' (network granted), 'landlock' (no user namespace)); what it wrote to the caller's folder is
+    applied after it (Confinement.applied), what would run outside the sandbox set aside and said (warn). Refused when the child could not be confined (user
     namespaces blocked, say) and the config does not accept less; with fallback = "warn", a blocked network
     namespace leaves Landlock to cut TCP alone."""
+    stage.set_aside_leftovers(entry["name"], warn)
     confined = Confinement(entry, config, env)
     try:
         try:
             done = start(confined.env, confined.child)
         except OSError as e:
+            if e.filename == "stage":  # no overlay here: it runs without writing {cwd}, and a denied write says why
+                confined.finish()
+                confined = Confinement(entry, config, env, unstaged=e.strerror)
+                done = start(confined.env, confined.child)
+                return done, confined.kind
             if e.filename != "sandbox" or not confined.namespaces:
                 raise
             # no user namespace here: a skill with network runs without its PID namespace (kill_escaped ends
@@ -114,8 +116,7 @@ def run(entry, config, env, warn, start):
             confined.finish()
             confined = Confinement(entry, config, env, fallback_network=True)
             done = start(confined.env, confined.child)
-        for made in confined.made():
-            warn(f"{entry['name']}: made {made}: it would run outside the sandbox later")
+        confined.applied(done, warn)
         return done, confined.kind
     finally:
         confined.finish()
@@ -270,7 +271,7 @@ class Confinement:
         confined.finish()                                      # after the call: the ruleset closed
     """
 
-    def __init__(self, entry, config, env, fallback_network=False):
+    def __init__(self, entry, config, env, fallback_network=False, unstaged=None):
         self.name = entry["name"]
         self.abi = landlock_abi()
         if not self.abi:
@@ -288,7 +289,7 @@ class Confinement:
         self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
         # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
         cwd = os.path.realpath(places["{cwd}"])
-        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS)
+        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS) or unstaged
         WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
         self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
@@ -307,9 +308,10 @@ class Confinement:
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
-        later = [os.path.join(cwd, name) for name in RUN_LATER] if cwd in self.write else []
-        self.bound = [p for p in later if os.path.lexists(p)]  # made read-only in its mount namespace
-        self.absent = [p for p in later if not os.path.lexists(p)]  # looked for after the call
+        # what it writes to {cwd} is staged (an overlay in its mount namespace) and applied after the call
+        self.stage = stage.Stage(self.name, cwd) if not self.withheld and cwd in self.write else None
+        self.deferred = []  # the rules on paths in {cwd}: added in the child, on the overlay's files
+        self.given_env = env  # the call's PATH: a folder on it is never written through the stage
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
@@ -350,21 +352,13 @@ class Confinement:
             rules += _allowed(top, deny, read)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
-        for path, access, folder in rules:
-            try:
-                target = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # not there: nothing to allow
-            try:
-                if folder is None:
-                    folder = os.stat(target).st_mode & 0o170000 == 0o040000
-                rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
-                if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
-                    error = ctypes.get_errno()
-                    os.close(fd)
-                    raise Refused("sandbox", f"Landlock refused a rule for {path}: {os.strerror(error)}")
-            finally:
-                os.close(target)
+        # a rule holds for the file it was opened on: in {cwd}, the overlay's files, opened in the child once mounted
+        self.deferred = [r for r in rules if self.stage and _within(r[0], self.stage.cwd)]
+        try:
+            _add_rules(libc, fd, [r for r in rules if r not in self.deferred])
+        except OSError as e:
+            os.close(fd)
+            raise Refused("sandbox", e.strerror) from None
         return fd
 
     def _steps(self):
@@ -381,7 +375,7 @@ class Confinement:
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
-            self._bind_read_only(libc)
+            self._mount(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
@@ -389,44 +383,62 @@ class Confinement:
 
             raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
 
-    def _bind_read_only(self, libc):
-        """In the child's own mount namespace: each of `bound` bound read-only over itself (keeping the flags
-        its mount has, which a user namespace may not drop)."""
-        if not self.bound:
+    def _mount(self, libc):
+        """In the child's own mount namespace: the stage over {cwd}, and the rules on the files under it."""
+        if not self.stage:
             return
         import ctypes  # a mount namespace only
 
-        kept = {os.ST_NOSUID: os.ST_NOSUID, os.ST_NODEV: os.ST_NODEV, os.ST_NOEXEC: os.ST_NOEXEC,
-                os.ST_NOATIME: os.ST_NOATIME, os.ST_NODIRATIME: os.ST_NODIRATIME, os.ST_RELATIME: MS_RELATIME}
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
             raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
-        for path in self.bound:
-            target = os.fsencode(path)
-            flags = sum(ms for st, ms in kept.items() if os.statvfs(path).f_flag & st)
-            if (libc.mount(target, target, None, MS_BIND | MS_REC, None) != 0
-                    or libc.mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, None) != 0):
-                raise OSError(ctypes.get_errno(), f"cannot make {path} read-only: "
-                              + os.strerror(ctypes.get_errno()), "sandbox")
+        self.stage.mount(libc)
+        _add_rules(libc, self.fd, self.deferred)
 
-    def made(self):
-        """After the call: what it made of RUN_LATER in the caller's folder, moved aside (renamed, so that
-        nothing runs it); one line each of what was moved where."""
-        moved = []
-        for path in self.absent:
-            if os.path.lexists(path):
-                aside = f"{path}.made-by-{self.name}.{os.getpid()}"
-                try:
-                    os.rename(path, aside)
-                    moved.append(f"{path} (moved to {aside})")
-                except OSError as e:
-                    moved.append(f"{path} (could not be moved: {e.strerror})")
-        return moved
+    def applied(self, done, warn):
+        """After the call: its writes to {cwd} applied but what would run outside the sandbox later, which is set
+        aside and said, a line each; a call that succeeded then fails (exit 1), so that an agent knows what it
+        wrote is not all there."""
+        if not self.stage:
+            return
+        kept = self.stage.apply(self.given_env)
+        self.stage.remove()
+        self.stage = None
+        for path, why, where in kept:
+            warn(f"{self.name}: not applied: {path} ({why}); kept in {where}")
+        if kept and done.exit == 0:
+            done.exit = 1
+            done.set_aside = f"{len(kept)} of its writes would run outside the sandbox later: not applied " \
+                             f"({', '.join(path for path, _, _ in kept[:3])}{', ...' if len(kept) > 3 else ''})"
 
     def finish(self):
-        """After the call: the ruleset is closed."""
+        """After the call: the ruleset is closed; a stage not applied (the call could not start) is removed."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+        if self.stage:
+            self.stage.remove()
+            self.stage = None
+
+
+def _add_rules(libc, fd, rules):
+    """Each (path, access, whether a folder: None when unknown) added to the Landlock ruleset `fd`; a path not
+    there is nothing to allow. OSError when Landlock refuses one."""
+    import ctypes  # Landlock only
+
+    for path, access, folder in rules:
+        try:
+            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if folder is None:
+                folder = os.stat(target).st_mode & 0o170000 == 0o040000
+            rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
+            if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
+                error = ctypes.get_errno()
+                raise OSError(error, f"Landlock refused a rule for {path}: {os.strerror(error)}")
+        finally:
+            os.close(target)
 
 
 def installed(entry, config):

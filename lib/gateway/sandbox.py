@@ -208,16 +208,22 @@ def writable(entry, allowed):
 
 
 def availability():
-    """{'landlock': its ABI (0: none), 'netns': whether a process may make a network namespace}: a fork to see."""
+    """{'landlock': its ABI (0: none), 'netns': whether a process may make a network namespace, 'overlay':
+    whether it may mount the overlay a stage is (gateway.stage), where nexus keeps its stages}: a fork to see."""
     abi = landlock_abi()
     libc = process.libc() if hasattr(os, "fork") and process.linux() else None
-    netns = False
+    netns = overlay = False
     if libc is not None:
+        probe = stage.Probe()
         pid = os.fork()
         if pid == 0:
-            os._exit(0 if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 else 1)
-        netns = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
-    return {"landlock": abi, "netns": netns}
+            if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
+                os._exit(1)
+            os._exit(0 if probe.mounts(libc) else 2)
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        probe.remove()
+        netns, overlay = code in (0, 2), code == 0
+    return {"landlock": abi, "netns": netns, "overlay": overlay}
 
 
 def status(config):
@@ -226,6 +232,11 @@ def status(config):
     found = availability()
     chosen = configlib.get(config, "skills.sandbox.mode", "untrusted")
     shown = {"mode": chosen, **found, "text": describe(found)}
+    problems = [f"a call of {skill} ended before its writes to {cwd} were applied (nexus was killed): they are not "
+                f"applied, and its next call keeps them in {paths.set_aside_dir()}" for _, skill, cwd in stage.leftovers()]
+    if chosen != "off" and found["netns"] and not found["overlay"]:
+        problems.append(f"{shown['text']}: confined skills do not write the folder they are called from "
+                        f"({stage.NO_OVERLAY}, in {paths.stages_dir()})")
     if chosen != "off" and fallback(config) == "refuse":
         if not found["landlock"]:
             shown["problem"] = f"{shown['text']}: skills.sandbox.mode is {chosen}, and confined skills are refused"
@@ -233,14 +244,17 @@ def status(config):
             shown["problem"] = (f"{shown['text']} (user namespaces blocked): skills.sandbox.mode is {chosen}, and "
                                 "confined skills without network are refused; those with network run without a PID "
                                 "namespace, and without writing the folder they are called from (no mount "
-                                "namespace to keep its .git read-only)")
+                                "namespace to stage what they write there)")
+    if problems:
+        shown["problem"] = "; ".join(([shown["problem"]] if "problem" in shown else []) + problems)
     return shown
 
 
 def describe(found):
-    """'landlock ABI 7, network namespace yes', as status --check and skill show say it."""
+    """'landlock ABI 7, network namespace yes, overlay yes', as status --check and skill show say it."""
     landlock = f"landlock ABI {found['landlock']}" if found["landlock"] else "no landlock"
-    return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}"
+    return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}, overlay " \
+           f"{'yes' if found.get('overlay') else 'no'}"
 
 
 def landlock_abi():

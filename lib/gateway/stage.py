@@ -89,6 +89,33 @@ class Stage:
         _discard(self.folder)
 
 
+class Probe:
+    """Whether an overlay can be mounted where stages are (`nexus status`): its folders made here, `mounts` in a
+    child in its own user and mount namespaces, `remove` here again."""
+
+    def __init__(self):
+        fileio.private_dirs(paths.stages_dir(), paths.state_root())
+        self.folder = os.path.join(paths.stages_dir(), f"-probe.{os.getpid()}.{os.urandom(8).hex()}")  # no skill's name
+        os.mkdir(self.folder, 0o700)
+        for name in ("lower", "upper", "work"):
+            os.mkdir(os.path.join(self.folder, name), 0o700)
+
+    def mounts(self, libc):
+        uid, gid = os.geteuid(), os.getegid()
+        try:
+            for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
+        except OSError:
+            return False
+        lower, upper, work = (os.path.join(self.folder, name) for name in ("lower", "upper", "work"))
+        options = f"lowerdir={lower},upperdir={upper},workdir={work},userxattr"
+        return libc.mount(b"overlay", os.fsencode(lower), b"overlay", 0, os.fsencode(options)) == 0
+
+    def remove(self):
+        _discard(self.folder)
+
+
 class _Apply:
     """One application of a stage: the places not applied (`guarded`: a path in {cwd}, '' for all of it -> why),
     and what was set aside."""
@@ -416,7 +443,7 @@ def leftovers(name=None):
     for entry in found:
         skill, _, rest = entry.partition(".")
         pid = rest.partition(".")[0]
-        if (name and skill != name) or not pid.isdigit() or _alive(int(pid)):
+        if (name and skill != name) or not paths.is_valid_name(skill) or not pid.isdigit() or _alive(int(pid)):
             continue
         folder = os.path.join(paths.stages_dir(), entry)
         try:

@@ -103,6 +103,16 @@ def stager(tmp_path, bindir, nexus_home):
     return run
 
 
+@pytest.fixture
+def signals(tmp_path, nexus_home):
+    """A folder the tool is granted, outside the one it is called from (staged: seen by none while it runs),
+    where it and the test say where they are."""
+    folder = tmp_path / "signals"
+    folder.mkdir()
+    write_config(nexus_home, f'[skills.entries.stager.sandbox]\nwrite = ["{folder}"]\n')
+    return folder
+
+
 def set_aside(done):
     """{path in the caller's folder: where it was kept}, from the call's stderr."""
     found = {}
@@ -111,6 +121,14 @@ def set_aside(done):
             path = line.split(": not applied: ", 1)[1].split(" (", 1)[0]
             found[path] = line.rsplit("; kept in ", 1)[1]
     return found
+
+
+def waited(path):
+    """Wait (a minute at most: a shared machine) for the tool to say it got there."""
+    deadline = time.monotonic() + 60
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), path
 
 
 def last_log(nexus_home):
@@ -209,19 +227,13 @@ def test_a_bare_repository_made_in_the_folder_is_never_applied(home, stager):
 
 
 @needs_stage
-def test_a_git_folder_made_during_the_call_is_not_there_while_it_runs(home, tmp_path, stager, nexus_home):
+def test_a_git_folder_made_during_the_call_is_not_there_while_it_runs(home, signals, stager):
     """A .git made during the call ran at the user's `git status` while the call still slept."""
-    signals = tmp_path / "signals"
-    signals.mkdir()
-    write_config(nexus_home, f'[skills.entries.stager.sandbox]\nwrite = ["{signals}"]\n')
     work = home / "work"
     call = stager(work, "write:.git/config:[core]\n\tfsmonitor = x", "write:made.txt:1", f"touch:{signals}/made",
                   f"wait:{signals}/go", wait=False)
     try:
-        deadline = time.monotonic() + 60
-        while not (signals / "made").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert (signals / "made").exists()
+        waited(signals / "made")
         assert not (work / ".git").exists() and not (work / "made.txt").exists()  # nothing reaches it meanwhile
     finally:
         (signals / "go").touch()
@@ -274,21 +286,17 @@ def test_what_a_dotfile_links_to_is_never_written(home, stager):
 
 
 @needs_stage
-def test_a_link_swapped_in_while_the_call_ran_is_never_followed(home, tmp_path, stager, nexus_home):
+def test_a_link_swapped_in_while_the_call_ran_is_never_followed(home, tmp_path, signals, stager):
     """The real folder is not the stage's: a folder of it replaced by a link to elsewhere during the call must not
     lead the applying gateway there."""
-    signals, outside = tmp_path / "signals", tmp_path / "outside"
-    signals.mkdir()
+    outside = tmp_path / "outside"
     outside.mkdir()
-    write_config(nexus_home, f'[skills.entries.stager.sandbox]\nwrite = ["{signals}"]\n')
     work = home / "work"
     (work / "sub").mkdir()
     call = stager(work, "write:sub/planted:x", "mkdir:made", "write:made/inner:y", f"touch:{signals}/ready",
                   f"wait:{signals}/go", wait=False)
     try:
-        deadline = time.monotonic() + 60
-        while not (signals / "ready").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        waited(signals / "ready")
         (work / "sub").rmdir()
         (work / "sub").symlink_to(outside)
         (work / "made").symlink_to(outside)
@@ -301,15 +309,10 @@ def test_a_link_swapped_in_while_the_call_ran_is_never_followed(home, tmp_path, 
 
 
 @needs_stage
-def test_a_stage_left_by_a_killed_gateway_is_set_aside_by_the_next_call(home, tmp_path, stager, nexus_home):
-    signals = tmp_path / "signals"
-    signals.mkdir()
-    write_config(nexus_home, f'[skills.entries.stager.sandbox]\nwrite = ["{signals}"]\n')
+def test_a_stage_left_by_a_killed_gateway_is_set_aside_by_the_next_call(home, signals, stager, nexus_home):
     work = home / "work"
     call = stager(work, "write:half.txt:1", f"touch:{signals}/ready", f"wait:{signals}/never", wait=False)
-    deadline = time.monotonic() + 60
-    while not (signals / "ready").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    waited(signals / "ready")
     call.kill()
     call.communicate()
     assert not (work / "half.txt").exists()

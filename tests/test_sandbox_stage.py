@@ -158,6 +158,8 @@ def test_an_ordinary_write_a_change_and_a_deletion_are_applied(home, stager, nex
     assert not os.listdir(nexus_home / "state" / "nexus" / "stages")  # the stage is removed
     assert not any(a.startswith("user.overlay.") for a in os.listxattr(work / "old.txt"))
     assert last_log(nexus_home)["exit"] == 0
+    status = json.loads(subprocess.run(["nexus", "status", "--json"], capture_output=True, text=True).stdout)
+    assert status["sandbox"]["overlay"] is True and "overlay yes" in status["sandbox"]["text"]
 
 
 @needs_stage

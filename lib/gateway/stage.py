@@ -97,11 +97,12 @@ class Probe:
         fileio.private_dirs(paths.stages_dir(), paths.state_root())
         self.folder = os.path.join(paths.stages_dir(), f"-probe.{os.getpid()}.{os.urandom(8).hex()}")  # no skill's name
         os.mkdir(self.folder, 0o700)
+        self.ids = os.geteuid(), os.getegid()  # here: in a new user namespace before its map, they are nobody's
         for name in ("lower", "upper", "work"):
             os.mkdir(os.path.join(self.folder, name), 0o700)
 
     def mounts(self, libc):
-        uid, gid = os.geteuid(), os.getegid()
+        uid, gid = self.ids
         try:
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:

@@ -214,14 +214,18 @@ def availability():
     libc = process.libc() if hasattr(os, "fork") and process.linux() else None
     netns = overlay = False
     if libc is not None:
-        probe = stage.Probe()
+        try:
+            probe = stage.Probe()
+        except OSError:
+            probe = None  # nexus's state cannot be written (a read-only home): no stage could be made either
         pid = os.fork()
         if pid == 0:
             if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
                 os._exit(1)
-            os._exit(0 if probe.mounts(libc) else 2)
+            os._exit(0 if probe and probe.mounts(libc) else 2)
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-        probe.remove()
+        if probe:
+            probe.remove()
         netns, overlay = code in (0, 2), code == 0
     return {"landlock": abi, "netns": netns, "overlay": overlay}
 
@@ -323,7 +327,14 @@ class Confinement:
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
         # what it writes to {cwd} is staged (an overlay in its mount namespace) and applied after the call
-        self.stage = stage.Stage(self.name, cwd) if not self.withheld and cwd in self.write else None
+        self.stage = None
+        if not self.withheld and cwd in self.write:
+            try:
+                self.stage = stage.Stage(self.name, cwd)
+            except OSError as e:  # nexus's state is not writable: it runs without {cwd}, and a denied write says why
+                self.withheld = f"its writes cannot be staged in {paths.stages_dir()}: {e.strerror}"
+                WITHHELD[self.name] = (cwd, self.withheld)
+                self.write.remove(cwd)
         self.deferred = []  # the rules on paths in {cwd}: added in the child, on the overlay's files
         self.given_env = env  # the call's PATH: a folder on it is never written through the stage
         self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)

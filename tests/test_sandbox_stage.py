@@ -4,23 +4,31 @@ folder while the call runs, and after it what would run later outside the sandbo
 Each test is a finding of a hostile review of the read-only binds this replaced: a nested repository, a hooks
 folder, a .git file, a bare repository, a .git made during the call, the quarantine pre-occupied, a folder on
 PATH, a dotfiles folder; and what staging must still do (apply writes and deletions) without being turned
-against the real folder (a link swapped in while the call ran).
+against the real folder (a link swapped in while the call ran). The same mount namespace holds a `unix` grant to
+the sockets it names: where sockets live is hidden but those.
 """
 
 import json
 import os
+import pathlib
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import pytest
 
 from helpers import make_tool, write_config, write_skill
+from test_sandbox import send_tool_call
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
 # One action an argument, in order: write:PATH:TEXT, rm:PATH, rmtree:PATH, mkdir:PATH, link:TARGET:PATH,
-# touch:PATH, wait:PATH (until it exists), block (occupy the names the old quarantine renamed to)
+# touch:PATH, wait:PATH (until it exists), connect:PATH (a Unix socket; @NAME: an abstract one), block (occupy
+# the names the old quarantine renamed to)
 STAGER = f"""#!{sys.executable}
 import os, shutil, sys, time
 for action in sys.argv[1:]:
@@ -40,6 +48,13 @@ for action in sys.argv[1:]:
         elif what == "link":
             target, _, path = rest.partition(":")
             os.symlink(target, path)
+        elif what == "connect":  # a socket at a path, or @name for an abstract one
+            import socket
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(5)
+            s.connect("\\0" + rest[1:] if rest.startswith("@") else rest)
+            s.send(b"ping")
+            assert s.recv(10) == b"pong"
         elif what == "touch":
             open(rest, "w").close()
         elif what == "wait":
@@ -55,8 +70,8 @@ for action in sys.argv[1:]:
                 if pid.isdigit() and b"skill\\0run\\0stager" in line:
                     os.makedirs(f".git.made-by-stager.{{pid}}/keep", exist_ok=True)
         print(action, "ok", sep="\t")
-    except OSError as e:
-        print(action, e.strerror, sep="\t")
+    except Exception as e:
+        print(action, getattr(e, "strerror", None) or repr(e), sep="\t")
 """
 
 
@@ -177,14 +192,8 @@ def test_a_nested_repositorys_git_is_never_written(home, stager, nexus_home):
     kept = set_aside(done)
     assert list(kept) == [str(work / "proj" / ".git")], done.stderr
     assert kept[str(work / "proj" / ".git")].startswith(str(nexus_home / "state" / "nexus" / "set-aside"))
-    assert (pathlib_of(kept[str(work / "proj" / ".git")]) / "config").read_text().startswith("[core]\n\tfsmonitor")
+    assert (pathlib.Path(kept[str(work / "proj" / ".git")]) / "config").read_text().startswith("[core]\n\tfsmonitor")
     assert "would run outside the sandbox later: not applied" in last_log(nexus_home)["error"]
-
-
-def pathlib_of(text):
-    import pathlib
-
-    return pathlib.Path(text)
 
 
 @needs_stage
@@ -324,3 +333,72 @@ def test_a_stage_left_by_a_killed_gateway_is_set_aside_by_the_next_call(home, si
     assert done.returncode == 0 and "nexus was killed" in done.stderr and not (work / "half.txt").exists()
     assert (work / "next.txt").exists()
     assert not os.listdir(nexus_home / "state" / "nexus" / "stages")
+
+
+@pytest.fixture
+def sockets():
+    """Two Unix sockets in a folder of /tmp and an abstract one, each answering ping with pong: {name: address}."""
+    folder = pathlib.Path(tempfile.mkdtemp(dir="/tmp", prefix="nexus-sockets-"))
+    found = {"granted": str(folder / "granted.sock"), "other": str(folder / "other.sock"),
+             "abstract": f"@nexus-test-{os.getpid()}-{id(folder)}"}
+    servers, stop = [], threading.Event()
+    for address in found.values():
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("\0" + address[1:] if address.startswith("@") else address)
+        server.listen()
+        server.settimeout(0.2)
+        servers.append(server)
+
+    def serve(server):
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.recv(10)
+                conn.send(b"pong")
+
+    threads = [threading.Thread(target=serve, args=(s,)) for s in servers]
+    for t in threads:
+        t.start()
+    yield found
+    stop.set()
+    for t in threads:
+        t.join()
+    for server in servers:
+        server.close()
+    shutil.rmtree(folder)
+
+
+@needs_stage
+@pytest.mark.parametrize("network", [False, True])
+def test_a_unix_grant_reaches_the_socket_it_names_alone(home, stager, sockets, nexus_home, network):
+    """`unix: [ONE_PATH]` opened every Unix socket (tmux's grant reached D-Bus, docker.sock, ssh-agent), and with
+    the network an abstract one too: Landlock does not mediate connect() to a path."""
+    write_config(nexus_home, f'[skills.entries.stager.sandbox]\nunix = ["{sockets["granted"]}"]\n'
+                             f'network = {str(network).lower()}\n')
+    done = stager(home / "work", *(f"connect:{address}" for address in sockets.values()))
+    assert done.said[f"connect:{sockets['granted']}"] == "ok", done.stdout + done.stderr
+    assert done.said[f"connect:{sockets['other']}"] != "ok", done.stdout
+    if landlock_abi() >= 6 or not network:  # scoped (Landlock ABI 6), or in a network namespace of its own
+        assert done.said[f"connect:{sockets['abstract']}"] != "ok", done.stdout
+
+
+@needs_stage
+def test_over_mcp_the_model_hears_what_was_not_applied(home, stager):
+    """An agent must know its write is not all there: the result is an error that says what was set aside."""
+    pytest.importorskip("mcp")
+    work = home / "work"
+    server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, cwd=work)
+    try:
+        send_tool_call(server, "stager", {"args": ["write:.envrc:export X=1", "write:out:1"]})
+        while (answer := json.loads(server.stdout.readline())).get("id") != 1:
+            pass
+    finally:
+        server.stdin.close()
+        server.wait(30)
+    text = "".join(c.get("text", "") for c in answer["result"]["content"])
+    assert answer["result"]["isError"] and f"not applied ({work / '.envrc'})" in text, text
+    assert (work / "out").exists() and not (work / ".envrc").exists()

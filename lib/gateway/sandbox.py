@@ -9,9 +9,11 @@ secrets of skills.sandbox.deny nor nexus's own config and state; nothing else (n
 home). It writes {tmp} (a private temporary folder of the skill, kept), {state} (its own folder under nexus's
 state) and, for a tool skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), staged: an overlay in
 its mount namespace takes what it writes there, applied after the call but what would run later outside the
-sandbox (gateway.stage); it has no network and no Unix socket, each a grant of its own. Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never
-listing their parent, which a rule would list down to the denied one); the places where a written file would
-run outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
+sandbox (gateway.stage); it has no network and no Unix socket, each a grant of its own (a `unix` grant: where
+sockets live is hidden in its mount namespace but the paths it names). Landlock only allows: a denied folder is
+left out by allowing each of its siblings instead (never listing their parent, which a rule would list down to
+the denied one); the places where a written file would run outside the sandbox (protected()) are left out of
+every write grant the same way. `network: false` is a new
 network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4)
 cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn"). Landlock
 does not mediate connect() to a Unix socket at a path, nor terminal ioctls: the seccomp filter cuts those
@@ -49,7 +51,11 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000,
 # The only device files a confined skill opens (read and written by many tools): no terminal (/dev/tty, /dev/pts,
 # /dev/ptmx: a terminal on stdin is handed as the descriptor it is), no camera, microphone or disk
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+# Where Unix sockets live (the user's agents, tmux, D-Bus, Docker): for a skill with a `unix` grant, each is an empty
+# tmpfs in its mount namespace, with what it is given there bound back (Landlock does not mediate connect() to a
+# path, so hiding the path is what holds a grant to the sockets it names)
+SOCKET_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")
 # What a confined skill reads of the system, where it exists: programs, their libraries and settings, the stores of
 # Nix and Guix, what programs read of /proc (all of it: a rule on /proc/self would be the gateway's own, and
 # Landlock's ptrace scope keeps other processes' environ, fd and mem) and of /sys (CPUs, cgroup limits, huge pages),
@@ -108,9 +114,10 @@ NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to stage what
 def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
     'landlock+pidns' (network granted), 'landlock' (no user namespace)); what it wrote to the caller's folder is
-    applied after it (Confinement.applied), what would run outside the sandbox set aside and said (warn). Refused when the child could not be confined (user
-    namespaces blocked, say) and the config does not accept less; with fallback = "warn", a blocked network
-    namespace leaves Landlock to cut TCP alone."""
+    applied after it (Confinement.applied), what would run outside the sandbox set aside and said (warn). Refused
+    when the child could not be confined (user namespaces blocked, say) and the config does not accept less; with
+    fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone, and a unix grant reaches every
+    socket."""
     stage.set_aside_leftovers(entry["name"], warn)
     confined = Confinement(entry, config, env)
     try:
@@ -131,6 +138,11 @@ def run(entry, config, env, warn, start):
             if confined.netns:
                 warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
                      f"(skills.sandbox.fallback = \"warn\")")
+            if confined.unix:  # no mount namespace to hide the other sockets: its grant would reach them all
+                if fallback(config) != "warn":
+                    raise refusal(entry, f"{e.strerror}: its unix grant would reach every Unix socket") from None
+                warn(f"{entry['name']}: {e.strerror}: its unix grant reaches every Unix socket here, not only "
+                     f"{', '.join(confined.unix)} (skills.sandbox.fallback = \"warn\")")
             confined.finish()
             confined = Confinement(entry, config, env, fallback_network=True)
             done = start(confined.env, confined.child)
@@ -255,7 +267,8 @@ def status(config):
     chosen = configlib.get(config, "skills.sandbox.mode", "untrusted")
     shown = {"mode": chosen, **found, "text": describe(found)}
     problems = [f"a call of {skill} ended before its writes to {cwd} were applied (nexus was killed): they are not "
-                f"applied, and its next call keeps them in {paths.set_aside_dir()}" for _, skill, cwd in stage.leftovers()]
+                f"applied, and its next call keeps them in {paths.set_aside_dir()}"
+                for _, skill, cwd in stage.leftovers()]
     if chosen != "off" and found["netns"] and not found["overlay"]:
         problems.append(f"{shown['text']}: confined skills do not write the folder they are called from "
                         f"({stage.NO_OVERLAY}, in {paths.stages_dir()})")
@@ -356,6 +369,7 @@ class Confinement:
                 WITHHELD[self.name] = (cwd, self.withheld)
                 self.write.remove(cwd)
         self.deferred = []  # the rules on paths in {cwd}: added in the child, on the overlay's files
+        self.hidden, self.shown = self._sockets_hidden(env, places, cwd) if self.unix and self.namespaces else ([], [])
         self.given_env = env  # the call's PATH: a folder on it is never written through the stage
         self.env = dict(handed(entry, config, env, self.network), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
@@ -383,8 +397,8 @@ class Confinement:
         handled = fs | (IOCTL_DEV if self.abi >= 5 else 0)
         # Landlock cuts TCP only where there is no network namespace to cut it all ("Network is unreachable")
         net = BIND_TCP | CONNECT_TCP if self.abi >= 4 and not self.network and not self.netns else 0
-        # without a `unix` grant, no Unix socket: abstract ones are scoped here, socket(AF_UNIX) is cut (seccomp_filter)
-        scoped = (SCOPE_SIGNAL | (0 if self.unix else SCOPE_ABSTRACT_UNIX)) if self.abi >= 6 else 0
+        # abstract sockets are scoped here, a `unix` grant or not (it names paths); socket(AF_UNIX): seccomp_filter
+        scoped = (SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX) if self.abi >= 6 else 0
         attr = struct.pack("QQQ", handled, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
         libc = process.libc()
         fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
@@ -431,16 +445,56 @@ class Confinement:
 
             raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
 
+    def _sockets_hidden(self, env, places, cwd):
+        """For a `unix` grant: (the folders where sockets live, to hide: SOCKET_PLACES and the runtime folder;
+        what it is given in them, to bind back: its sockets, its folders and program, {cwd}, the system's)."""
+        runtime = env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+        hidden = list(dict.fromkeys(os.path.realpath(p) for p in (*SOCKET_PLACES, runtime) if os.path.isdir(p)))
+        hidden = [h for h in hidden if h != "/" and not any(_within(h, o) and h != o for o in hidden)]
+        given = [os.path.realpath(expand(p, places)) for p in self.unix] + self.read + self.write + [cwd]
+        given += [os.path.realpath(p) for p in (*SYSTEM, "/etc/resolv.conf")]  # /run/systemd/resolve: DNS
+        shown = sorted({g for g in given if any(_within(g, h) for h in hidden) and os.path.lexists(g)})
+        return hidden, [g for g in shown if not any(_within(g, o) and g != o for o in shown)]
+
     def _mount(self, libc):
-        """In the child's own mount namespace: the stage over {cwd}, and the rules on the files under it."""
-        if not self.stage:
+        """In the child's own mount namespace: where sockets live hidden (a `unix` grant), the stage over {cwd},
+        and the rules on the files under it."""
+        if not self.stage and not self.hidden:
             return
         import ctypes  # a mount namespace only
 
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
             raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
-        self.stage.mount(libc)
+        if self.hidden:
+            self._hide(libc)
+        if self.stage:
+            self.stage.mount(libc)
+        else:
+            try:
+                os.chdir(os.getcwd())  # its folder, as the new mounts show it
+            except OSError:
+                os.chdir("/")
         _add_rules(libc, self.fd, self.deferred)
+
+    def _hide(self, libc):
+        """Each of `hidden` covered by an empty tmpfs, and each of `shown` bound back at its path (a socket onto an
+        empty file): the same files, so the rules on them hold."""
+        import ctypes  # a mount namespace only
+
+        found = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in self.shown]
+        for folder in self.hidden:
+            if libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
+                raise OSError(ctypes.get_errno(), f"cannot hide {folder}: {os.strerror(ctypes.get_errno())}", "sandbox")
+        for path, fd in found:
+            source = f"/proc/self/fd/{fd}"
+            if os.path.isdir(source):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+            if libc.mount(os.fsencode(source), os.fsencode(path), None, MS_BIND | MS_REC, None) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot show {path}: {os.strerror(ctypes.get_errno())}", "sandbox")
+            os.close(fd)
 
     def applied(self, done, warn):
         """After the call: its writes to {cwd} applied but what would run outside the sandbox later, which is set

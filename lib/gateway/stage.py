@@ -130,7 +130,8 @@ class _Apply:
 
     def _note(self, real, why):
         """`real` (a real, absolute path) must not be written: guarded where it is, or is in, {cwd}."""
-        if real == self.cwd or real.startswith(self.cwd.rstrip("/") + "/") or self.cwd.startswith(real.rstrip("/") + "/"):
+        if real == self.cwd or real.startswith(self.cwd.rstrip("/") + "/") or \
+                self.cwd.startswith(real.rstrip("/") + "/"):
             self.guarded.setdefault(real[len(self.cwd):].strip("/") if len(real) > len(self.cwd) else "", why)
 
     def _outside(self, env):

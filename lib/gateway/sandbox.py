@@ -520,12 +520,38 @@ def deny_list(config, places):
             found += [os.path.normpath(home + "/" + path[1:]) for home in homes]
         else:
             found.append(expand(path, places))
-    if any("*" in path for path in found):
-        import glob  # a pattern in the list only
-
-        found = [match for path in found for match in (glob.glob(glob.escape(path).replace("[*]", "*"),
-                                                                 include_hidden=True) if "*" in path else [path])]
+    found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
+
+
+def _matching(pattern):
+    """The paths that match `pattern`, whose * stands for any run of characters in a name (hidden ones too):
+    glob's meaning, without the regular expressions glob would bring onto a confined call's way."""
+    found = ["/"]
+    for part in pattern.strip("/").split("/"):
+        if "*" not in part:
+            found = [os.path.join(p, part) for p in found]
+            continue
+        head, *middle, tail = part.split("*")
+        matched = []
+        for folder in found:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                rest = name[len(head):len(name) - len(tail)] if len(name) >= len(head) + len(tail) else None
+                if rest is None or not name.startswith(head) or not name.endswith(tail):
+                    continue
+                for piece in middle:
+                    at = rest.find(piece)
+                    rest = None if at < 0 else rest[at + len(piece):]
+                    if rest is None:
+                        break
+                if rest is not None:
+                    matched.append(os.path.join(folder, name))
+        found = matched
+    return sorted(found)
 
 
 def handed(entry, config, env, network=False):

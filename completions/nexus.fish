@@ -110,7 +110,7 @@ complete -c nexus -n '__nexus_in skills remove' -l project -d 'Take the skills o
 complete -c nexus -n '__nexus_in skills remove' -l help -d 'Show this help'
 complete -c nexus -n '__nexus_in skills remove' -a '(nexus --list-skills 2>/dev/null)'
 complete -c nexus -n '__nexus_in skills update' -l force -d 'Replace a copied skill that was edited in place with its source\'s files, and update one whose new version has a new high finding of `nexus skills audit`'
-complete -c nexus -n '__nexus_in skills update' -l yes -d 'Accept what a changed skill now declares it needs beyond what it declared (network, folders): else it is asked about at a terminal, and kept as it is (exit 1) where there is none'
+complete -c nexus -n '__nexus_in skills update' -l yes -d 'Accept what a changed skill now declares it needs beyond what it declared (network, folders), and a linked skill whose folder was edited in place: else it is asked about at a terminal, and kept as it is (exit 1) where there is none'
 complete -c nexus -n '__nexus_in skills update' -l json -d 'The outcome as JSON: changed, restored (a copy deleted by hand, put back), unchanged, editedLocally, removedUpstream, refused (lists of names), failed (name and error), findings (the audit\'s findings new since the version you have), and permissions (what each changed skill will be allowed)'
 complete -c nexus -n '__nexus_in skills update' -l project -d 'Move the pins of the project\'s skills (all, or those named) in nexus.lock to what their refs name now, and show what changed, permissions first'
 complete -c nexus -n '__nexus_in skills update' -l help -d 'Show this help'

@@ -88,36 +88,48 @@ def _allow(ctx, names, grants):
 
 def door(ctx, again, grants=None):
     """admit() of managed.add and update: a skill that would run confined and declares more than was accepted
-    (nothing, for a new one) is asked about at a terminal, accepted with --yes or what --allow-* grants, and
+    (nothing, for a new one), or a linked skill whose folder changed in place (`change`, managed.change_of:
+    what runs changed, though nexus placed nothing), is asked about at a terminal, with what changed and the
+    audit of it shown first; accepted with --yes (which says what it accepted) or what --allow-* grants, and
     refused otherwise, with the command that accepts it (`again`). The declaration accepted is returned, for
-    the lockfile to keep."""
-    from nexus.gateway import sandbox  # only when skills are placed
+    the lockfile to keep (None for a skill that does not run confined)."""
+    from nexus import trust  # only when skills are placed
+    from nexus.gateway import sandbox
     from nexus.skill import entry as entrylib, skillmd
 
     def declared(folder):
         skill = skillmd.read(skillmd.file_in(folder), os.path.basename(folder))
         return entrylib.build(skill, "nexus-managed", folder, 0, 0)[0] if skill.ok else None
 
-    def admit(name, folder, locked):
+    def admit(name, folder, locked, change=None):
         entry = declared(folder)
-        if entry is None or entry.get("type") == "prompt" or not plan.confined(entry, ctx.config):
-            return None
-        own = sandbox.declared(entry)
-        before = locked.get("sandbox")  # what was accepted; a skill added before the door: what is in its place
-        if not isinstance(before, dict):
-            placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
-            before = sandbox.declared(placed) if placed else {}
-        wants = sandbox.widening(own, before, grants or {})
-        if wants and ctx.args["--yes"]:
-            ctx.warn(f"{name}: accepted, when it runs confined, {wants} (--yes)")
-        if not wants or ctx.args["--yes"]:
+        confined = entry is not None and entry.get("type") != "prompt" and plan.confined(entry, ctx.config)
+        own, wants = (sandbox.declared(entry) if confined else None), ""
+        if confined:
+            before = locked.get("sandbox")  # what was accepted; a skill added before the door: what is in its place
+            if not isinstance(before, dict):
+                placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
+                before = sandbox.declared(placed) if placed else {}
+            wants = sandbox.widening(own, before, grants or {})
+        if not wants and not change:
             return own
-        asked = f"{name} asks, when it runs confined, for {wants}"
-        answer = ask(f"{asked}: allow it? [y/N] ")
+        files = change and trust.describe(change["files"])
+        if change:  # what the question is about, before it is asked
+            ctx.warn(f"{name}: its linked folder changed since it was added or trusted: {files}")
+            show_findings(ctx, [f.as_dict() for f in change["findings"]])
+            admit.shown.add(name)
+        if ctx.args["--yes"]:
+            said = [f"the change in its linked folder ({files})"] * bool(change) + [f"when it runs confined, {wants}"] * bool(wants)
+            ctx.warn(f"{name}: accepted{'' if change else ','} {', and '.join(said)} (--yes)")
+            return own
+        asked = (f"{name} changed in its linked folder{f' and asks, when it runs confined, for {wants}' if wants else ''}"
+                 if change else f"{name} asks, when it runs confined, for {wants}")
+        answer = ask(f"{asked}: {'trust it as it is now' if change else 'allow it'}? [y/N] ")
         if answer is None:
             return f"{asked}: to accept, {again} --yes"
         return own if answer else f"{asked}: declined"
 
+    admit.shown = set()  # the skills whose findings were shown with the question
     return admit
 
 
@@ -329,7 +341,10 @@ def update(ctx):
     a skill's place (a folder where nexus's link was) is reported as failed and kept, even with --force.
     A skill gone from its source is reported and left in place. Each changed skill is audited: findings
     new since the version you have are shown, and one with a new high finding is refused and kept as it
-    is (a clean skill that turns risky upstream), unless --force. Safe to run from cron.
+    is (a clean skill that turns risky upstream), unless --force. A linked skill whose folder was edited in
+    place since it was added or trusted changed what runs without nexus: the files changed and their audit
+    are shown and it is asked about (as `nexus skill trust` asks), or kept as it is where no one can answer,
+    unless --yes. Safe to run from cron.
 
     Exit status:
       0  done;  1  a skill was refused, or it or its source failed (the others are still updated);
@@ -341,15 +356,17 @@ def update(ctx):
     if ctx.args["--project"]:
         return _sync(ctx, project.here(), moving=names)
     again = shlex.join(["nexus", "skills", "update", *names, *(["--force"] if ctx.args["--force"] else [])])
-    report = managed.update(names, ctx.args["--force"], admit=door(ctx, again))
+    admit = door(ctx, again)
+    report = managed.update(names, ctx.args["--force"], admit=admit)
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
         report.update(permissions(ctx, report["changed"] + report["restored"]))
     for failed in report["failed"]:
         ctx.warn(visible(f"{failed['name']}: {failed['error']}"))
-    if report["findings"]:
+    unsaid = [f for f in report["findings"] if f["path"].split("/", 1)[0] not in admit.shown]
+    if unsaid:
         ctx.warn("new since the version you have (`nexus skills audit`):")
-        show_findings(ctx, report["findings"])
+        show_findings(ctx, unsaid)
     for name in report["refused"]:
         ctx.warn(f"{name}: kept as it is: {report['declined'][name]}" if name in report.get("declined", {}) else
                  f"{name}: a new high finding since the version you have: kept as it is; --force updates it all the same")

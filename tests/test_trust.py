@@ -431,3 +431,33 @@ def test_update_of_a_linked_skill_trusted_already_asks_nothing(script_runner, tm
         updated = script_runner.run(["nexus", "skills", "update", "notes"], stdin=nothing)
     assert updated.returncode == 0 and "changed  notes" in updated.stdout, updated.stderr
     assert "linked folder" not in updated.stderr
+
+
+def test_trust_binds_only_the_files_it_showed(added, tmp_path):
+    """A file changed while the question waits for its answer is not what the person said yes to: nothing is
+    trusted."""
+    import pty
+    import select
+
+    helper = added / "scripts" / "helper.py"
+    helper.write_text("GREETING = 'shown'\n")
+    mine, theirs = pty.openpty()
+    child = subprocess.Popen(["nexus", "skill", "trust", "hello"], stdin=theirs, stderr=theirs,
+                             stdout=subprocess.PIPE)
+    os.close(theirs)
+    said = b""
+    while b"[y/N]" not in said:
+        ready, _, _ = select.select([mine], [], [], 60)
+        assert ready, said
+        said += os.read(mine, 4096)
+    helper.write_text("GREETING = 'swapped'\n")
+    os.write(mine, b"y\n")
+    out, _ = child.communicate(timeout=60)
+    try:
+        while chunk := os.read(mine, 4096):
+            said += chunk
+    except OSError:
+        pass
+    os.close(mine)
+    assert child.returncode == 1 and b"changed again while it was audited and asked about" in said, said
+    assert subprocess.run(["nexus", "skill", "run", "hello"], capture_output=True).returncode == 1

@@ -461,3 +461,64 @@ def test_trust_binds_only_the_files_it_showed(added, tmp_path):
     os.close(mine)
     assert child.returncode == 1 and b"changed again while it was audited and asked about" in said, said
     assert subprocess.run(["nexus", "skill", "run", "hello"], capture_output=True).returncode == 1
+
+
+@pytest.fixture
+def marked(script_runner, tmp_path, nexus_home, workspace):
+    """'marked', a script skill added by copy whose script and verify command each append a line to a marker file,
+    run unconfined (skills.sandbox.mode off: trust is then the only guard); a session 's-1' called it once and is
+    crystallized as the workspace skill 'again'. Then its script is changed behind nexus's back and the marker
+    emptied: (the marker, the skill's folder)."""
+    write_config(nexus_home, '[skills]\nallowBundled = []\n[skills.sandbox]\nmode = "off"\n')
+    marker = tmp_path / "ran"
+    skill = write_skill(tmp_path / "team", "marked", meta={"runner": "sh", "script": "scripts/run.sh",
+                                                           "verify": f"echo verify >> {marker}"})
+    (skill / "scripts").mkdir()
+    (skill / "scripts" / "run.sh").write_text(f'echo "run $*" >> {marker}\n')
+    assert script_runner.run(["nexus", "skills", "add", str(tmp_path / "team"), "--copy"]).returncode == 0
+    first = subprocess.run(["nexus", "skill", "run", "marked", "--", "one"], capture_output=True, text=True,
+                           env={**os.environ, "NEXUS_SESSION_ID": "s-1"})
+    assert first.returncode == 0, first.stderr
+    assert script_runner.run(["nexus", "session", "crystallize", "s-1", "--name", "again"]).returncode == 0
+    assert script_runner.run(["nexus", "skill", "verify", "marked", "--force"]).returncode == 0
+    assert marker.read_text() == "verify\nrun one\nverify\n"  # each path runs its code while it is trusted
+    placed = tmp_path / "managed" / "marked"
+    with open(placed / "scripts" / "run.sh", "a") as f:
+        f.write("echo pwned\n")
+    marker.write_text("")
+    return marker, placed
+
+
+CHANGED = "Skill 'marked' changed since it was added, not through nexus: scripts/run.sh changed"
+
+
+@pytest.mark.parametrize("argv", [["nexus", "skill", "verify", "marked", "--force"],
+                                  ["nexus", "skills", "verify", "--all"],
+                                  ["nexus-verify", "marked"],
+                                  ["nexus", "skill", "run", "marked", "--background", "--", "two"],
+                                  ["nexus", "skill", "run", "again"]])  # a replay: its step runs 'marked'
+def test_every_path_that_runs_an_added_skills_code_refuses_it_changed(script_runner, marked, nexus_home, argv):
+    marker, _ = marked
+    result = script_runner.run(argv)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert CHANGED in result.stdout + result.stderr, (result.stdout, result.stderr)
+    assert marker.read_text() == ""
+    assert script_runner.run(["nexus", "jobs", "--json"]).stdout.count('"marked"') == 0  # no job was started
+    if argv[-1] == "again":
+        assert read_log(nexus_home, "marked")[-1]["refused"] == "trust"
+
+
+@pytest.mark.once
+def test_nexus_mcp_refuses_every_call_of_a_changed_added_skill(tmp_path, marked, nexus_home):
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    from test_mcp import serve
+
+    marker, _ = marked
+
+    async def scenario(session):
+        return [await session.call_tool(name, {"args": []}) for name in ("marked", "again")]
+
+    direct, replay = serve(tmp_path, scenario)
+    assert direct.is_error and CHANGED in direct.content[0].text
+    assert replay.is_error, replay.content[0].text
+    assert marker.read_text() == ""

@@ -367,9 +367,9 @@ class Call:
         """A confined call that failed: the permission to grant, where its stderr says what it was denied."""
         from . import sandbox  # a confined call only
 
-        grant = sandbox.hint(self.entry, self.config, done.stderr)
-        if grant:
-            self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
+        denied = sandbox.hint(self.entry, self.config, done.stderr)
+        if denied:
+            self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied {denied}")
 
 
     def record(self, ts, ms, exit_code, error=None, refused=None, changes=None, output=None, differs=None):

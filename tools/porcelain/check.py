@@ -150,8 +150,8 @@ def check(ctx):
       2  a PATH that does not exist, or a usage error
 
     Examples:
-      nexus skills check ~/src/team-skills/hello
-      nexus skills check --strict ~/src/team-skills
+      nexus skills check SKILL_FOLDER
+      nexus skills check --strict FOLDER
       nexus skills check --json | jq -r '.[] | select(.severity == "error").path'
     """
     args = ctx.args

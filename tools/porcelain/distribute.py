@@ -189,7 +189,7 @@ def add(ctx):
       2  usage error (a SOURCE that is no folder, git URL or owner/repo), or an unreadable lockfile
 
     Examples:
-      nexus skills add ~/src/team-skills --skill hello
+      nexus skills add FOLDER --skill NAME
       nexus skills add OWNER/REPO --list
     """
     args = ctx.args
@@ -286,7 +286,7 @@ def sync(ctx):
       2  usage error, or an unreadable nexus.toml or nexus.lock
 
     Examples:
-      nexus skills add --project ~/src/team-skills --skill hello
+      nexus skills add --project FOLDER --skill NAME
       nexus skills sync
       nexus skills sync --frozen
     """

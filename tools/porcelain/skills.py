@@ -190,6 +190,9 @@ def render_summary(summary, out):
     note = filter_note(summary.get("profile"))
     if note:
         out.write(f"nexus: {note}\n")
+    shown = summary.get("sandbox")
+    if shown:  # `nexus status`: what confinement this system gives the skills the mode confines
+        out.write("sandbox: " + (shown.get("problem") or f"{shown['text']} (skills.sandbox.mode: {shown['mode']})") + "\n")
 
 
 def _selected(status, args):
@@ -256,9 +259,10 @@ def _with_permissions(texts, config):
 
 @renders(render_summary, {"--check": render_unhealthy})
 def status(ctx):
-    """With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
-    give ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status is 1; `nexus skill
-    show` says what it offers.
+    """A second line says what confinement this system gives ("sandbox: landlock ABI 7, network namespace yes
+    (skills.sandbox.mode: untrusted)"), or what it cannot give that skills.sandbox.mode asks for. With --check,
+    that line is printed only then ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status
+    is 1.
 
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
@@ -282,7 +286,8 @@ def status(ctx):
     counts = listing.summary(found)
     if listed.profile:
         counts["profile"] = _filtered(listed)
-    if ctx.json or ctx.args.get("--check"):  # what confinement this system offers: a fork to see
+    if ctx.json or "--check" in ctx.args:  # `status` (not `skills list --summary`): what confinement this system
+        # offers, a fork to see
         from nexus.gateway import sandbox
 
         counts["sandbox"] = sandbox.status(ctx.config)

@@ -3,6 +3,7 @@ README's claims, one number format."""
 
 import json
 import os
+import pathlib
 import subprocess
 
 import pytest
@@ -23,3 +24,38 @@ def test_a_confined_skills_denial_says_what_was_denied_at_a_terminal_too(managed
     piped = subprocess.run(["nexus", "skill", "run", "probe", "--", "read", str(key)], capture_output=True, text=True,
                            stdin=subprocess.DEVNULL)
     assert piped.returncode == 3 and f"to grant it, nexus skill allow probe --read {key}" in piped.stderr
+
+
+def test_an_invalid_refusal_is_logged_where_the_readme_says(script_runner, workspace, tmp_path, nexus_home):
+    """README: `invalid` is logged for a script that leads outside its folder once the skill was read (a symlink
+    swapped in); a SKILL.md nexus cannot read is refused before there is a skill to log it under."""
+    skill = write_skill(workspace, "linked", meta={"runner": "sh", "script": "scripts/run.sh"})
+    (skill / "scripts").mkdir()
+    (skill / "scripts" / "run.sh").write_text("echo fine\n")
+    assert script_runner.run(["nexus", "skill", "run", "linked"]).returncode == 0
+    outside = tmp_path / "outside.sh"
+    outside.write_text("echo escaped\n")
+    (skill / "scripts" / "run.sh").unlink()
+    (skill / "scripts" / "run.sh").symlink_to(outside)
+    refused = script_runner.run(["nexus", "skill", "run", "linked"])
+    assert refused.returncode == 1 and "leads outside the skill folder" in refused.stderr and refused.stdout == ""
+    assert read_log(nexus_home, "linked")[-1]["refused"] == "invalid"
+    write_skill(workspace, "relative", meta={"tool": "bin/thing"})
+    unread = script_runner.run(["nexus", "skill", "run", "relative"])
+    assert unread.returncode == 1 and "Skill 'relative' is invalid" in unread.stderr
+    assert not (nexus_home / "state" / "nexus" / "skills" / "relative" / "usage.log").exists()
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "`invalid` (a script that leads outside its folder" in readme.replace("\n", " ")
+
+
+def test_a_cut_error_sets_truncated(script_runner, workspace, bindir, nexus_home):
+    """README: the log keeps the last 200 characters of an error, with "truncated": true when it was cut."""
+    make_tool(bindir, "loud", "#!/bin/sh\nprintf 'x%.0s' $(seq 300) >&2\necho ' the reason' >&2\nexit 1\n")
+    write_skill(workspace, "loud", meta={"tool": "loud"})
+    assert script_runner.run(["nexus", "skill", "run", "loud"]).returncode == 1
+    line = read_log(nexus_home, "loud")[-1]
+    assert line["truncated"] is True and len(line["error"]) == 200 and line["error"].endswith("the reason")
+    make_tool(bindir, "quiet", "#!/bin/sh\necho short >&2\nexit 1\n")
+    write_skill(workspace, "quiet", meta={"tool": "quiet"})
+    script_runner.run(["nexus", "skill", "run", "quiet"])
+    assert read_log(nexus_home, "quiet")[-1]["error"] == "short" and "truncated" not in read_log(nexus_home, "quiet")[-1]

@@ -59,3 +59,21 @@ def test_a_cut_error_sets_truncated(script_runner, workspace, bindir, nexus_home
     write_skill(workspace, "quiet", meta={"tool": "quiet"})
     script_runner.run(["nexus", "skill", "run", "quiet"])
     assert read_log(nexus_home, "quiet")[-1]["error"] == "short" and "truncated" not in read_log(nexus_home, "quiet")[-1]
+
+
+def test_a_plain_variable_is_no_credential(script_runner, workspace, bindir, nexus_home, monkeypatch):
+    """A skill that needs WC_LOCALE (a setting) is a CLI skill, counted under Other; one that needs DEPLOY_TOKEN
+    needs a secret: API key, counted under Credentials."""
+    make_tool(bindir, "wc-tool")
+    write_skill(workspace, "counted", meta={"tool": "wc-tool", "requires": {"env": ["WC_LOCALE"]}})
+    write_skill(workspace, "deploy", meta={"tool": "wc-tool", "requires": {"env": ["DEPLOY_TOKEN"]}})
+    monkeypatch.setenv("WC_LOCALE", "C")
+    monkeypatch.setenv("DEPLOY_TOKEN", "t0ps3cr3t-value")
+    shown = script_runner.run(["nexus", "skill", "show", "counted"]).stdout
+    assert "Class:      CLI" in shown and "API key" not in shown, shown
+    assert json.loads(script_runner.run(["nexus", "skill", "show", "deploy", "--json"]).stdout)["class"] == "api-key"
+    for name in ("counted", "deploy"):
+        assert script_runner.run(["nexus", "skill", "run", name]).returncode == 0
+    stats = json.loads(script_runner.run(["nexus-stats", "--json"]).stdout)
+    categories = {s["name"]: s["category"] for s in stats["skills"]}
+    assert categories["counted"] == "other" and categories["deploy"] == "credentials", categories

@@ -383,8 +383,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("telemetry push", "telemetry:push", DOCUMENT,
             "Send the calls not sent yet to an OpenTelemetry collector, one span each (for cron).",
             usage=("[--dry-run] [--json]",),
-            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, sent, pruned, prunedBySkill, "
-                                         "spans}); send nothing, move no cursor."),
+            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, wouldSend, pruned, "
+                                         "prunedBySkill, spans}); send nothing, move no cursor."),
                      Option("--json", 'Print {"endpoint", "sent", "pruned", "prunedBySkill"}.'))),
     Command("profiles", "profiles:list_profiles", DOCUMENT,
             "Each profile: what it allows and denies, and the skills an agent given it may see and run.",

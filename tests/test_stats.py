@@ -562,7 +562,7 @@ def test_rotate_keeps_the_newest_entries(script_runner, nexus_home):
     state = json.loads((nexus_home / "state" / "nexus" / "skills" / "busy" / "state.json").read_text())
     assert state["logEntries"] == 10
     result = script_runner.run(["nexus", "skills", "rotate"])
-    assert result.stdout == ("nexus: rotated 2 usage logs to at most 10 entries and 2097152 bytes each; "
+    assert result.stdout == ("nexus: rotated 2 usage logs to at most 10 entries and 2,097,152 bytes each; "
                              "removed 0 ended jobs\n")
 
 

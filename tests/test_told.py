@@ -77,3 +77,27 @@ def test_a_plain_variable_is_no_credential(script_runner, workspace, bindir, nex
     stats = json.loads(script_runner.run(["nexus-stats", "--json"]).stdout)
     categories = {s["name"]: s["category"] for s in stats["skills"]}
     assert categories["counted"] == "other" and categories["deploy"] == "credentials", categories
+
+
+def test_a_count_is_written_one_way_on_every_screen(script_runner, workspace, bindir, nexus_home):
+    """Thousands separators wherever a count shows: stats, a skill's stats, status, the report's own figures
+    had them and the text screens did not (1234 beside 1,234 on one screen)."""
+    import datetime
+    import re
+
+    from helpers import write_log
+
+    make_tool(bindir, "busy")
+    write_skill(workspace, "busy", meta={"tool": "busy"})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    lines = [{"ts": (now - datetime.timedelta(minutes=i + 1)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+              "skill": "busy", "type": "tool", "ms": 5, "exit": 0, "args": ["go"], "model": "m1",
+              "promptTokens": 1000, "completionTokens": 10} for i in range(1234)]
+    write_log(nexus_home, "busy", lines)
+    bare = re.compile(r"(?<![\d,.:/-])\d{4,}(?![\d,.:/-])")  # a number of 4 digits or more without a separator
+    for argv in (["nexus-stats"], ["nexus", "skill", "stats", "busy"], ["nexus", "status"]):
+        shown = script_runner.run(argv, env={**os.environ, "COLUMNS": "80"})
+        assert shown.returncode == 0, shown.stderr
+        assert not bare.findall(shown.stdout), (argv, bare.findall(shown.stdout), shown.stdout)
+    assert "Total invocations: 1,234" in script_runner.run(["nexus-stats"]).stdout
+    assert "1,234 calls" in script_runner.run(["nexus-stats"]).stdout  # Skill Categories

@@ -78,7 +78,7 @@ def audit(ctx):
     failing = (auditlib.HIGH, auditlib.MEDIUM) if ctx.args["--strict"] else (auditlib.HIGH,)
     ctx.status = 1 if any(counts[s] for s in failing) else 0
     if not ctx.json:
-        ctx.warn(f"{plural(len(targets), 'skill')} audited: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        ctx.warn(f"{plural(len(targets), 'skill')} audited: " + ", ".join(f"{n:,} {s}" for s, n in counts.items()))
     return {"audited": [{"name": name, "dir": folder} for name, folder, _ in targets],
             "findings": [f.as_dict() for f in findings]}
 

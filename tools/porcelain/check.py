@@ -98,7 +98,7 @@ class Findings:
             deeper = collections.Counter(os.path.dirname(os.path.relpath(d, path)) for d in self.found_in)
             if set(deeper) - {""}:  # said only where it looked below the folder's own sub-folders
                 self.where.append(f"{path}: {plural(len(self.found_in), 'skill')} found: "
-                                  + ", ".join(f"{n} in {w or '.'}/" for w, n in sorted(deeper.items())))
+                                  + ", ".join(f"{n:,} in {w or '.'}/" for w, n in sorted(deeper.items())))
 
 
 def _config(ctx, findings):

@@ -42,13 +42,13 @@ def render_add(report, out):
             said(f"added {added['name']} ({added['placement']}, {visible(added['path'])}): {added['shadows']}")
     plain = [a["name"] for a in report["added"] if not a.get("shadows")]
     if plain:
-        said(f"added {len(plain)} ({', '.join(sorted({a['placement'] for a in report['added']}))}): {', '.join(plain)}")
+        said(f"added {len(plain):,} ({', '.join(sorted({a['placement'] for a in report['added']}))}): {', '.join(plain)}")
     if report["unchanged"]:
-        said(f"unchanged {len(report['unchanged'])}: {', '.join(report['unchanged'])}")
+        said(f"unchanged {len(report['unchanged']):,}: {', '.join(report['unchanged'])}")
     out.write("".join(line + "\n" for line in lines))
     render_permissions(report, out, columns)
     refused = [r["name"] for r in report.get("refused", [])]
-    out.write(f"{len(report['added'])} added, {len(report['unchanged'])} unchanged, {len(refused)} refused"
+    out.write(f"{len(report['added']):,} added, {len(report['unchanged']):,} unchanged, {len(refused):,} refused"
               + (f" (above): {', '.join(refused)}" if refused else "") + "\n")
 
 
@@ -66,7 +66,7 @@ def render_permissions(report, out, columns=None):
     for name, allowed in found.items():
         alike.setdefault(fastjson.dumps(allowed), []).append(name)
     for text, names in alike.items():
-        line = f"{len(names)} {sandbox.said('NAME', fastjson.loads(text)).split(': ', 1)[1].replace('runs ', 'run ', 1)}"
+        line = f"{len(names):,} {sandbox.said('NAME', fastjson.loads(text)).split(': ', 1)[1].replace('runs ', 'run ', 1)}"
         line += "" if len(alike) == 1 else f": {', '.join(names)}"  # which, where they differ
         out.write("".join(f"  {part}\n" for part in (wrap(line, columns - 2) if columns else [line])))
 
@@ -163,8 +163,8 @@ def render_sync(report, out):
     for key in ("added", "updated", "removed"):
         out.write("".join(f"{key} {name}\n" for name in report[key]))
     render_permissions(report, out)
-    counts = ", ".join(f"{len(report[k])} {k}" for k in ("added", "updated", "unchanged", "removed"))
-    refused = f", {len(report['refused'])} refused" if report["refused"] else ""
+    counts = ", ".join(f"{len(report[k]):,} {k}" for k in ("added", "updated", "unchanged", "removed"))
+    refused = f", {len(report['refused']):,} refused" if report["refused"] else ""
     out.write(f"{counts}{refused}: {report['root']}\n")
 
 
@@ -330,7 +330,7 @@ def render_update(report, out):
     out.write("".join(line + "\n" for line in table(rows, indent="")) or ("" if many else "no skills added\n"))
     render_permissions(report, out)
     if many:
-        out.write(", ".join(f"{len(report[key])} {label}" for key, label in UPDATE_LABELS) + "\n")
+        out.write(", ".join(f"{len(report[key]):,} {label}" for key, label in UPDATE_LABELS) + "\n")
 
 
 @renders(render_update, {"--project": render_sync})
@@ -377,7 +377,7 @@ def update(ctx):
 def render_links(report, out):
     for key in ("linked", "unlinked"):
         out.write("".join(f"{key} {name}\n" for name in report.get(key, [])))
-    counts = ", ".join(f"{len(report[k])} {k}" for k in ("linked", "unchanged", "skipped", "unlinked") if k in report)
+    counts = ", ".join(f"{len(report[k]):,} {k}" for k in ("linked", "unchanged", "skipped", "unlinked") if k in report)
     out.write(f"{counts}: {report['folder']}\n")
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import read_log, write_config, write_skill
+from helpers import drained, read_log, write_config, write_skill
 
 pytestmark = pytest.mark.script_launch_mode("subprocess")  # the gateway hands a tool its real descriptors
 
@@ -452,13 +452,8 @@ def test_trust_binds_only_the_files_it_showed(added, tmp_path):
         said += os.read(mine, 4096)
     helper.write_text("GREETING = 'swapped'\n")
     os.write(mine, b"y\n")
-    out, _ = child.communicate(timeout=60)
-    try:
-        while chunk := os.read(mine, 4096):
-            said += chunk
-    except OSError:
-        pass
-    os.close(mine)
+    child.communicate(timeout=60)
+    said = drained(mine, said)
     assert child.returncode == 1 and b"changed again while it was audited and asked about" in said, said
     assert subprocess.run(["nexus", "skill", "run", "hello"], capture_output=True).returncode == 1
 

@@ -620,11 +620,13 @@ def seccomp_filter(unix=False):
 
 
 def hint(entry, config, stderr):
-    """The command that grants what a failed confined call was denied, where its stderr says (None: it does
-    not say); with no stderr to read (it went to a terminal), the command's forms."""
+    """What a failed confined call was denied, where its stderr says, and the command that grants it: 'the
+    network: to grant it, nexus skill allow NAME network' (None: it does not say); with no stderr to read,
+    the command's forms."""
     name = entry["name"]
     if stderr is None:
-        return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+        return (f"something, or failed by itself (its stderr was not read): to grant what it lacked, nexus skill "
+                f"allow {name} network | --read PATH | --write PATH")
     import json  # a failed confined call only, as style (shlex, re) is
 
     from .. import style
@@ -632,7 +634,7 @@ def hint(entry, config, stderr):
     text = stderr.decode("utf-8", "replace")
     cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
-        return f"nexus skill allow {name} network"
+        return f"the network: to grant it, nexus skill allow {name} network"
     deny = deny_list(config, {})
     # what it reads: an existing path denied elsewhere was denied to read, one in there to write
     readable = [*SYSTEM, os.path.realpath(entry["dir"]), *(os.path.realpath(expand(p, {})) for p in
@@ -645,17 +647,19 @@ def hint(entry, config, stderr):
         if path:
             path = os.path.abspath(os.path.expanduser(path))
             # The path comes from the tool's own stderr: quoted, so the command shown runs as it reads
+            shown = style.shell_line([path])
             if not permissions(entry, config)["unix"] and _socket(path) and configlib.skill_key(entry):  # its own grant
-                return style.shell_line(["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix",
-                                         json.dumps([path])])
+                return f"the socket {shown}: to grant it, " + style.shell_line(
+                    ["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix", json.dumps([path])])
             allow = ["nexus", "skill", "allow", name]
             if any(paths.contains(d, path) for d in deny) or os.path.exists(path) and not any(
                     _within(os.path.realpath(path), p) for p in readable):
-                return style.shell_line([*allow, "--read", path])
-            if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
-                return (style.shell_line([*allow, "--write", os.path.dirname(path)]) + " (confined skills do not "
-                        f"write the folder they are called from here, {cwd}: {why})")
-            return style.shell_line([*allow, "--write", os.path.dirname(path)])
+                return f"reading {shown}: to grant it, " + style.shell_line([*allow, "--read", path])
+            folder = os.path.dirname(path)
+            said = f"writing {shown}: to grant it, " + style.shell_line([*allow, "--write", folder])
+            if cwd and _within(os.path.realpath(folder), cwd):
+                return f"{said} (confined skills do not write the folder they are called from here, {cwd}: {why})"
+            return said
     return None
 
 

@@ -465,10 +465,11 @@ class Confinement:
 
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
             raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
+        layers = self.stage.layers() if self.stage else None
         if self.hidden:
             self._hide(libc)
         if self.stage:
-            self.stage.mount(libc)
+            self.stage.mount(libc, layers)
         else:
             try:
                 os.chdir(os.getcwd())  # its folder, as the new mounts show it

@@ -52,12 +52,16 @@ class Stage:
         with open(os.path.join(self.folder, "cwd"), "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(cwd)  # where it was to go, for a stage its gateway left behind
 
-    def mount(self, libc):
-        """In the child, in its own mount namespace, before Landlock: the overlay over {cwd}, and the child's
-        folder entered again through it. Layers named by descriptor: any path, with no option syntax to escape."""
+    def layers(self):
+        """In the child, before its mounts hide anything (nexus's state may lie in /tmp): its layers, opened."""
+        return [os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for p in (self.cwd, self.upper, self.work)]
+
+    def mount(self, libc, fds):
+        """In the child, in its own mount namespace, before Landlock: the overlay of the layers `fds` over {cwd},
+        and the child's folder entered again through it. Layers named by descriptor: any path, with no option
+        syntax to escape."""
         import ctypes  # the child of a confined call only
 
-        fds = [os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for p in (self.cwd, self.upper, self.work)]
         options = "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr" % (*fds,)
         if libc.mount(b"overlay", os.fsencode(self.cwd), b"overlay", 0, options.encode()) != 0:
             error = ctypes.get_errno()

@@ -12,23 +12,20 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import pytest
 
-from helpers import make_tool, write_config, write_skill
-from test_sandbox import send_tool_call
+from helpers import answering, make_tool, write_config, write_skill
+from test_sandbox import probe_skill, send_tool_call
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
 # One action an argument, in order: write:PATH:TEXT, rm:PATH, rmtree:PATH, mkdir:PATH, link:TARGET:PATH,
-# touch:PATH, wait:PATH (until it exists), connect:PATH (a Unix socket; @NAME: an abstract one), block (occupy
-# the names the old quarantine renamed to)
+# touch:PATH, wait:PATH (until it exists), block (occupy the names the old quarantine renamed to)
 STAGER = f"""#!{sys.executable}
 import os, shutil, sys, time
 for action in sys.argv[1:]:
@@ -48,13 +45,6 @@ for action in sys.argv[1:]:
         elif what == "link":
             target, _, path = rest.partition(":")
             os.symlink(target, path)
-        elif what == "connect":  # a socket at a path, or @name for an abstract one
-            import socket
-            s = socket.socket(socket.AF_UNIX)
-            s.settimeout(5)
-            s.connect("\\0" + rest[1:] if rest.startswith("@") else rest)
-            s.send(b"ping")
-            assert s.recv(10) == b"pong"
         elif what == "touch":
             open(rest, "w").close()
         elif what == "wait":
@@ -341,48 +331,27 @@ def sockets():
     folder = pathlib.Path(tempfile.mkdtemp(dir="/tmp", prefix="nexus-sockets-"))
     found = {"granted": str(folder / "granted.sock"), "other": str(folder / "other.sock"),
              "abstract": f"@nexus-test-{os.getpid()}-{id(folder)}"}
-    servers, stop = [], threading.Event()
-    for address in found.values():
-        server = socket.socket(socket.AF_UNIX)
-        server.bind("\0" + address[1:] if address.startswith("@") else address)
-        server.listen()
-        server.settimeout(0.2)
-        servers.append(server)
-
-    def serve(server):
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(10)
-                conn.send(b"pong")
-
-    threads = [threading.Thread(target=serve, args=(s,)) for s in servers]
-    for t in threads:
-        t.start()
-    yield found
-    stop.set()
-    for t in threads:
-        t.join()
-    for server in servers:
-        server.close()
+    with answering(found.values()):
+        yield found
     shutil.rmtree(folder)
 
 
 @needs_stage
 @pytest.mark.parametrize("network", [False, True])
-def test_a_unix_grant_reaches_the_socket_it_names_alone(home, stager, sockets, nexus_home, network):
+def test_a_unix_grant_reaches_the_socket_it_names_alone(home, tmp_path, bindir, sockets, nexus_home, network):
     """`unix: [ONE_PATH]` opened every Unix socket (tmux's grant reached D-Bus, docker.sock, ssh-agent), and with
     the network an abstract one too: Landlock does not mediate connect() to a path."""
-    write_config(nexus_home, f'[skills.entries.stager.sandbox]\nunix = ["{sockets["granted"]}"]\n'
-                             f'network = {str(network).lower()}\n')
-    done = stager(home / "work", *(f"connect:{address}" for address in sockets.values()))
-    assert done.said[f"connect:{sockets['granted']}"] == "ok", done.stdout + done.stderr
-    assert done.said[f"connect:{sockets['other']}"] != "ok", done.stdout
+    probe_skill(tmp_path / "managed", bindir, sandbox={"unix": [sockets["granted"]], "network": network})
+
+    def reached(address):
+        done = subprocess.run(["nexus", "skill", "run", "probe", "--", "unix", address], capture_output=True,
+                              text=True, cwd=home / "work", stdin=subprocess.DEVNULL, timeout=120)
+        return done.returncode == 0
+
+    assert reached(sockets["granted"])
+    assert not reached(sockets["other"])
     if landlock_abi() >= 6 or not network:  # scoped (Landlock ABI 6), or in a network namespace of its own
-        assert done.said[f"connect:{sockets['abstract']}"] != "ok", done.stdout
+        assert not reached(sockets["abstract"])
 
 
 @needs_stage

@@ -56,6 +56,7 @@ MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 # tmpfs in its mount namespace, with what it is given there bound back (Landlock does not mediate connect() to a
 # path, so hiding the path is what holds a grant to the sockets it names)
 SOCKET_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")
+SAID = 20  # lines said of what a call wrote that was set aside; the rest in one
 # What a confined skill reads of the system, where it exists: programs, their libraries and settings, the stores of
 # Nix and Guix, what programs read of /proc (all of it: a rule on /proc/self would be the gateway's own, and
 # Landlock's ptrace scope keeps other processes' environ, fd and mem) and of /sys (CPUs, cgroup limits, huge pages),
@@ -454,6 +455,9 @@ class Confinement:
         given = [os.path.realpath(expand(p, places)) for p in self.unix] + self.read + self.write + [cwd]
         given += [os.path.realpath(p) for p in (*SYSTEM, "/etc/resolv.conf")]  # /run/systemd/resolve: DNS
         shown = sorted({g for g in given if any(_within(g, h) for h in hidden) and os.path.lexists(g)})
+        # a system folder there that is a link (NixOS: /run/current-system) is made again as the link it is
+        self.relinked = [(p, os.readlink(p)) for p in SYSTEM
+                         if any(_within(p, h) for h in hidden) and os.path.islink(p)]
         return hidden, [g for g in shown if not any(_within(g, o) and g != o for o in shown)]
 
     def _mount(self, libc):
@@ -496,6 +500,12 @@ class Confinement:
             if libc.mount(os.fsencode(source), os.fsencode(path), None, MS_BIND | MS_REC, None) != 0:
                 raise OSError(ctypes.get_errno(), f"cannot show {path}: {os.strerror(ctypes.get_errno())}", "sandbox")
             os.close(fd)
+        for path, target in self.relinked:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                os.symlink(target, path)
+            except FileExistsError:
+                pass  # a folder made for what was bound back below it
 
     def applied(self, done, warn):
         """After the call: its writes to {cwd} applied but what would run outside the sandbox later, which is set
@@ -506,8 +516,10 @@ class Confinement:
         kept = self.stage.apply(self.given_env)
         self.stage.remove()
         self.stage = None
-        for path, why, where in kept:
+        for path, why, where in kept[:SAID]:
             warn(f"{self.name}: not applied: {path} ({why}); kept in {where}")
+        if len(kept) > SAID:
+            warn(f"{self.name}: and {len(kept) - SAID:,} more not applied, kept in {os.path.dirname(kept[-1][2])}")
         if kept and done.exit == 0:
             done.exit = 1
             done.set_aside = f"{len(kept)} of its writes would run outside the sandbox later: not applied " \

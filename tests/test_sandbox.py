@@ -968,3 +968,45 @@ def test_an_mcp_cancel_ends_every_process_of_a_confined_call(managed, bindir, tm
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+# What a confined program can reach of the child and the init it runs under (gateway.process._contain): the
+# caller's descriptor 8 through /proc/PID/fd/8 of each, and its own capabilities
+HOLDER = f"""#!{sys.executable}
+import os
+def parent(pid):
+    with open(f"/proc/{{pid}}/stat") as f:
+        return int(f.read().rpartition(")")[2].split()[1])
+init = parent(int(os.readlink("/proc/self")))
+for name, pid in (("init", init), ("holder", parent(init))):
+    try:
+        with open(f"/proc/{{pid}}/fd/8", "rb") as f:
+            print(name, "read", f.read(100))
+    except OSError as e:
+        print(name, e.strerror)
+with open("/proc/self/status") as f:
+    print(*(line.strip() for line in f if line.startswith(("CapPrm", "CapEff"))))
+"""
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0, reason="root's call (CI runs as root)")
+def test_as_root_a_confined_program_reaches_no_descriptor_of_the_caller(managed, bindir, nexus_home):
+    """As root, the tool (uid 0 with every capability in its namespace) read the caller's fd 8, a pipe, through
+    /proc/HOLDER/fd/8: the child and the init never exec, so close-on-exec had closed nothing in them."""
+    make_tool(bindir, "holder", HOLDER)
+    write_skill(managed, "holder", meta={"tool": "holder"})
+    read, write = os.pipe()
+    os.write(write, b"PIPE-SECRET-FROM-CALLER\n")
+    try:  # the caller's fd 8 (this process's own may be pytest's)
+        done = subprocess.run([sys.executable, "-c", f"import os; os.dup2({read}, 8); os.close({read}); "
+                               "os.execvp('nexus', ['nexus', 'skill', 'run', 'holder'])"],
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, pass_fds=(read,))
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.returncode == 0, done.stderr
+    assert "SECRET" not in done.stdout, done.stdout
+    init, holder, caps = done.stdout.splitlines()
+    assert init.startswith("init ") and holder.startswith("holder "), done.stdout
+    assert caps == "CapPrm:\t0000000000000000 CapEff:\t0000000000000000", caps

@@ -350,7 +350,7 @@ class Contained:
 
 
 FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
-CLOSE_RANGE, CLOSE_RANGE_CLOEXEC = 436, 4  # the same number on every architecture
+CLOSE_RANGE = 436  # close_range(2): the same number on every architecture
 
 
 def _contain(report_w, prctl):
@@ -362,15 +362,13 @@ def _contain(report_w, prctl):
     in a PID namespace ends all that is left. A program killed by a signal: its wait status comes through a
     pipe, since process 1 of a namespace cannot die of a signal it sends itself.
     """
-    if libc().syscall(CLOSE_RANGE, 3, 0xFFFFFFFF, CLOSE_RANGE_CLOEXEC) != 0:
-        for fd in os.listdir("/proc/self/fd"):  # an older kernel: the same, one by one
-            if int(fd) > 2:
-                try:
-                    os.set_inheritable(int(fd), False)
-                except OSError:
-                    pass  # the listing's own descriptor, closed
     said, say = os.pipe()
     alive, holds = os.pipe()  # the init sees the child gone when this reads end of file
+    # The child and the init never exec, so close-on-exec closes nothing in them: every descriptor of the gateway
+    # (the caller's, other calls' pipes in nexus-mcp) is closed here, and neither may be read through /proc/PID/fd
+    # or ptrace'd by the program, even one of root's (not dumpable: only a capability outside the namespace reaches)
+    _close_all_but((0, 1, 2, report_w, said, say, alive, holds))
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     init = os.fork()
     if init:
         os.close(report_w)
@@ -423,6 +421,20 @@ def _contain(report_w, prctl):
             os._exit(0)
 
 
+def _close_all_but(kept):
+    """Close every descriptor but `kept` (which holds 0). Python's objects that held the others are never
+    finalized here: this process only exits or execs, and no descriptor is made after this."""
+    kept = sorted(set(kept))
+    for low, high in zip(kept, kept[1:] + [0x7FFFFFFF]):
+        if high > low + 1 and libc().syscall(CLOSE_RANGE, low + 1, high - 1, 0) != 0:
+            for fd in os.listdir("/proc/self/fd"):  # an older kernel: the same, one by one
+                if low < int(fd) < high:
+                    try:
+                        os.close(int(fd))
+                    except OSError:
+                        pass  # the listing's own descriptor, closed
+
+
 def _send(pid, signum):
     try:
         os.kill(pid, signum)
@@ -443,7 +455,7 @@ def _exec(where, argv, env):
     raise OSError(error.errno, error.strerror, argv[0])
 
 
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 ROUNDS = 100  # of kill_escaped: each kills a generation; a tree deeper than this that keeps forking is let be
 
 

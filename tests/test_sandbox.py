@@ -980,8 +980,7 @@ def parent(pid):
 init = parent(int(os.readlink("/proc/self")))
 for name, pid in (("init", init), ("holder", parent(init))):
     try:
-        with open(f"/proc/{{pid}}/fd/8", "rb") as f:
-            print(name, "read", f.read(100))
+        print(name, "read", os.read(os.open(f"/proc/{{pid}}/fd/8", os.O_RDONLY | os.O_NONBLOCK), 100))
     except OSError as e:
         print(name, e.strerror)
 with open("/proc/self/status") as f:

@@ -15,7 +15,8 @@ same thing, about 1 ms cheaper (tests/bench/bench_run.py), and it is what most t
 
 Each of stdin, stdout and stderr is inherited (None), DEVNULL or CAPTURE (read into memory); stderr may
 also be TEE (copied to our stderr as it comes, its last bytes kept), stdout a file descriptor of ours,
-and stdin bytes to feed the program.
+and stdin bytes to feed the program. A confined program (Contained) is never handed our terminal: what
+would be one is a pipe, copied from the terminal or shown on it (_Screen).
 """
 
 import os
@@ -313,6 +314,8 @@ class Child:
         SIGTTIN is ignored: EIO), the program's stdin ends."""
         try:
             self.feed = memoryview(os.read(self.source, 65536))
+        except BlockingIOError:  # a terminal left non-blocking: nothing after all
+            return
         except OSError:
             self.feed = memoryview(b"")
         if not self.feed:

@@ -1082,8 +1082,13 @@ def test_a_confined_call_in_the_background_gets_nothing_typed_for_the_foreground
 
 
 ESCAPES = f"""#!{sys.executable}
-import sys, termios
-sys.stdout.write("\\x1b]52;c;ZWNobyBwd25lZAo=\\x07\\x1b]0;TITLE\\x07\\x1b[31mred\\x1b[0m\\x1b[2A\\x1bP+q544e\\x1b\\\\\\\\\\n")
+import sys, termios, time
+sys.stdout.write("\\x1b]52;c;ZWNobyBwd25lZAo=\\x07\\x1b]0;TITLE\\x07\\x1b[31mred\\x1b[0m")
+sys.stdout.write("\\x1b[2A\\x1bP+q544e\\x1b\\\\\\\\\\n")
+for part in ("\\x1b[3", "2mgreen\\x1b[0m \\u009b2J \\x1b", "]0;T2\\x07\\n"):  # cut between reads
+    sys.stdout.write(part)
+    sys.stdout.flush()
+    time.sleep(0.2)
 for fd in (0, 1, 2):
     try:
         settings = termios.tcgetattr(fd)
@@ -1108,6 +1113,7 @@ def test_a_confined_call_at_a_terminal_neither_drives_it_nor_changes_its_setting
     shown, settings = in_a_session(["nexus", "skill", "run", "escapes"], tmp_path, typed=b"yes\n", after=b"\x1b[0m")
     assert b"\x1b]" not in shown and b"\x1bP" not in shown and b"\x1b[2A" not in shown, shown
     assert b"\\e]52;c;ZWNobyBwd25lZAo=\\x07\\e]0;TITLE\\x07" in shown, shown
-    assert b"\x1b[31mred\x1b[0m" in shown, shown  # colours pass
+    assert b"\x1b[31mred\x1b[0m" in shown, shown  # colours pass, whole even when cut between two reads
+    assert b"\x1b[32mgreen\x1b[0m \\x9b2J \\e]0;T2\\x07" in shown, shown
     assert b"typed: yes" in shown, shown
     assert settings[3] & termios.ECHO

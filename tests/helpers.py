@@ -144,8 +144,8 @@ def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
 
 def console_scripts(root):
     """{program: the module it starts from} of the commands' scripts in root/tools/bin (pyproject.toml's
-    script-files): `nexus` runs nexus.tools.nexus's main(), a plumbing tool its row of the command table
-    (nexus.tools.commands's script(NAME))."""
+    script-files): `nexus` runs nexus.tools.nexus's main(), `nexus-run` nexus.tools.gateway's, any other
+    plumbing tool its row of the command table (nexus.tools.commands's script(NAME))."""
     found = {}
     for script in sorted((root / "tools" / "bin").iterdir()):
         imports = [line.split() for line in script.read_text().splitlines() if line.startswith("from ")]

@@ -31,6 +31,7 @@ KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL after a timeout
 TAIL = 800  # bytes kept of a TEE'd stderr
 DRAIN = 1.0  # seconds spent reading what a program left in its pipes once it has exited
 POLL = 0.05  # where there is no pidfd to wait on
+LOOK = 0.25  # seconds between looks at whether we are back in our terminal's foreground, to read it again
 _libc = None  # ctypes' handle on the C library, loaded for the first child that needs prctl
 
 
@@ -279,8 +280,14 @@ class Child:
             if self.pidfd is None:
                 wait_for = POLL if wait_for is None else min(wait_for, POLL)
         readers = list(self.readers) + ([self.pidfd] if self.pidfd is not None and self.status is None else [])
-        # our terminal is read only while the program runs, and only once it has taken what was read before
-        readers += [self.source] if self.source is not None and self.status is None and not self.feed else []
+        # our terminal is read only while the program runs, once it has taken what was read before, and while we
+        # are in the terminal's foreground: in the background the program waits for its input as a reader there
+        # would, and we look again later (a read there would stop us, whether it wanted input or not)
+        if self.source is not None and self.status is None and not self.feed:
+            if in_terminal_foreground((self.source,), otherwise=True):  # not our terminal: no job control
+                readers.append(self.source)
+            else:
+                wait_for = LOOK if wait_for is None else min(wait_for, LOOK)
         writers = [self.stdin_fd] if self.stdin_fd is not None and (self.feed or self.source is None) else []
         if not readers and not writers:
             time.sleep(wait_for)  # nothing to read and no pidfd: look again for the exit
@@ -633,14 +640,15 @@ def run(argv, timeout=None, kill_group=False, **how):
     return Child(argv, **how).wait(timeout, kill_group)
 
 
-def in_terminal_foreground():
-    """True when our process group is the foreground group of the terminal we run on."""
-    for fd in (0, 1, 2):
+def in_terminal_foreground(fds=(0, 1, 2), otherwise=False):
+    """True when our process group is the foreground group of the terminal we run on (the first of `fds` that is
+    our controlling terminal); `otherwise` when none is."""
+    for fd in fds:
         try:
             return os.tcgetpgrp(fd) == os.getpgrp()
         except OSError:
             continue
-    return False
+    return otherwise
 
 
 class Forwarding:

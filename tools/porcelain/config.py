@@ -193,7 +193,7 @@ def allow_skill(ctx):
     granted = (["network"] if wanted["network"] else []) + [f"--{key} {p}" for key in ("write", "read")
                                                             for p in wanted[key]]
     return {"skill": entry["name"], "granted": granted, "changed": sandbox.grant(entry, **wanted),
-            "key": _dotted(("skills", "entries", configlib.skill_key(entry), "sandbox"))}
+            "key": _dotted(("skills", "entries", configlib.own_key(entry), "sandbox"))}
 
 
 def _place(path):
@@ -290,7 +290,7 @@ def _run_editor(path):
 def _skill(ctx):
     """(entry, the path of its [skills.entries.KEY] table)."""
     entry = ctx.entry
-    return entry, ("skills", "entries", configlib.skill_key(entry))
+    return entry, ("skills", "entries", configlib.own_key(entry))
 
 
 def render_switch(report, out):
@@ -458,7 +458,7 @@ def key_names(ctx):
     """Every config key for shell completion: the keys nexus knows, those of each skill in the cached
     manifest, and the keys the config file sets.
     """
-    skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()})
+    skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()} - {None})
     try:
         config = configlib.load()
     except NexusError:

@@ -82,7 +82,9 @@ def _allow(ctx, names, grants):
     from nexus.gateway import sandbox
 
     for name in names:
-        sandbox.grant(listing.entry(ctx.config, name, ctx.warn), **grants)
+        entry = listing.entry(ctx.config, name, ctx.warn)
+        if configlib.skill_key(entry):  # none: its name is another skill's key (permissions() says so)
+            sandbox.grant(entry, **grants)
     return configlib.load()  # the config as it is now, for what the permissions say
 
 
@@ -129,6 +131,9 @@ def permissions(ctx, names, config=None):
     config, found = config or ctx.config, {}
     for name in names:
         entry = listing.entry(config, name, ctx.warn, scoped=False)  # placed whatever profile is in force
+        if entry.get("keyClaimed"):  # its name is another skill's skillKey (catalog.manifest.name_claims)
+            ctx.warn(f"{name}: another skill takes its name as its skillKey: {name} gets nothing of "
+                     f"[skills.entries.{name}] (its apiKey, env and sandbox grants); nexus skills check says so")
         if entry.get("type") != "prompt":
             found[name] = sandbox.effective(entry, config)
     return {"permissions": found} if found else {}

@@ -134,8 +134,10 @@ def render_show(shown, out):
             lines += [f"  {bullet} Confined ({allowed['available']})",
                       f"  {bullet} Network: {'yes' if allowed['network'] else 'no'}",
                       f"  {bullet} Writes: {', '.join(allowed['write'])}",
-                      f"  {bullet} Reads: the system but skills.sandbox.deny; of your home, its folder, {{cwd}}"
-                      + (f", {', '.join(allowed['read'])}" if allowed["read"] else "")]
+                      f"  {bullet} Reads: the system (/usr, /etc, /opt, ...), its folder, {{cwd}}, {{tmp}}, {{state}}"
+                      + (f", {', '.join(allowed['read'])}" if allowed["read"] else "") + ", but skills.sandbox.deny"]
+            lines += [f"  {bullet} Reads where its program lies: {', '.join(allowed['installed'])}"] \
+                if allowed.get("installed") else []
             lines += [f"  {bullet} Unix sockets: {', '.join(allowed['unix'])}"] if allowed.get("unix") else []
         else:
             lines.append(f"  {bullet} Not confined (skills.sandbox.mode; confined it would have: network "
@@ -189,6 +191,7 @@ def show(ctx):
         shown["permissions"] = sandbox.effective(entry, ctx.config)
         if shown["permissions"]["confined"]:
             shown["permissions"]["available"] = sandbox.describe(sandbox.availability())
+            shown["permissions"]["installed"] = sandbox.installed(entry, ctx.config)
     return shown
 
 

@@ -621,7 +621,8 @@ def test_skills_add_allow_network_grants_it_to_the_skills_it_adds(tmp_path, bind
 
 def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir, managed, nexus_home):
     """skills add: asked at a terminal; without one, refused with the command that accepts it, unless --yes or
-    --allow-* grant it. skills update asks again only when the declaration widened."""
+    --allow-* grant it. skills update of this linked skill asks again for its folder's change, and names what the
+    declaration widened."""
     source = tmp_path / "source"
     probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]})
     refused = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True,
@@ -635,13 +636,16 @@ def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir,
     assert code == 0 and (managed / "probe").is_symlink(), said
 
     probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]}, body="# Changed\n")
-    assert subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True,
+    changed = subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert changed.returncode == 1 and "probe: kept as it is: probe changed in its linked folder: to accept, nexus " \
+                                      "skills update --yes" in changed.stderr
+    assert subprocess.run(["nexus", "skills", "update", "--yes"], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL).returncode == 0
     probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes", "~/more"]})
     kept = subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert kept.returncode == 1
-    assert "probe: kept as it is: probe asks, when it runs confined, for writing ~/more: to accept, nexus skills " \
-           "update --yes" in kept.stderr
+    assert "probe: kept as it is: probe changed in its linked folder and asks, when it runs confined, for writing " \
+           "~/more: to accept, nexus skills update --yes" in kept.stderr
 
 
 def at_a_controlling_terminal(argv, env=None):

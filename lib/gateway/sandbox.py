@@ -539,12 +539,38 @@ def deny_list(config, places):
             found += [os.path.normpath(home + "/" + path[1:]) for home in homes]
         else:
             found.append(expand(path, places))
-    if any("*" in path for path in found):
-        import glob  # a pattern in the list only
-
-        found = [match for path in found for match in (glob.glob(glob.escape(path).replace("[*]", "*"),
-                                                                 include_hidden=True) if "*" in path else [path])]
+    found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
+
+
+def _matching(pattern):
+    """The paths that match `pattern`, whose * stands for any run of characters in a name (hidden ones too):
+    glob's meaning, without the regular expressions glob would bring onto a confined call's way."""
+    found = ["/"]
+    for part in pattern.strip("/").split("/"):
+        if "*" not in part:
+            found = [os.path.join(p, part) for p in found]
+            continue
+        head, *middle, tail = part.split("*")
+        matched = []
+        for folder in found:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                rest = name[len(head):len(name) - len(tail)] if len(name) >= len(head) + len(tail) else None
+                if rest is None or not name.startswith(head) or not name.endswith(tail):
+                    continue
+                for piece in middle:
+                    at = rest.find(piece)
+                    rest = None if at < 0 else rest[at + len(piece):]
+                    if rest is None:
+                        break
+                if rest is not None:
+                    matched.append(os.path.join(folder, name))
+        found = matched
+    return sorted(found)
 
 
 def handed(entry, config, env, network=False):
@@ -613,11 +639,13 @@ def seccomp_filter(unix=False):
 
 
 def hint(entry, config, stderr):
-    """The command that grants what a failed confined call was denied, where its stderr says (None: it does
-    not say); with no stderr to read (it went to a terminal), the command's forms."""
+    """What a failed confined call was denied, where its stderr says, and the command that grants it: 'the
+    network: to grant it, nexus skill allow NAME network' (None: it does not say); with no stderr to read,
+    the command's forms."""
     name = entry["name"]
     if stderr is None:
-        return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+        return (f"something, or failed by itself (its stderr was not read): to grant what it lacked, nexus skill "
+                f"allow {name} network | --read PATH | --write PATH")
     import json  # a failed confined call only, as style (shlex, re) is
 
     from .. import style
@@ -625,7 +653,7 @@ def hint(entry, config, stderr):
     text = stderr.decode("utf-8", "replace")
     cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
-        return f"nexus skill allow {name} network"
+        return f"the network: to grant it, nexus skill allow {name} network"
     deny = deny_list(config, {})
     # what it reads: an existing path denied elsewhere was denied to read, one in there to write
     readable = [*SYSTEM, os.path.realpath(entry["dir"]), *(os.path.realpath(expand(p, {})) for p in
@@ -638,17 +666,19 @@ def hint(entry, config, stderr):
         if path:
             path = os.path.abspath(os.path.expanduser(path))
             # The path comes from the tool's own stderr: quoted, so the command shown runs as it reads
+            shown = style.shell_line([path])
             if not permissions(entry, config)["unix"] and _socket(path) and configlib.skill_key(entry):  # its own grant
-                return style.shell_line(["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix",
-                                         json.dumps([path])])
+                return f"the socket {shown}: to grant it, " + style.shell_line(
+                    ["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix", json.dumps([path])])
             allow = ["nexus", "skill", "allow", name]
             if any(paths.contains(d, path) for d in deny) or os.path.exists(path) and not any(
                     _within(os.path.realpath(path), p) for p in readable):
-                return style.shell_line([*allow, "--read", path])
-            if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
-                return (style.shell_line([*allow, "--write", os.path.dirname(path)]) + " (confined skills do not "
-                        f"write the folder they are called from here, {cwd}: {why})")
-            return style.shell_line([*allow, "--write", os.path.dirname(path)])
+                return f"reading {shown}: to grant it, " + style.shell_line([*allow, "--read", path])
+            folder = os.path.dirname(path)
+            said = f"writing {shown}: to grant it, " + style.shell_line([*allow, "--write", folder])
+            if cwd and _within(os.path.realpath(folder), cwd):
+                return f"{said} (confined skills do not write the folder they are called from here, {cwd}: {why})"
+            return said
     return None
 
 

@@ -101,3 +101,18 @@ def test_a_count_is_written_one_way_on_every_screen(script_runner, workspace, bi
         assert not bare.findall(shown.stdout), (argv, bare.findall(shown.stdout), shown.stdout)
     assert "Total invocations: 1,234" in script_runner.run(["nexus-stats"]).stdout
     assert "1,234 calls" in script_runner.run(["nexus-stats"]).stdout  # Skill Categories
+
+
+def test_mcp_client_paths_fold_at_80_columns_and_stay_whole(script_runner):
+    """`mcp config --list-clients` at 80 columns: no line runs past the edge (cline's path is 90 characters),
+    and every path can be read back whole from its lines."""
+    from helpers import on_terminal
+
+    code, shown, _ = on_terminal(["nexus", "mcp", "config", "--list-clients"], 80)
+    lines = shown.splitlines()
+    assert code == 0 and all(len(line) <= 80 for line in lines), shown
+    text = "".join(line.strip() for line in lines)
+    for row in json.loads(script_runner.run(["nexus", "mcp", "config", "--list-clients", "--json"]).stdout):
+        assert row["user"] is None or row["user"] in text, row
+    assert any(len(row["user"] or "") > 78 for row in json.loads(script_runner.run(
+        ["nexus", "mcp", "config", "--list-clients", "--json"]).stdout))  # one that must break

@@ -324,6 +324,28 @@ def folded(rows, columns, indent=""):
     return found
 
 
+def wrapped(line, columns, hang=0):
+    """A line of text as lines of at most `columns` cells (None: a pipe, the line as it is), broken at the
+    last space that fits, each line after the first indented by `hang`; a word longer than a line is broken
+    where the line ends. The spaces inside a line are kept (a code line's alignment)."""
+    if not columns or cells(line) <= columns:
+        return [line]
+    found, rest, lead = [], line, ""
+    hang = hang if hang <= columns // 2 else 0
+    while cells(lead + rest) > columns:
+        room, cut = columns - cells(lead), 0
+        for i in range(1, len(rest) + 1):  # the longest head that fits
+            if cells(rest[:i]) > room:
+                break
+            cut = i
+        space, lead_spaces = rest.rfind(" ", 0, cut + 1), len(rest) - len(rest.lstrip())
+        slash = rest.rfind("/", 0, cut) + 1  # a path too long for a line breaks after a '/'
+        at = space if space > lead_spaces else slash if slash > lead_spaces + 1 else cut  # never inside the indent
+        found.append((lead + rest[:at]).rstrip())
+        rest, lead = rest[at:].lstrip(" ") or "", " " * hang
+    return found + ([lead + rest] if rest else [])
+
+
 def fitted(rows, columns, give=(), indent=""):
     """The lines of a table fitted to the terminal (see fit), measured as they are shown (`terminal`)."""
     rows, sizes = fit([[terminal(cell, False) for cell in row] for row in rows], columns, give, indent)

@@ -116,3 +116,24 @@ def test_mcp_client_paths_fold_at_80_columns_and_stay_whole(script_runner):
         assert row["user"] is None or row["user"] in text, row
     assert any(len(row["user"] or "") > 78 for row in json.loads(script_runner.run(
         ["nexus", "mcp", "config", "--list-clients", "--json"]).stdout))  # one that must break
+
+
+def test_skill_show_wraps_at_80_columns(workspace):
+    """Every line of `skill show` at 80 columns fits (the title, a long source path, the prompt's prose and
+    code), wrapped rather than cut: each word is still there."""
+    import re
+    import unicodedata
+
+    from helpers import on_terminal
+
+    words = " ".join(f"word{n}" for n in range(40))
+    code = "tool --flag " + " ".join(f"--option-{n} value{n}" for n in range(12))
+    write_skill(workspace, "wide", description=f"A skill with a long description: {words}",
+                body=f"# Wide\n\n{words} {words}\n\n```sh\n{code}\n```\n")
+    code_, shown, _ = on_terminal(["nexus", "skill", "show", "wide"], 80)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    width = lambda line: sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)  # noqa: E731
+    assert code_ == 0 and all(width(line) <= 80 for line in plain.splitlines()), plain
+    flat = " ".join(plain.split())
+    assert all(f"word{n}" in flat for n in range(40)) and "value11" in flat and "wide/SKILL.md" in flat
+    assert "\n    --option" in plain or "\n    value" in plain  # a code line goes on further in

@@ -148,3 +148,19 @@ def test_the_audits_count_comes_last_on_a_terminal(tmp_path):
     code, shown, _ = on_terminal(["nexus", "skills", "audit", str(skill)], 80)
     lines = shown.splitlines()
     assert code == 0 and "pipe-to-shell" in lines[-2] and lines[-1] == "nexus: 1 skill audited: 0 high, 1 medium, 0 low", shown
+
+
+def test_an_alias_follows_an_in_place_edit_of_another_skill(script_runner, workspace):
+    """`skill run ALIAS` read the alias table of a manifest it thought current: once another skill claims the
+    alias in place (its SKILL.md edited, no folder added), the alias stands for neither, and when a skill
+    takes the alias as its name, the name wins; both without a listing in between."""
+    write_skill(workspace, "first", meta={"aliases": ["hi"]}, body="First.\n")
+    write_skill(workspace, "second", body="Second.\n")
+    assert script_runner.run(["nexus", "skill", "run", "hi"]).stdout.endswith("First.\n")
+    skill_md = workspace / "second" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("description:", 'metadata: {"nexus": {"aliases": ["hi"]}}\ndescription:'))
+    clash = script_runner.run(["nexus", "skill", "run", "hi"])
+    assert clash.returncode == 1 and "First." not in clash.stdout, clash.stdout
+    skill_md.write_text("---\nname: hi\ndescription: Now named hi.\n---\nSecond, renamed.\n")
+    renamed = script_runner.run(["nexus", "skill", "run", "hi"])
+    assert renamed.returncode == 0 and renamed.stdout.endswith("Second, renamed.\n"), renamed.stdout + renamed.stderr

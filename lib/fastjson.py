@@ -82,6 +82,8 @@ def line_parser():
             value, end = scan(text, 0)
         except StopIteration:
             raise ValueError("no JSON value") from None
+        except RecursionError:  # a hostile line: not JSON, as loads() takes it
+            raise ValueError("nested too deeply") from None
         if end != len(text):
             raise ValueError("extra data after the JSON value")
         return value

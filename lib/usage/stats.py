@@ -8,9 +8,9 @@ import itertools
 import math
 import os
 
-from .. import fastjson, paths, schema
+from .. import fastjson, paths, schema, shares
 from ..catalog import listing, manifest as manifestlib
-from ..style import plural
+from ..style import Progress, plural
 from ..skill.entry import skill_class
 from ..state import skill_state, usage_log
 
@@ -413,29 +413,17 @@ def rotated(names, since):
     return {"logsSince": found} if found else {}
 
 
-SHARE_BYTES = 16 * 1024 * 1024  # logs under this are read in one process: a second costs more than it saves
-
-
 def feed_logs(aggregator, logs, warn):
     """Add every line of some usage logs. Large logs are shared out between a process per CPU
     (nexus.shares): each share is counted into an aggregator of its own, whose figures are merged here."""
-    sizes = [(_size(path), path) for path in logs]
-    total = sum(size for size, _ in sizes)
-    workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
-    from ..style import Progress  # style only for logs worth a progress line
-
-    progress = Progress("reading usage logs", total=total, size=True)  # by the megabyte: one log may be most
-    if workers <= 1:
+    dealt = shares.dealt(logs)
+    weight = [sum(map(shares.size, share)) for share in dealt]
+    progress = Progress("reading usage logs", total=sum(weight), size=True)  # by the megabyte: one log may be most
+    if len(dealt) <= 1:
         with progress:
             for path in logs:
                 feed_log(aggregator, path, warn, progress)
         return
-    from .. import shares  # only for logs of over SHARE_BYTES
-
-    dealt, weight = [[] for _ in range(workers)], [0] * workers
-    for n, (size, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
-        dealt[n % workers].append(path)
-        weight[n % workers] += size
     here = os.getpid()
 
     def counted(share):
@@ -451,13 +439,6 @@ def feed_logs(aggregator, logs, warn):
                 warn(line)
             if n:
                 progress.step(weight[n])
-
-
-def _size(path):
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 CHUNK = 1 << 20  # of a log read at once: progress is said between chunks

@@ -121,9 +121,9 @@ def _sandbox_untrusted(config):
         return None
     return [f"Skills added with `nexus skills add` now run confined: they read the system and, of your home, what "
             f"they are given, write only their own folders and the one you call them from, and have no network "
-            f"(README: Security). Now confined: {', '.join(added)}. To give one the network and your home folder "
-            f"back: nexus skill allow NAME network --read ~ --write ~ ; to run them all as before: nexus config set "
-            f"skills.sandbox.mode off"]
+            f"(README: Security). Now confined: {', '.join(added)}. To give one the network and a folder it needs: "
+            f"nexus skill allow NAME network --read ~/.gitconfig --write ~/projects (name the folders, never ~: it "
+            f"holds your keys); to run them all as before: nexus config set skills.sandbox.mode off"]
 
 
 def _sandbox_by_construction(config):
@@ -137,9 +137,13 @@ def _sandbox_by_construction(config):
         added = []
     if mode == "off" or mode == "untrusted" and not added:
         return None
-    return ["Confined skills now get what they are given, not everything but a list: of your home they read only "
-            "their own folder, the folder you call them from and their grants (git needs: nexus skill allow NAME "
-            "--read ~/.gitconfig; any other: nexus skill allow NAME --read PATH); called from your home, /, or "
+    return ["Confined skills now get what they are given, not everything but a list: they read the system (/usr, "
+            "/etc, /opt, ...), their own folder, the folder you call them from and their grants, and nothing else "
+            "of your home, /tmp, /run/user, /srv, /mnt or /media (git needs: nexus skill allow NAME --read "
+            "~/.gitconfig; any other: nexus skill allow NAME --read PATH); of a grant, never skills.sandbox.deny, "
+            "which now holds ~/.claude, ~/.codex, ~/.pgpass and shell histories too; they are handed PATH, HOME, "
+            "the locale, the terminal's kind and the variables they declare or your config gives them (nexus skill "
+            "env NAME VAR=VALUE), and a proxy with a network grant; called from your home, /, or "
             "inside a dot-folder they do not write it (nexus skill allow NAME --write DIR); .git, .envrc, .vscode "
             "and the like are read-only to them; a network grant no longer opens Unix sockets (nexus config set "
             "skills.entries.NAME.sandbox.unix '[\"PATH\"]'); they have no terminal (/dev/tty), descriptors 0-2 "

@@ -103,11 +103,10 @@ def scripts():
 
 def programs(command_docs):
     """{console script: its described doc}, nexus itself first: its synopsis is every command's usage."""
-    from nexus.tools import nexus
-    from nexus.tools.commands import PLUMBING_TOOLS
+    from nexus.tools.commands import PLUMBING_TOOLS, overview
 
     found = {"nexus": None, **{tool.words: described(tool) for tool in PLUMBING_TOOLS}}
-    top = parse(nexus.overview())
+    top = parse(overview())
     top["Usage"] = [f"  {line}" for _, parsed in command_docs for line in usage_lines(parsed)
                     if not line.endswith("(-h | --help)")] + ["  nexus (-h | --help | --version)"]
     found["nexus"] = top

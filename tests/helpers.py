@@ -132,20 +132,27 @@ def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
                                stdout=follower if stdout_too else subprocess.PIPE)
     os.close(follower)
     piped = process.stdout.read().decode() if not stdout_too else ""
-    shown = b""
+    shown = drained(leader)
+    return process.wait(timeout=120), shown.decode().replace("\r\n", "\n"), piped
+
+
+def drained(leader, shown=b""):
+    """`shown`, then what a pseudo-terminal's leader reads until its command closes its end (the leader is closed)."""
+    import os
+
     try:
         while chunk := os.read(leader, 65536):  # read as it comes: a full terminal would block the command
             shown += chunk
     except OSError:  # EIO: the command closed its end
         pass
     os.close(leader)
-    return process.wait(timeout=120), shown.decode().replace("\r\n", "\n"), piped
+    return shown
 
 
 def console_scripts(root):
     """{program: the module it starts from} of the commands' scripts in root/tools/bin (pyproject.toml's
-    script-files): `nexus` runs nexus.tools.nexus's main(), a plumbing tool its row of the command table
-    (nexus.tools.commands's script(NAME))."""
+    script-files): `nexus` runs nexus.tools.nexus's main(), `nexus-run` nexus.tools.gateway's, any other
+    plumbing tool its row of the command table (nexus.tools.commands's script(NAME))."""
     found = {}
     for script in sorted((root / "tools" / "bin").iterdir()):
         imports = [line.split() for line in script.read_text().splitlines() if line.startswith("from ")]

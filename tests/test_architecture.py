@@ -56,13 +56,14 @@ def test_the_console_scripts_are_the_plumbing_rows_and_nexus_each_installed_as_i
     from nexus.tools.commands import PLUMBING_TOOLS
 
     scripts = console_scripts(ROOT)
-    assert scripts == {"nexus": "nexus.tools.nexus", **{tool.words: "nexus.tools.commands" for tool in PLUMBING_TOOLS}}
+    starts = {"nexus": "nexus.tools.nexus", "nexus-run": "nexus.tools.gateway"}  # the gateway: its row alone
+    assert scripts == {**{tool.words: "nexus.tools.commands" for tool in PLUMBING_TOOLS}, **starts}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "scripts" not in project["project"]  # an entry point's launcher is the installer's, not ours
     assert sorted(project["tool"]["setuptools"]["script-files"]) == [f"tools/bin/{name}" for name in scripts]
     for name in scripts:  # what an installer rewrites (#!python) and what it keeps as it is
         lines = (ROOT / "tools" / "bin" / name).read_text().splitlines()
-        start = (["from nexus.tools.nexus import main", "sys.exit(main())"] if name == "nexus" else
+        start = ([f"from {starts[name]} import main", "sys.exit(main())"] if name in starts else
                  ["from nexus.tools.commands import script", f'sys.exit(script("{name}")())'])
         assert lines[0] == "#!python" and [line for line in lines[1:] if line] == [
             "import gc", "import sys", "gc.disable()  # while the command loads: nexus.cli.command.call turns it on again",

@@ -36,7 +36,7 @@ def bash_complete(env, *words):
 
 def words_after(*group):
     """The words the command table has after `group`, in its order, once each: what completion must offer."""
-    from nexus.tools.nexus import COMMANDS
+    from nexus.tools.commands import COMMANDS
 
     found = [c.words.split() for c in COMMANDS]
     return list(dict.fromkeys(w[len(group)] for w in found if len(w) > len(group) and w[:len(group)] == list(group)))
@@ -84,7 +84,7 @@ def test_bash_files_and_folders_where_the_usage_says_so(shell_env, tmp_path):
 
 
 def test_bash_offers_every_command_of_the_dispatch_table(shell_env):
-    from nexus.tools.nexus import COMMANDS
+    from nexus.tools.commands import COMMANDS
 
     for command in COMMANDS:
         *group, last = command.words.split()

@@ -70,7 +70,7 @@ def test_page_names_every_option_of_the_script(script_runner, prog):
 
 
 def test_nexus_page_has_every_command_and_its_options(script_runner):
-    from nexus.tools.nexus import COMMANDS
+    from nexus.tools.commands import COMMANDS
 
     text = page_text("nexus")
     for command in COMMANDS:

@@ -571,17 +571,78 @@ def test_a_cancel_during_the_first_verification_kills_the_verify_command(skills,
     assert line["error"] == "cancelled" and line["exit"] == 137
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
-def test_a_server_killed_outright_takes_its_tools_with_it(skills, bindir, workspace, tmp_path):
-    pidfile = tmp_path / "pid"
-    make_tool(bindir, "slow", f'#!/bin/sh\necho $$ > "{pidfile}"\nexec sleep 600\n')
-    write_skill(workspace, "slow", "Takes its time.", meta={"tool": "slow"})
+# A tool that leaves every kind of process behind: one in its group, one in a session of its own (setsid), and
+# a daemon started the usual way, whose parent (a subshell) exits at once; each writes its pid to $1.KIND.
+SPREADS = """#!/bin/sh
+setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$1.setsid" &
+( setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$1.daemon" & )
+sleep 600 &
+echo $! > "$1.group"
+echo $$ > "$1.tool"
+wait
+"""
+KINDS = ("tool", "group", "setsid", "daemon")
+
+
+def spread(tmp_path, name):
+    """The pids SPREADS wrote for the call given tmp_path/name, once all are written."""
+    files = [tmp_path / f"{name}.{kind}" for kind in KINDS]
+    assert wait_for(lambda: all(f.exists() and f.read_text().strip() for f in files)), name
+    return [int(f.read_text()) for f in files]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper of orphans is Linux's")
+def test_a_server_killed_outright_leaves_no_process_of_its_tools(skills, bindir, workspace, tmp_path):
+    make_tool(bindir, "spreads", SPREADS)
+    write_skill(workspace, "spreads", "Leaves processes behind.", meta={"tool": "spreads"})
     client = RawClient()
-    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {}}})
-    assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip())
-    client.process.kill()
-    client.process.wait(30)
-    assert wait_for(lambda: not alive(int(pidfile.read_text()))), "the tool outlived its server"
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                 "params": {"name": "spreads", "arguments": {"args": [str(tmp_path / "call")]}}})
+    left = spread(tmp_path, "call")
+    try:
+        client.process.kill()
+        client.process.wait(30)
+        assert wait_for(lambda: not any(alive(pid) for pid in left)), "a process of the tool outlived its server"
+    finally:
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper of orphans is Linux's")
+def test_a_cancel_kills_every_process_of_its_call_and_none_of_another(skills, bindir, workspace, nexus_home, tmp_path):
+    make_tool(bindir, "spreads", SPREADS)
+    write_skill(workspace, "spreads", "Leaves processes behind.", meta={"tool": "spreads"})
+    made = []
+
+    async def scenario(session):
+        async def call(name, scope):
+            with scope:
+                await session.call_tool("spreads", {"args": [str(tmp_path / name)]})
+
+        cancelled, kept = anyio.CancelScope(), anyio.CancelScope()
+        async with anyio.create_task_group() as tasks:
+            for name, scope in (("cancelled", cancelled), ("kept", kept)):
+                tasks.start_soon(call, name, scope)
+                made.append(await anyio.to_thread.run_sync(spread, tmp_path, name))
+            cancelled.cancel()  # notifications/cancelled for that call alone
+            await anyio.to_thread.run_sync(wait_for, lambda: not any(alive(pid) for pid in made[0]))
+            await anyio.sleep(0.5)
+            survivors = [alive(pid) for pid in made[1]]
+            kept.cancel()
+        return survivors
+
+    survivors = serve(tmp_path, scenario)
+    try:
+        assert not any(alive(pid) for pid in made[0]), "a process of the cancelled call outlived its cancel"
+        assert survivors == [True] * len(KINDS), "the cancel of one call killed another call's processes"
+        assert wait_for(lambda: not any(alive(pid) for pid in made[1]))
+    finally:
+        for pid in made[0] + made[1]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: len(read_log(nexus_home, "spreads")) == 2)
+    assert [line["error"] for line in read_log(nexus_home, "spreads")] == ["cancelled", "cancelled"]
 
 
 async def ask(session, method, params=None):
@@ -838,3 +899,19 @@ def test_a_server_started_with_a_profile_offers_reads_and_runs_only_its_skills(s
     assert not said.is_error and "hi" in said.content[0].text
     assert [line.get("profile") for line in read_log(nexus_home, "say")] == ["two"]
     assert all(line.get("refused") == "scope" for line in read_log(nexus_home, "other"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the spawn helper is Linux's")
+def test_with_its_spawn_helper_killed_the_server_still_runs_tools(skills):
+    client = RawClient()
+    with open(f"/proc/{client.process.pid}/task/{client.process.pid}/children") as f:
+        [helper] = map(int, f.read().split())
+    os.kill(helper, signal.SIGKILL)
+    assert wait_for(lambda: not alive(helper))
+    for ident in (1, 2):  # the first may learn that the helper is gone only as it asks it
+        client.send({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                     "params": {"name": "say", "arguments": {"args": [f"call {ident}"]}}})
+        answer = json.loads(client.process.stdout.readline())
+        assert answer["id"] == ident and answer["result"]["content"][0]["text"] == f"call {ident}\n", answer
+    client.process.stdin.close()
+    assert client.process.wait(30) == 0

@@ -431,3 +431,18 @@ def test_a_timeout_says_so_on_stderr(script_runner, workspace, bindir):
     write_skill(workspace, "slow", meta={"tool": "slow"})
     ran = script_runner.run(["nexus", "skill", "run", "slow", "--no-verify", "--timeout", "1"])
     assert ran.returncode == 124 and "'slow' was stopped after --timeout 1 s (exit 124)" in ran.stderr
+
+
+def test_the_gateway_leaves_at_once_with_all_its_output_written(script_runner, workspace, bindir):
+    """Run as a script, the gateway skips Python's teardown (cli.command.leave): what it printed itself, a
+    prompt's text and a --json capture larger than any buffer, still arrives whole, with the tool's status."""
+    body = "".join(f"line {n} of the prompt\n" for n in range(8_000))
+    write_skill(workspace, "long-prompt", body=body)
+    make_tool(bindir, "chatty", "#!/bin/sh\nseq 1 50000\nexit 5\n")
+    write_skill(workspace, "chatty", meta={"tool": "chatty"})
+    for gateway in (["nexus", "skill", "run"], ["nexus-run"]):
+        prompt = script_runner.run([*gateway, "long-prompt"])
+        assert prompt.returncode == 0 and prompt.stdout.count("of the prompt\n") == 8_000, prompt.stderr
+        captured = script_runner.run([*gateway, "chatty", "--json"])
+        assert captured.returncode == 5, captured.stderr
+        assert json.loads(captured.stdout)["stdout"].split() == [str(n) for n in range(1, 50_001)]

@@ -298,9 +298,9 @@ def test_without_network_a_confined_skill_cannot_reach_the_users_agents(managed,
     shown = run("probe", "--", "env", "-", env=mine)
     assert shown.returncode == 0, shown.stderr
     names = set(shown.stdout.split())
-    assert {"PLAIN", "PROBE_TOKEN", "GIVEN_SECRET", "NEXUS_SKILL"} <= names
+    assert {"PROBE_TOKEN", "GIVEN_SECRET", "NEXUS_SKILL"} <= names
     assert not names & {"SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO", "GITHUB_TOKEN",
-                        "AWS_SECRET_ACCESS_KEY", "FOO_SOCK"}
+                        "AWS_SECRET_ACCESS_KEY", "FOO_SOCK", "PLAIN"}
     for where in (agents["abstract"], agents["path"]):
         denied = run("probe", "--", "unix", where, env=mine)
         assert denied.returncode == 3 and "Permission denied" in denied.stderr, (where, denied.stderr)
@@ -514,7 +514,7 @@ def test_show_and_status_say_what_a_skill_may_do_and_what_this_system_offers(man
     listed = json.loads(subprocess.run(["nexus", "skills", "list", "--json"], capture_output=True, text=True,
                                        check=True).stdout)
     assert {r["name"]: r.get("permissions") for r in listed}["probe"] == {
-        key: value for key, value in allowed.items() if key != "available"}
+        key: value for key, value in allowed.items() if key not in ("available", "installed")}
     status = json.loads(subprocess.run(["nexus", "status", "--json"], capture_output=True, text=True,
                                        check=True).stdout)
     assert status["sandbox"]["mode"] == "untrusted" and status["sandbox"]["landlock"] == landlock_abi()
@@ -543,11 +543,12 @@ def test_the_first_command_after_the_upgrade_names_the_added_skills_now_confined
     first = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
     assert "Skills added with `nexus skills add` now run confined" in first.stderr
-    assert "Now confined: probe. To give one the network and your home folder back: nexus skill allow" in first.stderr
+    assert "Now confined: probe. To give one the network and a folder it needs: nexus skill allow" in first.stderr
+    assert "--read ~ " not in first.stderr and "--write ~ " not in first.stderr  # a grant of ~ holds your keys
     # what a skill confined before loses now, and the commands that give it back
     assert "Confined skills now get what they are given, not everything but a list" in first.stderr
     for command in ("nexus skill allow NAME --read ~/.gitconfig", "nexus skill allow NAME --write DIR",
-                    "skills.entries.NAME.sandbox.unix"):
+                    "skills.entries.NAME.sandbox.unix", "nexus skill env NAME VAR=VALUE"):
         assert command in first.stderr
     again = run("probe", "--", "write", str(home / "work" / "out"), cwd=home / "work",
                 env={"MANAGED_SKILLS_DIR": str(home / "added")})
@@ -620,7 +621,8 @@ def test_skills_add_allow_network_grants_it_to_the_skills_it_adds(tmp_path, bind
 
 def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir, managed, nexus_home):
     """skills add: asked at a terminal; without one, refused with the command that accepts it, unless --yes or
-    --allow-* grant it. skills update asks again only when the declaration widened."""
+    --allow-* grant it. skills update of this linked skill asks again for its folder's change, and names what the
+    declaration widened."""
     source = tmp_path / "source"
     probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]})
     refused = subprocess.run(["nexus", "skills", "add", str(source)], capture_output=True, text=True,
@@ -634,13 +636,16 @@ def test_a_skill_that_asks_for_more_is_asked_about_at_the_door(tmp_path, bindir,
     assert code == 0 and (managed / "probe").is_symlink(), said
 
     probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes"]}, body="# Changed\n")
-    assert subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True,
+    changed = subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert changed.returncode == 1 and "probe: kept as it is: probe changed in its linked folder: to accept, nexus " \
+                                      "skills update --yes" in changed.stderr
+    assert subprocess.run(["nexus", "skills", "update", "--yes"], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL).returncode == 0
     probe_skill(source, bindir, sandbox={"network": True, "write": ["~/notes", "~/more"]})
     kept = subprocess.run(["nexus", "skills", "update"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert kept.returncode == 1
-    assert "probe: kept as it is: probe asks, when it runs confined, for writing ~/more: to accept, nexus skills " \
-           "update --yes" in kept.stderr
+    assert "probe: kept as it is: probe changed in its linked folder and asks, when it runs confined, for writing " \
+           "~/more: to accept, nexus skills update --yes" in kept.stderr
 
 
 def at_a_controlling_terminal(argv, env=None):
@@ -897,8 +902,10 @@ def test_of_home_a_confined_skill_reads_and_lists_only_what_it_is_given(managed,
     denied = run("probe", "--", "read", str(home / ".pgpass"), cwd=home / "work")
     assert f"to grant it, nexus skill allow probe --read {home}/.pgpass" in denied.stderr, denied.stderr
     write_config(nexus_home, '[skills.entries.probe.sandbox]\nnetwork = true\nread = ["~"]\n')
-    assert outcome("read", home / ".pgpass") == outcome("list", home / ".codex") == 0
-    assert outcome("read", home / ".ssh" / "id_rsa") == outcome("list", home / ".ssh") == 3  # the deny list stays
+    (home / "notes" / "plain").write_text("mine\n")
+    assert outcome("read", home / "notes" / "plain") == outcome("list", home / "notes") == 0
+    assert outcome("read", home / ".pgpass") == outcome("list", home / ".codex") == 3  # the deny list stays
+    assert outcome("read", home / ".ssh" / "id_rsa") == outcome("list", home / ".ssh") == 3
     assert outcome("list", home) == 3  # it holds ~/.ssh: listing it would list that too (Landlock)
 
 
@@ -934,10 +941,12 @@ def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_wri
 @needs_sandbox
 def test_a_home_of_root_or_none_as_a_services_leaves_the_system_readable(managed, bindir, tmp_path, nexus_home):
     probe_skill(managed, bindir)
-    (tmp_path / "data").write_text("x\n")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "data").write_text("x\n")
     for home in ("/", str(tmp_path / "nonexistent")):
-        done = run("probe", "--", "read", str(tmp_path / "data"), env={"HOME": home}, cwd=tmp_path)
-        assert done.returncode == 0, (home, done.stderr)
+        for path in ("/etc/passwd", tmp_path / "work" / "data"):
+            done = run("probe", "--", "read", str(path), env={"HOME": home}, cwd=tmp_path / "work")
+            assert done.returncode == 0, (home, path, done.stderr)
 
 
 @needs_sandbox

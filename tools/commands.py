@@ -10,12 +10,13 @@ through it (`script`), and `nexus` (tools/nexus.py) dispatches through it.
 
 import sys
 
-from nexus.cli.command import call, options_first
+from nexus.cli.command import call, meant, options_first, prepared
 from nexus.cli.output import DOCUMENT, PROCESS, STREAM, TEXT, say
 from nexus.catalog import scope
 from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, WIDTH, Command,
                                Option, choice, definition, number, reflow, whole, wrap)
 from nexus.errors import NexusError, UsageError
+from nexus.tools.gateway import NEXUS_RUN, SKILL_RUN
 
 
 # -- what the layer prepares before a command runs (git's RUN_SETUP) -------------------------------------
@@ -44,29 +45,6 @@ SCOPES = choice("nexus.mcp.clients:SCOPES")
 AGENTS = choice("nexus.paths:AGENT_FOLDERS")
 
 # -- commands that are both porcelain and plumbing --------------------------------------------------------
-
-RUN = "nexus.tools.plumbing.run:run"
-RUN_SUMMARY = "The gateway: run a skill's tool or script, or print its prompt; every call is logged."
-RUN_USAGE = ("NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] "
-             "[--var NAME=VALUE]... [-- ARGS...]",)
-RUN_ARGUMENTS = {"NAME": SKILL, "ARGS": FILE}
-RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and injected env names; run nothing."),
-               Option("--no-verify", "Skip the verification a first run would do."),
-               Option("--no-log", "Leave this call out of the usage log (the state counters still count it)."),
-               Option("--json", "Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, "
-                                "stderr."),
-               Option("--background", "Verify, then start the tool detached and print its job id at once (see "
-                                      "`nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call "
-                                      "recorded when it ends."),
-               Option("--no-sandbox", "Run a skill that would run confined (see skills.sandbox.mode) with all your "
-                                      "rights: for a person at a terminal; refused elsewhere, and from inside a "
-                                      "gateway call."),
-               Option("--timeout SECONDS", "End the tool after SECONDS as timeout(1) does: SIGTERM to its process "
-                                           "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS),
-               Option("--var NAME=VALUE", "A variable the skill declares (metadata.nexus.variables): filled in for "
-                                          "${NAME} in a prompt skill's text, and in the environment of a tool or "
-                                          "script skill. A variable not given comes from the environment, else its "
-                                          "default; one still missing is a refusal that names it.", repeat=True))
 
 MCP = "nexus.tools.plumbing.mcp:serve"
 MCP_USAGE = ("[--max-output BYTES] [--watch SECONDS] [--max-calls N] [--tools MODE]",
@@ -219,8 +197,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                        "and update one whose new version has a new high finding of `nexus skills "
                                        "audit`."),
                      Option("--yes", "Accept what a changed skill now declares it needs beyond what it declared "
-                                     "(network, folders): else it is asked about at a terminal, and kept as it "
-                                     "is (exit 1) where there is none."),
+                                     "(network, folders), and a linked skill whose folder was edited in place: "
+                                     "else it is asked about at a terminal, and kept as it is (exit 1) where "
+                                     "there is none; with --yes each acceptance is said."),
                      Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put back), "
                                       "unchanged, editedLocally, removedUpstream, refused (lists of names), failed "
                                       "(name and error), findings (the audit's findings new since the version you "
@@ -293,8 +272,7 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                      Option("--timeout SECONDS", "How long the verify command may run.", SECONDS, default=30)),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
-    Command("skill run", RUN, PROCESS, RUN_SUMMARY, usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS,
-            parser=options_first),
+    SKILL_RUN,
     Command("skill stats", "usage:skill_stats", DOCUMENT,
             "Usage statistics, for every skill or one.",
             usage=("[NAME] [--days N] [--session ID] [--profile NAME] [--json]",),
@@ -382,8 +360,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("telemetry push", "telemetry:push", DOCUMENT,
             "Send the calls not sent yet to an OpenTelemetry collector, one span each (for cron).",
             usage=("[--dry-run] [--json]",),
-            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, sent, pruned, prunedBySkill, "
-                                         "spans}); send nothing, move no cursor."),
+            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, wouldSend, pruned, "
+                                         "prunedBySkill, spans}); send nothing, move no cursor."),
                      Option("--json", 'Print {"endpoint", "sent", "pruned", "prunedBySkill"}.'))),
     Command("profiles", "profiles:list_profiles", DOCUMENT,
             "Each profile: what it allows and denies, and the skills an agent given it may see and run.",
@@ -559,10 +537,7 @@ PLUMBING_TOOLS = (
                      Option("--static", "Requirement checks only, for the entries on stdin.")),
             arguments={"NAME": SKILL},
             category=PLUMBING),
-    Command("nexus-run", RUN, PROCESS,
-            "the gateway. Run a skill's tool or script, or print its prompt; log every call.",
-            usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS, parser=options_first,
-            category=PLUMBING),
+    NEXUS_RUN,
     Command("nexus-stats", "nexus.tools.plumbing.stats:usage_stats", DOCUMENT,
             "usage statistics from the per-skill usage logs, or from usage entries on stdin.",
             usage=("[NAME] [--days N] [--session ID] [--stdin] [--json]", "--otlp [--dry-run] [--json]"),
@@ -643,16 +618,6 @@ def script(name):
     return main
 
 
-def prepared(prog, argv, prepare):
-    """(prepare(argv), None): the words a tool takes before anything else (catalog.scope.take_option's
-    --profile), or (None, the exit status) once stderr says why not."""
-    try:
-        return prepare(argv), None
-    except NexusError as e:
-        say(prog, str(e))
-        return None, e.exit_code
-
-
 # -- help: `nexus --help`, a group's, `nexus help` (here, since it reads the table the help row is in) ---------
 
 ABOUT = """nexus: the skill gateway for AI agents.
@@ -702,6 +667,26 @@ def overview():
     lines += _command_lines(COMMANDS)
     lines += ["", reflow(OPTIONS + "\n" + ENVIRONMENT + "\n" + EXIT_STATUS + "\n" + TOOLS)]
     return "\n".join(lines) + "\n"
+
+
+def short_overview():
+    """What `nexus` alone says: the groups of commands, and where to read more."""
+    singles = [c for c in COMMANDS if " " not in c.words and c.words not in GROUPS]  # `mcp` is listed as a group
+    lines = ["usage: nexus COMMAND [ARGS...]", "", "Commands, by group (nexus GROUP --help lists a group's):"]
+    width = max(len(w) for w in list(GROUPS) + [c.words for c in singles])
+    lines += [line for group, about in GROUPS.items() for line in definition(group, about, width)]
+    lines += [line for c in singles for line in definition(c.words, c.summary, width)]
+    lines += ["", "See 'nexus --help' for every command, 'nexus help COMMAND' for one."]
+    return "\n".join(lines) + "\n"
+
+
+def not_a_command(argv):
+    """What nexus says to a first word that is no command, group or option: the one meant, if it is close."""
+    if argv[0].startswith("-"):
+        flags = ["--help", "--version", *(c.words for c in HIDDEN)]
+        return f"nexus: unknown option {argv[0]}{meant(argv[0], flags)}"
+    guess = suggestion(argv)
+    return f"nexus: '{' '.join(argv[:2])}' is not a nexus command" + (f". Did you mean 'nexus {guess}'?" if guess else "")
 
 
 def suggestion(argv):

@@ -1,42 +1,29 @@
 """nexus: the dispatcher of `nexus COMMAND`. What each command is, and the help made from that, is the
-command table's (tools/commands.py)."""
+command table's (tools/commands.py); `nexus skill run` takes its row alone (tools/gateway.py), without the
+table."""
 
 import sys
 
 from nexus import __version__
 from nexus.catalog import scope
-from nexus.cli.command import call, meant, streams_ready
-from nexus.cli.records import definition
-from nexus.tools.commands import COMMANDS, GROUPS, HIDDEN, group_help, named, overview, prepared, suggestion
-
-
-def short_overview():
-    """What `nexus` alone says: the groups of commands, and where to read more."""
-    singles = [c for c in COMMANDS if " " not in c.words and c.words not in GROUPS]  # `mcp` is listed as a group
-    lines = ["usage: nexus COMMAND [ARGS...]", "", "Commands, by group (nexus GROUP --help lists a group's):"]
-    width = max(len(w) for w in list(GROUPS) + [c.words for c in singles])
-    lines += [line for group, about in GROUPS.items() for line in definition(group, about, width)]
-    lines += [line for c in singles for line in definition(c.words, c.summary, width)]
-    lines += ["", "See 'nexus --help' for every command, 'nexus help COMMAND' for one."]
-    return "\n".join(lines) + "\n"
-
-
-def not_a_command(argv):
-    """What nexus says to a first word that is no command, group or option: the one meant, if it is close."""
-    if argv[0].startswith("-"):
-        flags = ["--help", "--version", *(c.words for c in HIDDEN)]
-        return f"nexus: unknown option {argv[0]}{meant(argv[0], flags)}"
-    guess = suggestion(argv)
-    return f"nexus: '{' '.join(argv[:2])}' is not a nexus command" + (f". Did you mean 'nexus {guess}'?" if guess else "")
+from nexus.cli.command import call, leave, prepared, streams_ready
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
+    as_script, argv = argv is None, sys.argv[1:] if argv is None else list(argv)
     if not streams_ready("nexus"):
         return 2
     argv, failed = prepared("nexus", argv, scope.take_option)
     if failed is not None:
         return failed
+    if argv[:2] == ["skill", "run"]:  # the gateway: its row alone, and run as a script, it leaves at once
+        from nexus.tools.gateway import SKILL_RUN
+
+        status = call(SKILL_RUN, argv[2:], "nexus")
+        return leave(status) if as_script else status
+    # every other command: the table (the gateway's row above never builds it)
+    from nexus.tools.commands import GROUPS, HIDDEN, group_help, named, not_a_command, overview, short_overview
+
     if argv[:1] and argv[0] in GROUPS and argv[1:] in (["-h"], ["--help"]):
         sys.stdout.write(group_help(argv[0]))
         return 0

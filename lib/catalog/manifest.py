@@ -415,14 +415,39 @@ def key_claims(entries):
             and (key in names - {e["name"]} or len(keys.get(key, ())) > 1)}
 
 
+def name_claims(entries, claims=None):
+    """{name of an added skill: the skills that use its name as their skillKey}: an added skill without a skillKey
+    (or whose skillKey key_claims ignores) has its name for its key, and where another skill takes that name as its
+    skillKey, [skills.entries.NAME] is that skill's config (its apiKey, env and sandbox grants): the added one gets
+    nothing of it. `claims`: key_claims(entries), when known."""
+    entries = list(entries)
+    claims = key_claims(entries) if claims is None else claims
+    used = {}
+    for entry in entries:
+        key = entry.get("skillKey") or entry.get("skillKeyIgnored")
+        if isinstance(key, str) and key and entry["name"] not in claims:
+            used.setdefault(key, []).append(entry["name"])
+    found = {}
+    for entry in entries:
+        owners = [name for name in used.get(entry["name"], ()) if name != entry["name"]]
+        own = entry.get("skillKey") or entry.get("skillKeyIgnored")
+        if owners and entry.get("source") in paths.ADDED and (entry["name"] in claims or not own):
+            found[entry["name"]] = sorted(owners)
+    return found
+
+
 def _claimed_keys(skills):
     """An added skill's skillKey that claims another skill's (key_claims) is ignored: kept aside as
-    skillKeyIgnored, and given back once no other skill has it. `skills`: {name: Record}, changed in place."""
+    skillKeyIgnored, and given back once no other skill has it; an added skill whose name another skill takes as
+    its key (name_claims) is marked keyClaimed: it has no config (config.skill_key), until none does.
+    `skills`: {name: Record}, changed in place."""
     keyed = [r.entry() for r in skills.values() if b'"skillKey' in r.text]
-    if not keyed:
+    marked = {name for name, r in skills.items() if b'"keyClaimed' in r.text}
+    if not keyed and not marked:
         return
     named = {e["name"] for e in keyed}
     claims = key_claims(keyed + [{"name": name} for name in skills if name not in named])
+    changed = {}
     for entry in keyed:
         if entry.get("source") not in paths.ADDED:
             continue
@@ -433,7 +458,20 @@ def _claimed_keys(skills):
             entry["skillKey"] = entry.pop("skillKeyIgnored")
         else:
             continue
-        skills[entry["name"]] = Record.of(entry)
+        changed[entry["name"]] = entry
+    keys = {e.get("skillKey") or e.get("skillKeyIgnored") for e in keyed}
+    candidates = {**{name: skills[name].entry() for name in (keys | marked) - named if name in skills},
+                  **{e["name"]: changed.get(e["name"], e) for e in keyed}}
+    owned = name_claims(candidates.values(), claims)
+    for name, entry in candidates.items():
+        if (name in owned) != bool(entry.get("keyClaimed")):
+            if name in owned:
+                entry["keyClaimed"] = True
+            else:
+                entry.pop("keyClaimed")
+            changed[name] = entry
+    for name, entry in changed.items():
+        skills[name] = Record.of(entry)
 
 
 def alias_table(entries, names=None):

@@ -14,7 +14,6 @@ them: no profile, every skill in scope. A name the config does not have is an er
 This module is on the gateway's hot path: it matches globs by hand, since fnmatch imports `re`.
 """
 
-import contextvars
 import os
 
 from .. import config as configlib, paths, schema
@@ -23,8 +22,9 @@ from ..errors import NexusError, UsageError
 ENV = schema.PROFILE_ENV
 FLAG = None  # the NAME of --profile NAME, as this process's command took it (take_option)
 # The profile of the connection a server of many (nexus-mcp --http) serves, its token's: set around the work
-# done for that connection (a context variable, so that every connection and its worker threads have their own).
-SERVED = contextvars.ContextVar("nexus_served_profile", default=None)
+# done for that connection (a context variable, so that every connection and its worker threads have their own;
+# made by served_variable(), since contextvars loads a C module that a command never needs).
+SERVED = None
 CAPABILITY = "capability:"
 
 
@@ -103,6 +103,17 @@ def take_option(argv):
     return rest
 
 
+def served_variable():
+    """The context variable of the profile a server serves (SERVED), made on first use, by the server's one
+    thread that makes connections."""
+    global SERVED
+    if SERVED is None:
+        import contextvars  # a server of many only (see SERVED)
+
+        SERVED = contextvars.ContextVar("nexus_served_profile", default=None)
+    return SERVED
+
+
 def named():
     """The profile named for this process (--profile, then NEXUS_PROFILE), or None: skills.defaultProfile
     is the user's default, not a profile an agent was given."""
@@ -112,7 +123,7 @@ def named():
 def origin(config):
     """What puts the profile in force: "--profile", the variable, or "skills.defaultProfile" (its undoing
     is said with it, where a listing names the profile)."""
-    if SERVED.get():
+    if SERVED is not None and SERVED.get():
         return "the token's profile"
     if FLAG:
         return "--profile"
@@ -122,7 +133,7 @@ def origin(config):
 def chosen(config, flag=None):
     """The Scope in force (see the module's docstring; a served connection's first of all), or None;
     UsageError for a profile the config lacks."""
-    served = SERVED.get()
+    served = SERVED.get() if SERVED is not None else None
     flag = flag or served or FLAG
     name = flag or os.environ.get(ENV, "").strip() or configlib.get(config, "skills.defaultProfile")
     if not name:

@@ -314,6 +314,35 @@ def quiet_stdout():
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def prepared(prog, argv, prepare):
+    """(prepare(argv), None): the words a tool takes before anything else (catalog.scope.take_option's
+    --profile), or (None, the exit status) once stderr says why not."""
+    try:
+        return prepare(argv), None
+    except NexusError as e:
+        output.say(prog, str(e))
+        return None, e.exit_code
+
+
+def leave(status):
+    """`status`, for a console script's sys.exit; or, when this process is the script's own and nothing waits
+    for its end (its standard streams in place, which a harness running the script inside its own process
+    swaps; nothing registered to run at exit; no other thread), exit with it at once once stdout and stderr
+    are flushed: Python's teardown of the modules a command loaded is about a sixth of what nexus adds to a
+    gateway call (tests/bench/bench_run.py). Only for commands that leave no file object to be flushed at exit."""
+    import atexit  # built in: nothing to load
+
+    if (sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__ or atexit._ncallbacks()
+            or "threading" in sys.modules and sys.modules["threading"].active_count() > 1):
+        return status
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return status  # the normal end says what went wrong (a reader gone, a stream closed)
+    os._exit(status)
+
+
 def call(command, argv, prog=None):
     """Run a row of the command table on argv (what follows its words): parse, prepare what it needs,
     call its function with the Context, write what it returns as its output kind says, and map errors

@@ -8,7 +8,7 @@ edit is noticed even when it keeps the file's size and mtime.
 import os
 
 from .. import fileio, paths, schema
-from ..errors import BadInput
+from ..errors import BadInput, NexusError
 
 CACHE_FORMAT = 2  # the shape of the cache, and of the validation it stands for
 
@@ -122,14 +122,28 @@ def get(config, dotted, default=None):
 
 
 def skill_key(entry):
-    """The KEY of a skill's [skills.entries.KEY] table: its skillKey, else its name."""
+    """The KEY of a skill's [skills.entries.KEY] table: its skillKey, else its name; None for an added skill
+    whose name another skill takes as its skillKey (catalog.manifest.name_claims): that table is the other's."""
     key = entry.get("skillKey")
+    if entry.get("keyClaimed"):
+        return None
     return key if isinstance(key, str) and key else entry["name"]
 
 
+def own_key(entry):
+    """skill_key(entry), to change the skill's table: NexusError for a skill that has none."""
+    key = skill_key(entry)
+    if key is None:
+        raise NexusError(f"skill '{entry['name']}' was added from elsewhere, and another skill takes its name as its "
+                         f"skillKey: [skills.entries.{entry['name']}] is that skill's config, and this one gets nothing "
+                         f"of it (nexus skills check says so); remove or rename one of them")
+    return key
+
+
 def skill_entry(config, entry):
-    """The [skills.entries.KEY] table of a skill."""
-    return get(config, "skills.entries", {}).get(skill_key(entry), {})
+    """The [skills.entries.KEY] table of a skill ({} for one without: skill_key)."""
+    key = skill_key(entry)
+    return get(config, "skills.entries", {}).get(key, {}) if key else {}
 
 
 def folders(config, dotted):

@@ -65,10 +65,19 @@ PLACES = Type("list", 'a list of folders, each absolute, or starting with ~, {cw
               item=lambda v: _folder(v) or _text(v) and v.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
 
 
+# What a confined skill never reads inside what it is given (a read grant of ~, say): keys, tokens, password
+# stores, agents' credentials, shell histories (commands typed with secrets in them), browser profiles. A * stands
+# for any run of characters in a name.
 SECRETS = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.netrc",
            "~/.docker/config.json", "~/.password-store", "~/.local/share/keyrings", "~/.config/gh",
-           "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.cargo/credentials.toml", "~/.mozilla",
-           "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware", "~/Library/Keychains"]
+           "~/.git-credentials", "~/.config/git/credentials", "~/.npmrc", "~/.pypirc", "~/.cargo/credentials",
+           "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.m2/settings.xml", "~/.m2/settings-security.xml",
+           "~/.claude", "~/.claude.json", "~/.codex", "~/.gemini", "~/.config/op", "~/.pgpass", "~/.my.cnf",
+           "~/.vault-token", "~/.terraform.d", "~/.config/rclone", "~/.s3cfg", "~/.boto", "~/.oci",
+           "~/.config/doctl", "~/.config/hub", "~/.config/glab-cli", "~/.*_history", "~/.lesshst",
+           "~/.local/share/fish/fish_history", "~/.config/atuin", "~/.local/share/atuin", "~/.mozilla",
+           "~/.thunderbird", "~/.pki", "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware",
+           "~/Library/Keychains"]
 
 
 def _choice(*values):
@@ -118,16 +127,17 @@ KEYS = (
         "from elsewhere (the managed folder); all. See SANDBOX.", "untrusted"),
     Key("skills.sandbox.fallback", _choice("refuse", "warn"), "Where confinement cannot be given: refuse the call, "
         "or warn and run it with what can be given.", "refuse"),
-    Key("skills.sandbox.deny", FOLDERS, "What a confined skill may not read: secrets, and nexus's own config and "
-        "state besides.", SECRETS),
+    Key("skills.sandbox.deny", FOLDERS, "What a confined skill may not read inside what it is given (a * stands for "
+        "any run of characters in a name; ~ is your home, as $HOME and your account say it): secrets, and nexus's own "
+        "config and state besides.", SECRETS),
     Key("skills.entries.<skill>.sandbox.network", BOOL, "Whether the skill may use the network when confined "
         "(instead of its declaration)."),
     Key("skills.entries.<skill>.sandbox.write", PLACES, "The folders the skill may write when confined, besides "
         "{tmp} and {state} (instead of its declaration)."),
     Key("skills.entries.<skill>.sandbox.unix", PLACES, "The Unix sockets the skill may reach when confined (a network "
         "grant does not include them; instead of its declaration)."),
-    Key("skills.entries.<skill>.sandbox.read", PLACES, "Folders of the deny list the skill may read when confined "
-        "(instead of its declaration)."),
+    Key("skills.entries.<skill>.sandbox.read", PLACES, "Folders the skill may read when confined, besides the system, "
+        "its own folder, {cwd}, {tmp} and {state} (instead of its declaration); one of the deny list is read whole."),
     Key("skills.defaultProfile", PROFILE, "The profile in force when neither --profile nor NEXUS_PROFILE names one; "
         "unset, no profile: every skill."),
     Key("profiles.<profile>.skills.allow", PATTERNS, "The skills this profile may see and run; unset, every skill."),

@@ -47,12 +47,18 @@ def withhold(env, entry, config):
     variable whose name says secret (schema.secret_name, or OTLP's *_HEADERS, which carry credentials) that
     this skill does not declare; its own stay. A person's shell (`nexus skill run`) keeps the whole of it:
     whoever has the shell has the environment."""
-    own = set(entrylib.env_names(entry)) | {entrylib.primary_env(entry)} | {
-        v.get("name") for v in entry.get("variables") or () if isinstance(v, dict)}
+    own = declared_env(entry)
     others = declared_elsewhere() - own
     for name in list(env):
         if name not in own and (name in others or secret_name(name) or name.upper().endswith("_HEADERS")):
             del env[name]
+
+
+def declared_env(entry):
+    """The env vars a skill declares (requires.env, primaryEnv, its variables): what it keeps where its
+    environment is narrowed (withhold; a confined call's, gateway.sandbox.handed)."""
+    return {*entrylib.env_names(entry), entrylib.primary_env(entry),
+            *(v.get("name") for v in entry.get("variables") or () if isinstance(v, dict))} - {None}
 
 
 _DECLARED = [None, frozenset()]  # (the manifest's stamp, the variables its skills declare)

@@ -11,7 +11,9 @@ and `prepare`, where confinement goes), then exec. A failed step or exec is sent
 close-on-exec pipe and raised here as the OSError it was. Our own process never changes folder, so
 threads (nexus-mcp's calls) may spawn at once. A child that needs none of the steps a fork allows is
 started with posix_spawn instead, which glibc does without copying our address space: that is the
-same thing, about 1 ms cheaper (tests/bench/bench_run.py), and it is what most tool skills need.
+same thing, about 1 ms cheaper (tests/bench/bench_run.py), and it is what most tool skills need. In a
+server (nexus-mcp), what is to die with it goes to its spawn helper instead (gateway.spawner), which takes
+those steps once for all its tools, and posix_spawns each.
 
 Each of stdin, stdout and stderr is inherited (None), DEVNULL or CAPTURE (read into memory); stderr may
 also be TEE (copied to our stderr as it comes, its last bytes kept), stdout a file descriptor of ours,
@@ -31,6 +33,7 @@ TAIL = 800  # bytes kept of a TEE'd stderr
 DRAIN = 1.0  # seconds spent reading what a program left in its pipes once it has exited
 POLL = 0.05  # where there is no pidfd to wait on
 _libc = None  # ctypes' handle on the C library, loaded for the first child that needs prctl
+helper = None  # a server's spawn helper (gateway.spawner): it starts what is to die with the server
 
 
 class Finished:
@@ -122,14 +125,21 @@ class Child:
                     sink = _Sink(tail=TAIL, tee_fd=2, secrets=secrets) if how == TEE else _Sink(limit=limit,
                                                                                                  secrets=secrets)
                     self.sinks[fd] = self.readers[mine] = sink
+        env = os.environ if env is None else env
+        self.started = None  # a spawner.Started, when the server's spawn helper started it
         try:
-            self.pid = _spawn(argv, os.environ if env is None else env, actions, group, cwd, parent_death, prepare,
-                              reaper=group)
+            if parent_death and prepare is None and helper is not None:
+                self.started = helper.spawn(argv, env, actions, cwd, group)  # None when the helper is gone
+            if self.started is None:
+                self.pid = _spawn(argv, env, actions, group, cwd, parent_death, prepare, reaper=group)
         except BaseException:
             self._close(list(self.readers) + [self.stdin_fd])
             raise
         finally:
             self._close(theirs)
+        if self.started is not None:
+            self.pid, self.pidfd = self.started.pid, self.started.fd  # that pipe says when it has ended
+            return
         try:
             self.pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):  # not Linux, or an old kernel: wait() polls instead
@@ -139,6 +149,9 @@ class Child:
         """Signal the program, or its whole group when it has one; quiet when it is gone. Ending it (SIGTERM,
         SIGKILL) also kills at once what it started that left its group."""
         if self.status is not None and not self.group:
+            return
+        if self.started is not None:  # the helper's: it knows whether it has reaped the program yet
+            self.started.kill(signum, self.group)
             return
         if self.group and signum in (signal.SIGTERM, signal.SIGKILL) and self.status is None and not self.contained:
             if signum == signal.SIGKILL:  # the group stopped first: nothing in it can leave it while we look
@@ -186,6 +199,9 @@ class Child:
                         any(s.truncated for s in self.sinks.values()))
 
     def _reaped(self):
+        if self.started is not None:
+            self.status = self.started.status(self.group)
+            return self.status is not None
         done, status = os.waitpid(self.pid, os.WNOHANG)
         if done:
             self.status = status
@@ -451,36 +467,52 @@ def kill_escaped(pid):
     """SIGKILL every living descendant of `pid` (a reaper: see _spawn) that left its process group, as a
     daemon does with setsid, until none is left: what each killed one started comes to `pid` and is found
     next round. Linux (/proc); elsewhere nothing is found."""
+    kill_found(lambda children, groups: [m for m in descendants(children, pid) if groups[m] != pid])
+
+
+def kill_found(find):
+    """SIGKILL what find(children, groups) finds among the living processes (processes()), round after round
+    until it finds none: what a killed one started is found next round."""
     for _ in range(ROUNDS):
-        children, groups = {}, {}
-        try:
-            found = os.listdir("/proc")
-        except OSError:
+        found = find(*processes())
+        if not found:
             return
-        for name in found:
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    state, parent, group = f.read().rpartition(b")")[2].split()[:3]
-            except (OSError, ValueError):
-                continue  # gone meanwhile (its stat unreadable, or empty)
-            if state != b"Z":  # a zombie is dead already, waiting for its parent
-                children.setdefault(int(parent), []).append(int(name))
-                groups[int(name)] = int(group)
-        escaped, todo = [], list(children.get(pid, ()))
-        while todo:
-            member = todo.pop()
-            todo += children.get(member, ())
-            if groups[member] != pid:
-                escaped.append(member)
-        if not escaped:
-            return
-        for member in escaped:
+        for member in found:
             try:
                 os.kill(member, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def processes():
+    """({parent: [its children]}, {pid: its group}) of every living process (a zombie is dead already, waiting
+    for its parent): Linux's /proc, else nothing."""
+    children, groups = {}, {}
+    try:
+        found = os.listdir("/proc")
+    except OSError:
+        return children, groups
+    for name in found:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state, parent, group = f.read().rpartition(b")")[2].split()[:3]
+        except (OSError, ValueError):
+            continue  # gone meanwhile (its stat unreadable, or empty)
+        if state != b"Z":
+            children.setdefault(int(parent), []).append(int(name))
+            groups[int(name)] = int(group)
+    return children, groups
+
+
+def descendants(children, pid):
+    """Every descendant of `pid` in `children` (processes())."""
+    todo = list(children.get(pid, ()))
+    while todo:
+        member = todo.pop()
+        todo += children.get(member, ())
+        yield member
 
 
 def linux():

@@ -3,20 +3,21 @@ with PID, mount and network namespaces in it, a seccomp filter and Landlock).
 
 A skill gets what it is given, never "everything but a list". Its permissions are the default widened by its
 declaration (metadata.nexus.sandbox) and set per key by the user's config (skills.entries.NAME.sandbox). It
-reads the system but the secrets of skills.sandbox.deny and nexus's own config and state, and of $HOME only
-its own folder, {cwd}, {tmp}, {state}, its grants and where its program lies (installed()); it writes {tmp}
-(a private temporary folder of the skill, kept), {state} (its own folder under nexus's state) and, for a tool
-skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), with what runs later inside it (RUN_LATER)
-bound read-only in its mount namespace; it has no network and no Unix socket, each a grant of its own.
-Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never listing
-their parent, which a rule would list down to the denied one); the places where a written file would run
-outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
+reads the system (SYSTEM: programs, their libraries and settings, what programs read of /proc and /sys), its
+own folder, {cwd}, {tmp}, {state}, its grants and where its program lies (installed()), and in those never the
+secrets of skills.sandbox.deny nor nexus's own config and state; nothing else (not /tmp, /run/user, /srv, a
+home). It writes {tmp} (a private temporary folder of the skill, kept), {state} (its own folder under nexus's
+state) and, for a tool skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), with what runs later
+inside it (RUN_LATER) bound read-only in its mount namespace; it has no network and no Unix socket, each a grant
+of its own. Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never
+listing their parent, which a rule would list down to the denied one); the places where a written file would
+run outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
 network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4)
 cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn"). Landlock
 does not mediate connect() to a Unix socket at a path, nor terminal ioctls: the seccomp filter cuts those
 (seccomp_filter). The program runs in a session of its own under a minimal init in its PID namespace
-(process.Contained), so nothing it starts outlives the call. The environment loses the user's agents'
-addresses and secret-named variables (handed).
+(process.Contained), so nothing it starts outlives the call. Its environment is made the same way: a fixed set
+and what the skill declares or the config gives it (handed).
 
 The ruleset is built here, in the parent (`Confinement`); `Confinement.child` is the step gateway.process
 runs in the child before exec. Only confined calls import this module (gateway.plan.confined decides).
@@ -26,12 +27,10 @@ import os
 import struct
 import sys
 
-from .. import config as configlib, fileio, paths
+from .. import config as configlib, fileio, paths, schema, urls
 from ..catalog.status import injected_env
 from ..config import keys
 from ..errors import Refused
-from ..schema import secret_name
-from ..skill import entry as entrylib
 from . import plan, process
 
 XDG = {"XDG_CONFIG_HOME": ("config", "~/.config"), "XDG_CACHE_HOME": ("cache", "~/.cache"),
@@ -56,8 +55,28 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 RUN_LATER = (".git", ".envrc", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".mcp.json",
              ".github/workflows", "nexus.toml", "nexus.lock", ".nexus")
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1, 32, 4096, 16384, 1 << 18, 1 << 21
-# The user's agents and buses (ssh-agent, gpg-agent, D-Bus, Docker) and where a confined skill would find them
-AGENTS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DOCKER_HOST", "KRB5CCNAME", "XDG_RUNTIME_DIR")
+# What a confined skill reads of the system, where it exists: programs, their libraries and settings, the stores of
+# Nix and Guix, what programs read of /proc (all of it: a rule on /proc/self would be the gateway's own, and
+# Landlock's ptrace scope keeps other processes' environ, fd and mem) and of /sys (CPUs, cgroup limits, huge pages),
+# where DNS's answer lies (systemd-resolved, resolvconf: /etc/resolv.conf leads there), and the package databases,
+# certificates and font caches tools consult. Not /tmp, /var/tmp, /run/user, /var/mail, /media, /mnt, /srv, /home,
+# /root: the user's files and secrets lie there (Kerberos' ticket in /tmp, an agent's socket folder in /run/user).
+SYSTEM = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/snap", "/nix/store",
+          "/gnu/store", "/run/current-system", "/proc", "/sys/devices/system", "/sys/fs/cgroup",
+          "/sys/kernel/mm/transparent_hugepage", "/run/systemd/resolve", "/run/resolvconf", "/var/lib/ca-certificates",
+          "/var/lib/dpkg", "/var/lib/rpm", "/var/lib/snapd/snap", "/var/cache/fontconfig")
+# Where a program that lies outside SYSTEM is never granted its whole folder (installed()): only its file
+WIDE = ("/", "/tmp", "/var/tmp", "/run", "/run/user", "/var", "/var/mail", "/var/spool", "/media", "/mnt", "/srv",
+        "/home", "/root", "/dev")
+# What a confined skill is handed of the environment (handed), besides what it declares or the config gives it:
+# who and where it is, the locale, the kind and size of a terminal, the time zone, the folders nexus sets, and
+# what nexus sets for the call (plan.environment)
+HANDED = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM", "NO_COLOR", "TZ",
+          "COLUMNS", "LINES", "TMPDIR", *XDG, "PYTHONDONTWRITEBYTECODE", "NEXUS_CALLER_CWD", "NEXUS_PARENT_CALL",
+          plan.MARK, schema.PROFILE_ENV)
+# With a network grant: how to reach it (a proxy whose URL holds no credentials) and which certificates to trust
+NETWORK_ENV = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+               "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
 # Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
 # systemd starts at login, ssh's keys and authorized_keys (nexus's own places are added: protected())
 ESCALATION = ("~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc",
@@ -143,7 +162,7 @@ def grant(entry, network=False, write=(), read=()):
     from the skill's declaration): `nexus skill allow` and `skills add --allow-network`. True when it changed."""
     from ..config import edit  # a grant only: config.edit brings tomllib and tomli-w
 
-    table, own_declared = ("skills", "entries", configlib.skill_key(entry), "sandbox"), declared(entry)
+    table, own_declared = ("skills", "entries", configlib.own_key(entry), "sandbox"), declared(entry)
     wanted = {key: value for key, value in (("network", network), ("write", list(write)), ("read", list(read)))
               if value}
 
@@ -195,7 +214,7 @@ def said(name, allowed):
     """One line of what a skill will be allowed (`allowed`: effective()), as `skills add` and `update` say it."""
     if not allowed["confined"]:
         return f"{name}: runs unconfined (skills.sandbox.mode)"
-    reads = "; reads of the deny list: " + ", ".join(allowed["read"]) if allowed["read"] else ""
+    reads = "; reads " + ", ".join(allowed["read"]) if allowed["read"] else ""
     return (f"{name}: runs confined: network {'yes' if allowed['network'] else 'no'}; writes "
             f"{', '.join(allowed['write'])}{reads} (to grant more: nexus skill allow {name} ...)")
 
@@ -293,24 +312,26 @@ class Confinement:
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
         self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
                       if not (self.withheld and p.split("/")[0] == "{cwd}")]
-        # reads: the system, and of $HOME only what is given: its own folder, {cwd} where it is safe, its grants,
-        # and where its program lives (a tool installed in ~/.local, ~/.cargo, a venv)
+        # reads: the system (SYSTEM), and what is given: its own folder, {cwd} where it is safe, its grants; and where
+        # its program lies (a tool installed in ~/.local, ~/.cargo, a venv), which is inferred, so it never takes a
+        # path off the deny list
         self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
-        self.read += ([] if self.withheld else [cwd]) + installed(entry, config)
-        deny = [expand(p, places) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
-        deny += [paths.config_file(), paths.state_root()]
+        self.read += [] if self.withheld else [cwd]
+        deny = deny_list(config, places)
         self.deny = _denied(deny, self.read + self.write)
-        home = os.path.realpath(os.path.expanduser("~"))
-        # left out of the system's read (a home of / or none, as a service's, is not)
-        self.unread = [] if home == "/" or not os.path.isdir(home) or any(_within(home, p) for p in self.read) \
-            else [home]
+        self.installed = installed(entry, config, env, [] if self.withheld else [cwd], deny)
+        self.read += self.installed
+        # the homes are left out of the system's folders that hold one (a service's home in /opt, /var/lib), unless a
+        # grant holds it; a home that is / or holds a system folder, as a service's may, is not left out whole
+        self.unread = [h for h in home_folders() if os.path.isdir(h) and not any(_within(h, p) for p in self.read)
+                       and not any(_within(top, h) for top in SYSTEM)]
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
         later = [os.path.join(cwd, name) for name in RUN_LATER] if cwd in self.write else []
         self.bound = [p for p in later if os.path.lexists(p)]  # made read-only in its mount namespace
         self.absent = [p for p in later if not os.path.lexists(p)]  # looked for after the call
-        self.env = dict(handed(entry, config, env), TMPDIR=self.tmp)
+        self.env = dict(handed(entry, config, env, self.network), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
             if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
@@ -346,7 +367,10 @@ class Confinement:
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
-        for top, deny in [("/", sorted({*self.deny, *self.unread, "/dev"}))] + [(p, self.deny) for p in self.read]:
+        resolv = os.path.dirname(os.path.realpath("/etc/resolv.conf"))  # where DNS's answer lies, when elsewhere
+        system = [*SYSTEM, *([] if any(_within(resolv, top) for top in SYSTEM) or resolv in WIDE else [resolv])]
+        for top, deny in [(p, sorted({*self.deny, *self.unread})) for p in system] + [
+                (p, sorted({*self.deny, "/dev"})) for p in self.read]:  # a grant of / reads no terminal in /dev
             rules += _allowed(top, deny, read)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
@@ -429,43 +453,116 @@ class Confinement:
             self.fd = None
 
 
-def installed(entry, config):
-    """The folders a skill's program needs to read where it lies in $HOME (outside, the system is read): for the
-    program and the interpreter of its #! line, each as found and as its real path, its folder, or for one in a
-    bin/ folder, that prefix's bin, lib, lib64 and libexec (a venv, ~/.local, ~/.cargo, ~/.nvm/versions/...)."""
+def installed(entry, config, env=None, written=(), deny=None):
+    """What a skill's program needs to read where SYSTEM does not hold it: for the program and the interpreter of
+    its #! line (`#!/usr/bin/env NAME`: NAME as found on the PATH of `env`), each as found and as its real path,
+    its folder, or for one in a bin/ folder, that prefix's bin, lib, lib64, libexec and pyvenv.cfg (a venv,
+    ~/.local, ~/.cargo, ~/.nvm/versions/...); in a folder of WIDE, a home or one holding a home, its file alone.
+    Inferred from what the skill names, so never more: no link (a prefix's lib that leads to ~/.ssh), nothing a
+    confined skill writes (nexus's state, which holds every skill's {tmp} and {state}; `written`: {cwd}), nothing
+    of the deny list (`deny`: deny_list(), when known). Real paths, in the order found."""
     from ..catalog import status  # which(), as plan.command finds the program
 
-    found = status.which(plan.runs(entry) or "", status.search_dirs(config))
+    env = os.environ if env is None else env
+    found = status.which(plan.runs(entry) or "", status.search_dirs(config, env))
     programs = [found] if found else []
     try:
         with open(found, "rb") as f:
             line = f.read(256).split(b"\n")[0]
-        if line.startswith(b"#!") and line[2:].split():
-            programs.append(os.fsdecode(line[2:].split()[0]))
+        words = line[2:].split() if line.startswith(b"#!") else []
     except (OSError, TypeError):
-        pass
-    home, folders = os.path.realpath(os.path.expanduser("~")), []
+        words = []
+    if words:
+        programs.append(os.fsdecode(words[0]))
+    if len(words) > 1 and os.path.basename(words[0]) == b"env":  # the first word that is neither option nor VAR=
+        name = next((os.fsdecode(w) for w in words[1:] if not w.startswith(b"-") and b"=" not in w), None)
+        programs += [p for p in [name and status.which(name, status.search_dirs(config, env))] if p]
+    homes = home_folders()
+    held = [os.path.realpath(p) for p in [paths.state_root(), *written, *(deny or deny_list(config, {}))]]
+
+    def wide(folder):
+        return folder in WIDE or any(_within(h, folder) for h in homes)
+
+    folders = []
     for program in programs:
         for path in (os.path.abspath(program), os.path.realpath(program)):
-            where = os.path.dirname(path)
-            if not _within(os.path.realpath(where), home) or os.path.realpath(where) == home:
+            where = os.path.realpath(os.path.dirname(path))
+            prefix = os.path.dirname(where)
+            if any(_within(where, top) for top in SYSTEM):
                 continue
-            if os.path.basename(where) == "bin" and os.path.dirname(where) != home:
-                folders += [os.path.join(os.path.dirname(where), name) for name in ("bin", "lib", "lib64", "libexec")]
+            if os.path.basename(where) == "bin" and not wide(prefix):
+                folders += [where] + [os.path.join(prefix, name) for name in ("lib", "lib64", "libexec", "pyvenv.cfg")]
             else:
-                folders.append(where)
-    return [os.path.realpath(f) for f in dict.fromkeys(folders) if os.path.isdir(f)]
+                folders.append(os.path.join(where, os.path.basename(path)) if wide(where) else where)
+    return [f for f in dict.fromkeys(folders) if os.path.lexists(f) and not os.path.islink(f)
+            and not any(_within(f, h) for h in held)]
 
 
-def handed(entry, config, env):
-    """The environment a confined skill gets: without the user's agents' addresses (AGENTS, *_SOCK,
-    DBUS_*) and without the variables whose name says secret (schema.secret_name), but for those the skill
-    declares (requires.env, primaryEnv, its variables) or the config gives it."""
-    own = set(entrylib.env_names(entry)) | {entrylib.primary_env(entry)} | set(injected_env(entry, config))
-    own |= {v.get("name") for v in entry.get("variables") or [] if isinstance(v, dict)}
-    return {name: value for name, value in env.items()
-            if name in own or not (name in AGENTS or name.endswith(("_SOCK", "_SOCKET")) or name.startswith("DBUS_")
-                                   or secret_name(name))}
+def home_folders():
+    """The user's home folders, real: $HOME's and the password entry's, which differ where a harness, a service
+    or an MCP client sets HOME elsewhere (or to /): what is left out of reads and the deny list's ~ follow both."""
+    import pwd  # a confined call, or what it grants, only
+
+    found = [os.path.expanduser("~")]
+    try:
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:  # a uid without an entry (a container's): $HOME alone
+        pass
+    return list(dict.fromkeys(os.path.realpath(h) for h in found if h))
+
+
+def deny_list(config, places):
+    """skills.sandbox.deny made absolute, its ~ in each of the user's homes and its * matched, with nexus's own
+    config and state."""
+    found, homes = [], home_folders()
+    for path in configlib.get(config, "skills.sandbox.deny", keys.SECRETS):
+        if path == "~" or path.startswith("~/"):
+            found += [os.path.normpath(home + "/" + path[1:]) for home in homes]
+        else:
+            found.append(expand(path, places))
+    found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
+    return found + [paths.config_file(), paths.state_root()]
+
+
+def _matching(pattern):
+    """The paths that match `pattern`, whose * stands for any run of characters in a name (hidden ones too):
+    glob's meaning, without the regular expressions glob would bring onto a confined call's way."""
+    found = ["/"]
+    for part in pattern.strip("/").split("/"):
+        if "*" not in part:
+            found = [os.path.join(p, part) for p in found]
+            continue
+        head, *middle, tail = part.split("*")
+        matched = []
+        for folder in found:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                rest = name[len(head):len(name) - len(tail)] if len(name) >= len(head) + len(tail) else None
+                if rest is None or not name.startswith(head) or not name.endswith(tail):
+                    continue
+                for piece in middle:
+                    at = rest.find(piece)
+                    rest = None if at < 0 else rest[at + len(piece):]
+                    if rest is None:
+                        break
+                if rest is not None:
+                    matched.append(os.path.join(folder, name))
+        found = matched
+    return sorted(found)
+
+
+def handed(entry, config, env, network=False):
+    """The environment a confined skill gets, by construction: HANDED of `env`, what the skill declares
+    (requires.env, primaryEnv, its variables) or the config gives it (skills.entries.KEY.env, apiKey), and with
+    `network`, NETWORK_ENV but a proxy whose URL holds credentials. Nothing else: a secret by any name (DATABASE_URL,
+    MYSQL_PWD, CI_JOB_JWT), the user's agents' addresses (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS)."""
+    own = {*HANDED, *plan.declared_env(entry), *injected_env(entry, config)}
+    if network:
+        own.update(name for name in NETWORK_ENV if not urls.credentials(env.get(name, "")))
+    return {name: value for name, value in env.items() if name in own or name.startswith("LC_")}
 
 
 # seccomp (linux/seccomp.h, linux/filter.h): the architectures it is built for, {AUDIT_ARCH: system call numbers}
@@ -523,11 +620,13 @@ def seccomp_filter(unix=False):
 
 
 def hint(entry, config, stderr):
-    """The command that grants what a failed confined call was denied, where its stderr says (None: it does
-    not say); with no stderr to read (it went to a terminal), the command's forms."""
+    """What a failed confined call was denied, where its stderr says, and the command that grants it: 'the
+    network: to grant it, nexus skill allow NAME network' (None: it does not say); with no stderr to read,
+    the command's forms."""
     name = entry["name"]
     if stderr is None:
-        return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+        return (f"something, or failed by itself (its stderr was not read): to grant what it lacked, nexus skill "
+                f"allow {name} network | --read PATH | --write PATH")
     import json  # a failed confined call only, as style (shlex, re) is
 
     from .. import style
@@ -535,8 +634,11 @@ def hint(entry, config, stderr):
     text = stderr.decode("utf-8", "replace")
     cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
-        return f"nexus skill allow {name} network"
-    deny = [os.path.abspath(os.path.expanduser(p)) for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS)]
+        return f"the network: to grant it, nexus skill allow {name} network"
+    deny = deny_list(config, {})
+    # what it reads: an existing path denied elsewhere was denied to read, one in there to write
+    readable = [*SYSTEM, os.path.realpath(entry["dir"]), *(os.path.realpath(expand(p, {})) for p in
+                                                            permissions(entry, config)["read"] if not p.startswith("{"))]
     for line in text.splitlines():
         head, sep, _ = line.partition(": Permission denied")
         if not sep:
@@ -545,17 +647,19 @@ def hint(entry, config, stderr):
         if path:
             path = os.path.abspath(os.path.expanduser(path))
             # The path comes from the tool's own stderr: quoted, so the command shown runs as it reads
-            if not permissions(entry, config)["unix"] and _socket(path):  # a grant of its own (seccomp_filter)
-                return style.shell_line(["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix",
-                                         json.dumps([path])])
+            shown = style.shell_line([path])
+            if not permissions(entry, config)["unix"] and _socket(path) and configlib.skill_key(entry):  # its own grant
+                return f"the socket {shown}: to grant it, " + style.shell_line(
+                    ["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix", json.dumps([path])])
             allow = ["nexus", "skill", "allow", name]
-            home = os.path.expanduser("~")
-            if any(paths.contains(d, path) for d in deny) or paths.contains(home, path) and os.path.exists(path):
-                return style.shell_line([*allow, "--read", path])
-            if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
-                return (style.shell_line([*allow, "--write", os.path.dirname(path)]) + " (confined skills do not "
-                        f"write the folder they are called from here, {cwd}: {why})")
-            return style.shell_line([*allow, "--write", os.path.dirname(path)])
+            if any(paths.contains(d, path) for d in deny) or os.path.exists(path) and not any(
+                    _within(os.path.realpath(path), p) for p in readable):
+                return f"reading {shown}: to grant it, " + style.shell_line([*allow, "--read", path])
+            folder = os.path.dirname(path)
+            said = f"writing {shown}: to grant it, " + style.shell_line([*allow, "--write", folder])
+            if cwd and _within(os.path.realpath(folder), cwd):
+                return f"{said} (confined skills do not write the folder they are called from here, {cwd}: {why})"
+            return said
     return None
 
 

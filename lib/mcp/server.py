@@ -226,13 +226,14 @@ class Nexus:
         """function, to run with this connection's profile in force (over HTTP: its token's; scope.SERVED)."""
         if self.profile is None:
             return function
+        variable = scope.served_variable()
 
         def within():
-            mark = scope.SERVED.set(self.profile)
+            mark = variable.set(self.profile)
             try:
                 return function()
             finally:
-                scope.SERVED.reset(mark)
+                variable.reset(mark)
         return within
 
     async def own_instructions(self, ctx, call_next):

@@ -1,7 +1,8 @@
 """What a nexus-mcp killed outright (kill -9, a crash, the OOM killer) leaves behind, swept at the next start.
 
-The parent-death signal kills each tool's first process when the server dies, but not its process group
-nor what it started that left the group (setsid): they run on. So every server is recorded in
+When the server dies, its spawn helper (gateway.spawner) kills every process its tools started; but when
+the helper is killed outright too (kill -9 of both, the OOM killer), what its tools started runs on, a
+tool's group and what left it (setsid). So every server is recorded in
 $NEXUS_HOME/state/nexus/mcp/servers.json (its pid, its start time in the kernel's clock ticks, the HTTP
 sessions whose folders it made) and marks its own environment (MARK=pid-start), which every tool it starts
 inherits, setsid or not. The next server to start finds the records whose process is gone (or is another

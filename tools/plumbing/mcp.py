@@ -125,6 +125,9 @@ def serve(ctx):
         from nexus.mcp import tokens  # over HTTP only: who may come in, settled before the server's imports
 
         tokens.check_door(args["--host"], args["--no-auth"], args["--certfile"], args["--keyfile"])
+    from nexus.gateway import spawner  # a server's own: the helper that starts its tools
+
+    spawner.start(ctx.warn)  # forked while this process is small and has one thread: before the SDK loads
     try:
         if args["--http"]:
             from nexus.mcp import http  # the SDK and uvicorn are an optional extra: only a server that starts needs them

@@ -73,12 +73,20 @@ class Findings:
         project = paths.project_root()
         folders = [paths.managed_skills(), *([paths.project_skills(project)] if project else [])]
         added |= {name for name, (path, _) in self.entries.items() if any(paths.contains(f, path) for f in folders)}
-        for name, key in manifestlib.key_claims({**entry, "source": "nexus-managed" if entry["name"] in added else
-                                                 entry.get("source")} for entry in entries.values()).items():
+        sourced = [{**entry, "source": "nexus-managed" if entry["name"] in added else entry.get("source")}
+                   for entry in entries.values()]
+        claims = manifestlib.key_claims(sourced)
+        for name, key in claims.items():
             if name in self.entries:
                 self.found.append((self.entries[name][0], skillmd.Problem(
                     "error", f"skillKey '{key}' is another skill's name or key: an added skill gets nothing of "
                              f"[skills.entries.{key}] (its key is ignored)", code="metadata")))
+        for name, owners in manifestlib.name_claims(sourced, claims).items():
+            if name in self.entries:
+                self.found.append((self.entries[name][0], skillmd.Problem(
+                    "error", f"its name is the skillKey of {', '.join(owners)}: an added skill named so gets nothing "
+                             f"of [skills.entries.{name}] (that skill's apiKey, env and sandbox grants)",
+                    code="metadata")))
         for owners, message in manifestlib.alias_table(entries.values())[1]:
             self.found += [(self.entries[name][0], skillmd.Problem("warning", message, code="alias"))
                            for name in owners if name in self.entries]
@@ -98,7 +106,7 @@ class Findings:
             deeper = collections.Counter(os.path.dirname(os.path.relpath(d, path)) for d in self.found_in)
             if set(deeper) - {""}:  # said only where it looked below the folder's own sub-folders
                 self.where.append(f"{path}: {plural(len(self.found_in), 'skill')} found: "
-                                  + ", ".join(f"{n} in {w or '.'}/" for w, n in sorted(deeper.items())))
+                                  + ", ".join(f"{n:,} in {w or '.'}/" for w, n in sorted(deeper.items())))
 
 
 def _config(ctx, findings):
@@ -116,7 +124,8 @@ def _config(ctx, findings):
         text = f.read()
 
     manifest = listing.current_manifest(config, lambda message: None)  # the skills' own problems are findings
-    skills = {configlib.skill_key(entry): bool(entrylib.primary_env(entry)) for entry in manifest.skills().values()}
+    skills = {configlib.skill_key(entry): bool(entrylib.primary_env(entry)) for entry in manifest.skills().values()
+              if configlib.skill_key(entry)}
     for parts, message in keys.problems(config, skills, set(os.listdir(paths.bundled_skills()))):
         findings.report(path, skillmd.Problem("warning", f"{'.'.join(parts)}: {message}", line_of(text, parts),
                                               "config"))
@@ -150,8 +159,8 @@ def check(ctx):
       2  a PATH that does not exist, or a usage error
 
     Examples:
-      nexus skills check ~/src/team-skills/hello
-      nexus skills check --strict ~/src/team-skills
+      nexus skills check SKILL_FOLDER
+      nexus skills check --strict FOLDER
       nexus skills check --json | jq -r '.[] | select(.severity == "error").path'
     """
     args = ctx.args

@@ -106,6 +106,11 @@ def set_key(ctx):
         raise BadInput(f"a key is never taken from the command line (shell history, ps): nothing written; "
                        f"`nexus skill key NAME` reads it from stdin or asks for it")
     before, after = edit.change(lambda doc: [] if keys.lookup(doc, parts) == (True, value) else [(parts, value)])
+    if parts == ("skills", "allowBundled") and isinstance(value, list):  # it turns skills off: said, with the undo
+        off = sorted(set(os.listdir(paths.bundled_skills())) - set(value))
+        if off:
+            ctx.warn(f"the bundled skills it leaves out are disabled: {', '.join(off)} (every bundled skill again: "
+                     "nexus config unset skills.allowBundled)")
     shown = keys.masked(parts, value)
     report = {"key": _dotted(parts), "value": shown, "changed": before != after, "file": edit.target()}
     return {**report, "secret": True} if shown != value else report
@@ -193,7 +198,7 @@ def allow_skill(ctx):
     granted = (["network"] if wanted["network"] else []) + [f"--{key} {p}" for key in ("write", "read")
                                                             for p in wanted[key]]
     return {"skill": entry["name"], "granted": granted, "changed": sandbox.grant(entry, **wanted),
-            "key": _dotted(("skills", "entries", configlib.skill_key(entry), "sandbox"))}
+            "key": _dotted(("skills", "entries", configlib.own_key(entry), "sandbox"))}
 
 
 def _place(path):
@@ -290,7 +295,7 @@ def _run_editor(path):
 def _skill(ctx):
     """(entry, the path of its [skills.entries.KEY] table)."""
     entry = ctx.entry
-    return entry, ("skills", "entries", configlib.skill_key(entry))
+    return entry, ("skills", "entries", configlib.own_key(entry))
 
 
 def render_switch(report, out):
@@ -458,7 +463,7 @@ def key_names(ctx):
     """Every config key for shell completion: the keys nexus knows, those of each skill in the cached
     manifest, and the keys the config file sets.
     """
-    skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()})
+    skills = sorted({configlib.skill_key(entry) for entry in manifestlib.cached_skills().values()} - {None})
     try:
         config = configlib.load()
     except NexusError:

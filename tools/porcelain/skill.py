@@ -134,8 +134,10 @@ def render_show(shown, out):
             lines += [f"  {bullet} Confined ({allowed['available']})",
                       f"  {bullet} Network: {'yes' if allowed['network'] else 'no'}",
                       f"  {bullet} Writes: {', '.join(allowed['write'])}",
-                      f"  {bullet} Reads: the system but skills.sandbox.deny; of your home, its folder, {{cwd}}"
-                      + (f", {', '.join(allowed['read'])}" if allowed["read"] else "")]
+                      f"  {bullet} Reads: the system (/usr, /etc, /opt, ...), its folder, {{cwd}}, {{tmp}}, {{state}}"
+                      + (f", {', '.join(allowed['read'])}" if allowed["read"] else "") + ", but skills.sandbox.deny"]
+            lines += [f"  {bullet} Reads where its program lies: {', '.join(allowed['installed'])}"] \
+                if allowed.get("installed") else []
             lines += [f"  {bullet} Unix sockets: {', '.join(allowed['unix'])}"] if allowed.get("unix") else []
         else:
             lines.append(f"  {bullet} Not confined (skills.sandbox.mode; confined it would have: network "
@@ -189,6 +191,7 @@ def show(ctx):
         shown["permissions"] = sandbox.effective(entry, ctx.config)
         if shown["permissions"]["confined"]:
             shown["permissions"]["available"] = sandbox.describe(sandbox.availability())
+            shown["permissions"]["installed"] = sandbox.installed(entry, ctx.config)
     return shown
 
 
@@ -297,13 +300,13 @@ def render_outcomes(outcomes, out):
     if len(skipped) <= MANY:
         out.write("".join(f"{style.emoji('⏭️ ')}{o['skill']}: skipped ({o['reason']})\n" for o in skipped))
     else:
-        out.write(f"{style.emoji('⏭️ ')}skipped {len(skipped)} that could not pass (not installed, not set up, "
+        out.write(f"{style.emoji('⏭️ ')}skipped {len(skipped):,} that could not pass (not installed, not set up, "
                   "disabled, ...): `nexus skills list --locked` says why\n")
     out.write("".join(f"{style.emoji('❌')}{o['skill']}: {last_line(o['error'])}\n" for o in failed))
     if not (verified or failed or skipped):
         out.write("nothing to verify\n")
     elif verified + len(failed) + len(skipped) > 1:
-        out.write(f"{verified} verified, {len(skipped)} skipped, {len(failed)} failed\n")
+        out.write(f"{verified:,} verified, {len(skipped):,} skipped, {len(failed):,} failed\n")
 
 
 @renders(render_outcomes)

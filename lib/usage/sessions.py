@@ -27,19 +27,12 @@ def _entries(path, since=None, warn=None):
     """The well-formed entries of one log at or after `since` (ISO strings compare as times); a line that
     is not JSON or not of a log line's shape (schema.line_problem) is skipped, and `warn` told how many."""
     bad, first = 0, None
-    (quick, sure), problem, valid, names = fastjson.line_parsers(), schema.line_problem, paths.is_valid_name, set()
+    problem, valid, names = schema.line_problem, paths.is_valid_name, set()
     try:
         # Text as the bytes give it (a stray byte spoils one line, not the log), lines ended by "\n" alone.
         with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-            for number, line in enumerate(f, 1):
-                try:
-                    entry = quick(line)
-                except ValueError:
-                    try:
-                        entry = sure(line)
-                    except ValueError:
-                        entry = None
-                if entry is None or problem(entry) or entry["skill"] not in names and not valid(entry["skill"]):
+            for number, (_, entry) in enumerate(fastjson.values(f), 1):
+                if problem(entry) or entry["skill"] not in names and not valid(entry["skill"]):
                     bad += 1
                     first = first or number
                     continue

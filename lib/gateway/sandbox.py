@@ -406,6 +406,8 @@ class Confinement:
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
             self._bind_read_only(libc)
+        if os.geteuid() == 0:  # root's program would start with every capability (in its namespace): it gets none
+            _no_root(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
@@ -451,6 +453,23 @@ class Confinement:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 24, 28, 1 << 0, 1 << 1
+
+
+def _no_root(libc):
+    """In the child of root's call: exec grants no capability (no bounding set, and uid 0 is not special to exec),
+    so that the program, still uid 0 (files keep their owner: git, ssh), holds none, and cannot reach the child
+    and init it runs under, which keep theirs (gateway.process._contain)."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:
+        import ctypes  # the error's text only
+
+        raise OSError(ctypes.get_errno(), "cannot drop root's capabilities: " + os.strerror(ctypes.get_errno()))
 
 
 def installed(entry, config, env=None, written=(), deny=None):

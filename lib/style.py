@@ -201,8 +201,8 @@ def _plain():
 
 
 def plural(count, noun):
-    """'1 skill', '3 skills'."""
-    return f"{count} {noun}{'s' if count != 1 else ''}"
+    """'1 skill', '3 skills', '1,200 calls': a count is written with thousands separators, on every screen."""
+    return f"{count:,} {noun}{'s' if count != 1 else ''}"
 
 
 def one_line(text):

@@ -106,9 +106,14 @@ def measure(skill_dir):
     return files
 
 
-def record(name, skill_dir, project=None):
-    """Bind the skill's trust to its files as they are now (`project`: the root of a project skill's project)."""
-    _write(name, measure(skill_dir), project)
+def record(name, skill_dir, project=None, seen=None):
+    """Bind the skill's trust to its files as they are now (`project`: the root of a project skill's project).
+    `seen`: measure() from before they were audited and a person asked about them; when the files are no longer
+    those, nothing is bound (a NexusError): a yes covers only what was shown."""
+    files = measure(skill_dir)
+    if seen is not None and {r: f["sha256"] for r, f in files.items()} != {r: f["sha256"] for r, f in seen.items()}:
+        raise NexusError(f"'{name}' changed again while it was audited and asked about: nothing trusted (run it again)")
+    _write(name, files, project)
 
 
 def forget(name, project=None):

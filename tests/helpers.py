@@ -132,14 +132,21 @@ def on_terminal(argv, columns=None, stdout_too=True, cwd=None):
                                stdout=follower if stdout_too else subprocess.PIPE)
     os.close(follower)
     piped = process.stdout.read().decode() if not stdout_too else ""
-    shown = b""
+    shown = drained(leader)
+    return process.wait(timeout=120), shown.decode().replace("\r\n", "\n"), piped
+
+
+def drained(leader, shown=b""):
+    """`shown`, then what a pseudo-terminal's leader reads until its command closes its end (the leader is closed)."""
+    import os
+
     try:
         while chunk := os.read(leader, 65536):  # read as it comes: a full terminal would block the command
             shown += chunk
     except OSError:  # EIO: the command closed its end
         pass
     os.close(leader)
-    return process.wait(timeout=120), shown.decode().replace("\r\n", "\n"), piped
+    return shown
 
 
 def console_scripts(root):

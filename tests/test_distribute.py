@@ -131,7 +131,10 @@ def test_add_from_a_folder_links_and_update_sees_edits(script_runner, tmp_path, 
     assert (managed / "alpha").is_symlink() and os.readlink(managed / "alpha") == str(source / "alpha")
     assert add(script_runner, source).stdout == "unchanged alpha\n"  # safe to repeat
     write_skill(source, "alpha", description="Edited at the source.")
-    result = script_runner.run(["nexus", "skills", "update", "alpha", "--json"])
+    result = script_runner.run(["nexus", "skills", "update", "alpha", "--json"])  # an edit in place: asked about
+    assert json.loads(result.stdout)["refused"] == ["alpha"] and "to accept, nexus skills update alpha --yes" in \
+        result.stderr
+    result = script_runner.run(["nexus", "skills", "update", "alpha", "--yes", "--json"])
     assert json.loads(result.stdout)["changed"] == ["alpha"]
 
 

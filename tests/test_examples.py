@@ -69,7 +69,8 @@ def runnable(line):
 
 @pytest.fixture
 def stage(tmp_path, nexus_home, monkeypatch):
-    """A reader's machine: a home with a folder of team skills and a project folder to work in."""
+    """A reader's machine: a home with a folder of team skills and a project folder to work in, whose nexus.toml
+    declares one of them (the README's `skills sync` lines are run in a project)."""
     home = tmp_path / "home"
     write_skill(home / "src" / "team-skills", "hello", description="Say hello.")
     (home / "src" / "app").mkdir()
@@ -78,6 +79,7 @@ def stage(tmp_path, nexus_home, monkeypatch):
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("some notes\n")
+    (project / "nexus.toml").write_text('[[skills]]\nname = "hello"\nsource = "../home/src/team-skills"\n')
     return project
 
 
@@ -123,3 +125,18 @@ def test_the_docs_say_what_skills_check_json_prints(stage):
                           capture_output=True, text=True)
     found = json.loads(done.stdout)
     assert isinstance(found, list) and done.stdout.count("\n") == 1  # one document, not JSON Lines
+
+
+def test_no_example_names_a_folder_a_reader_lacks_and_one_that_turns_skills_off_says_how_to_undo_it(stage):
+    """`skills add ~/src/team-skills` failed as written on a reader's machine (it is no placeholder), and
+    `config set skills.allowBundled` turned four bundled skills off without a word on how to undo it."""
+    every = readme_blocks() + man_blocks()
+    for where, block in every:
+        for line in block.splitlines():
+            assert not (runnable(line)[0] and "team-skills" in line), f"{where}: {line}"
+    allow = [block for _, block in readme_blocks() if "config set skills.allowBundled" in block]
+    assert allow and all("nexus config unset skills.allowBundled" in block for block in allow)
+    done = subprocess.run(["nexus", "config", "set", "skills.allowBundled", '["filesystem", "tmux"]'],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "disabled: disk-report, github, video-frames, weather (every bundled skill " \
+                                    "again: nexus config unset skills.allowBundled)" in done.stderr, done.stderr

@@ -276,7 +276,7 @@ def test_a_profile_in_force_is_named_with_how_many_skills_it_hides(script_runner
     assert (f"Profile coder (skills.defaultProfile) hides {every - 2} skills; every skill: nexus config unset "
             "skills.defaultProfile.") in listed.replace("\n", " ")
     status = script_runner.run(["nexus", "status"]).stdout
-    assert status.endswith(f"\nnexus: profile coder (skills.defaultProfile) hides {every - 2} skills; every skill: "
+    assert status.splitlines(True)[1] == (f"nexus: profile coder (skills.defaultProfile) hides {every - 2} skills; every skill: "
                            "nexus config unset skills.defaultProfile\n")
     assert json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)["profile"] == {
         "profile": "coder", "hidden": every - 2, "origin": "skills.defaultProfile"}

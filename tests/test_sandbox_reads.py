@@ -8,6 +8,7 @@ The tool is test_sandbox's probe; nothing is mocked: the kernel's Landlock does 
 
 import json
 import os
+import pathlib
 import pwd
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import tempfile
 import pytest
 
 from helpers import make_tool, write_config, write_skill
-from test_sandbox import PROBE, home, managed, needs_sandbox, probe_skill, run  # noqa: F401 - fixtures
+from test_sandbox import PROBE, SH_PROBE, home, managed, needs_sandbox, probe_skill, run  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
@@ -53,6 +54,43 @@ def test_outside_the_system_a_confined_skill_reads_no_ticket_in_tmp_nor_a_privat
     finally:
         os.unlink(ticket.name)
         shutil.rmtree(private)
+
+
+@pytest.mark.once
+@needs_sandbox
+def test_as_an_unprivileged_user_its_own_ticket_in_tmp_is_not_read(nobody):
+    """As nobody, as the review ran it: nobody's Kerberos ticket (/tmp/krb5cc_65534, 0600) and a file in a 0700
+    folder of nobody's were read by a confined skill; the system still is."""
+    uid = pwd.getpwnam("nobody").pw_uid
+    root = tempfile.mkdtemp(prefix="nexus-nobody-")
+    ticket = os.path.join(tempfile.gettempdir(), f"krb5cc_{uid}_nexus_test_{os.getpid()}")
+    try:
+        bindir, home, managed = (os.path.join(root, name) for name in ("bin", "home", "managed"))
+        os.makedirs(os.path.join(home, "work"))
+        os.makedirs(os.path.join(root, "runtime"))
+        os.mkdir(bindir)
+        probe_skill(pathlib.Path(managed), pathlib.Path(bindir), program=SH_PROBE)
+        for path, text in ((ticket, "KRB-TICKET\n"), (os.path.join(root, "runtime", "secret"), "RUNTIME-SECRET\n")):
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o600)
+        subprocess.run(["chown", "-R", "nobody:nogroup", root, ticket], check=True)
+        os.chmod(root, 0o755)
+        os.chmod(os.path.join(root, "runtime"), 0o700)
+        env = {**os.environ, "NEXUS_HOME": os.path.join(home, "nexus"), "HOME": home, "MANAGED_SKILLS_DIR": managed,
+               "PATH": f"{bindir}:{os.environ['PATH']}"}
+
+        def as_them(path):
+            return nobody.run(["nexus", "skill", "run", "probe", "--", "read", path], env,
+                              cwd=os.path.join(home, "work"), stdin=subprocess.DEVNULL)
+
+        for path in (ticket, os.path.join(root, "runtime", "secret")):
+            done = as_them(path)
+            assert done.returncode == 3 and "Permission denied" in done.stderr, (path, done.stderr)
+        assert as_them("/etc/passwd").returncode == 0
+    finally:
+        shutil.rmtree(root)
+        os.unlink(ticket)
 
 
 @needs_sandbox

@@ -126,6 +126,7 @@ def test_dry_run_prints_the_spans_as_json_and_sends_nothing(say, collector, scri
     dry = script_runner.run(["nexus", "telemetry", "push", "--dry-run"])
     report = json.loads(dry.stdout)
     assert [s["attributes"]["gen_ai.tool.name"] for s in report["spans"]] == ["say"] and collector.spans == []
+    assert report["wouldSend"] == 1 and "sent" not in report  # it sent nothing, and says what it would send
     assert json.loads(script_runner.run(["nexus", "telemetry", "push", "--json"]).stdout)["sent"] == 1
     assert collector.spans[0][1].span_id.hex() == report["spans"][0]["spanId"]
 

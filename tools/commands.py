@@ -197,8 +197,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                        "and update one whose new version has a new high finding of `nexus skills "
                                        "audit`."),
                      Option("--yes", "Accept what a changed skill now declares it needs beyond what it declared "
-                                     "(network, folders): else it is asked about at a terminal, and kept as it "
-                                     "is (exit 1) where there is none."),
+                                     "(network, folders), and a linked skill whose folder was edited in place: "
+                                     "else it is asked about at a terminal, and kept as it is (exit 1) where "
+                                     "there is none; with --yes each acceptance is said."),
                      Option("--json", "The outcome as JSON: changed, restored (a copy deleted by hand, put back), "
                                       "unchanged, editedLocally, removedUpstream, refused (lists of names), failed "
                                       "(name and error), findings (the audit's findings new since the version you "
@@ -359,8 +360,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
     Command("telemetry push", "telemetry:push", DOCUMENT,
             "Send the calls not sent yet to an OpenTelemetry collector, one span each (for cron).",
             usage=("[--dry-run] [--json]",),
-            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, sent, pruned, prunedBySkill, "
-                                         "spans}); send nothing, move no cursor."),
+            options=(Option("--dry-run", "Print what would be sent as JSON ({endpoint, wouldSend, pruned, "
+                                         "prunedBySkill, spans}); send nothing, move no cursor."),
                      Option("--json", 'Print {"endpoint", "sent", "pruned", "prunedBySkill"}.'))),
     Command("profiles", "profiles:list_profiles", DOCUMENT,
             "Each profile: what it allows and denies, and the skills an agent given it may see and run.",

@@ -464,26 +464,44 @@ def _update_one(entry, name, source, force, report, admit=None):
     if fresh["sha256"] == entry.get("sha256") and not missing and not edited:
         report["unchanged"].append(name)
         return
+    linked = found == PLACED and entry.get("placement") != "copy"  # its folder changed in place: what runs changed
+    seen = trust.measure(candidate.dir) if linked else None  # what is bound is what was audited and asked about
     findings = auditlib.audit(candidate.dir, name)
-    new = auditlib.new_since(findings, _accepted(entry, name, found, findings))
+    accepted = _accepted(entry, name, found, findings)
+    new = auditlib.new_since(findings, accepted)
     report["findings"] += [f.as_dict() for f in new]
     if any(f.severity == auditlib.HIGH for f in new) and not force:  # the classic: clean once, risky upstream
         report["refused"].append(name)
         return
-    verdict = admit(name, candidate.dir, entry) if admit else None
+    change = change_of(name, candidate.dir, findings, accepted) if linked else None
+    if change and not any(change["files"].values()):  # trusted already as it is (`nexus skill trust`)
+        change = None
+    verdict = admit(name, candidate.dir, entry, change) if admit else None
     if isinstance(verdict, str):
         report["refused"].append(name)
         report.setdefault("declined", {})[name] = verdict
         return
     try:
         place(name, candidate, fresh["placement"] == "copy")
-        trust.record(name, skill_path(name), _PROJECT.get())
+        trust.record(name, skill_path(name), _PROJECT.get(), seen)
     except NexusError as e:
         report["failed"].append({"name": name, "error": str(e)})
         return
     entry.update(sha256=fresh["sha256"], updatedAt=fresh["updatedAt"], audit=auditlib.keys(findings),
                  **({"sandbox": verdict} if isinstance(verdict, dict) else {}))
     report["restored" if missing else "changed"].append(name)
+
+
+def change_of(name, folder, findings, accepted):
+    """What a person is asked to trust of an added skill whose files changed since they were recorded:
+    {'files': trust.changes() (every file added, for a skill recorded before files were), 'findings': those
+    of the audit in the files changed or added, and any not among the `accepted` keys}."""
+    found = trust.changes(name, folder, _PROJECT.get())
+    if found is None:  # added before files were recorded one by one: every file is news
+        found = {"changed": [], "added": sorted(trust.walk(folder)), "removed": []}
+    touched = {f"{name}/{rel}" for rel in found["changed"] + found["added"]}
+    new = auditlib.new_since(findings, accepted)
+    return {"files": found, "findings": [f for f in findings if f.path in touched or f in new]}
 
 
 def accept(name, audit, sandbox=None):

@@ -338,7 +338,7 @@ class Call:
         # a reader that closed the pipe, or a front end that cancelled the call, is not the tool failing
         if done.exit != 0 and done.signal != SIGPIPE and not self.cancelled:
             self.changes["configured"] = False  # trust until failure: verify again before the next run
-        error = self.masked(error)[-schema.ERROR_CHARS:] if done.exit != 0 and error else None
+        error = error if done.exit != 0 and error else None  # masked, then cut with "truncated" said, by record
         # Where nexus holds the output anyway (captured, or in a job's file), its fingerprint is kept, so that
         # a replay can tell whether it still answers the same; a streamed call's output is never read.
         # A capture cut at its limit (an MCP server's --max-output) is not the output: no fingerprint, so that
@@ -367,9 +367,9 @@ class Call:
         """A confined call that failed: the permission to grant, where its stderr says what it was denied."""
         from . import sandbox  # a confined call only
 
-        grant = sandbox.hint(self.entry, self.config, done.stderr)
-        if grant:
-            self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied: to grant it, {grant}")
+        denied = sandbox.hint(self.entry, self.config, done.stderr)
+        if denied:
+            self.warn(f"{self.entry['name']} ran confined ({self.sandbox}) and was denied {denied}")
 
 
     def record(self, ts, ms, exit_code, error=None, refused=None, changes=None, output=None, differs=None):
@@ -393,7 +393,7 @@ class Call:
                 person = caller.via == COMMAND and caller.terminal and not plan.inside()
                 skill_state.count_call(state, ts, exit_code == 0, ms, policy=policy, person=person)
                 if error and not policy:
-                    state["lastError"] = error
+                    state["lastError"] = error[-schema.ERROR_CHARS:]
                 if not caller.log:
                     return
                 kind = schema.logged_type({**entry, "type": "prompt"} if self.reads else entry)

@@ -17,7 +17,8 @@ those steps once for all its tools, and posix_spawns each.
 
 Each of stdin, stdout and stderr is inherited (None), DEVNULL or CAPTURE (read into memory); stderr may
 also be TEE (copied to our stderr as it comes, its last bytes kept), stdout a file descriptor of ours,
-and stdin bytes to feed the program.
+and stdin bytes to feed the program. A confined program (Contained) is never handed our terminal: what
+would be one is a pipe, copied from the terminal or shown on it (_Screen).
 """
 
 import os
@@ -32,6 +33,7 @@ KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL after a timeout
 TAIL = 800  # bytes kept of a TEE'd stderr
 DRAIN = 1.0  # seconds spent reading what a program left in its pipes once it has exited
 POLL = 0.05  # where there is no pidfd to wait on
+LOOK = 0.25  # seconds between looks at whether we are back in our terminal's foreground, to read it again
 _libc = None  # ctypes' handle on the C library, loaded for the first child that needs prctl
 helper = None  # a server's spawn helper (gateway.spawner): it starts what is to die with the server
 
@@ -54,27 +56,33 @@ class _Sink:
     one (the longest, less a byte) are held back until what follows shows whether they do, so that neither
     the limit nor the tail can cut a secret in two and keep a piece of it."""
 
-    def __init__(self, limit=None, tail=None, tee_fd=None, secrets=()):
+    def __init__(self, limit=None, tail=None, tee_fd=None, secrets=(), screen=False):
         self.data, self.limit, self.tail, self.tee_fd, self.truncated = bytearray(), limit, tail, tee_fd, False
         self.secrets, self.held = [s for s in secrets if s], b""
         self.behind = max(map(len, self.secrets), default=1) - 1
+        self.screen = _Screen() if screen else None  # the tee goes to a terminal, from a confined program
 
     def write(self, chunk):
         if self.tee_fd is not None:
-            try:
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(self.tee_fd, view):]
-            except OSError:
-                self.tee_fd = None  # our stderr is gone: keep draining, so the program is not blocked
+            self._tee(self.screen.shown(chunk) if self.screen else chunk)
         if self.secrets:
             pending = self._masked(self.held + bytes(chunk))
             cut = max(0, len(pending) - self.behind)
             chunk, self.held = pending[:cut], pending[cut:]
         self._keep(chunk)
 
+    def _tee(self, chunk):
+        try:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(self.tee_fd, view):]
+        except OSError:
+            self.tee_fd = None  # our stderr is gone: keep draining, so the program is not blocked
+
     def flush(self):
         """What was held back, masked: the stream has ended."""
+        if self.screen and self.tee_fd is not None:
+            self._tee(self.screen.shown(b"", end=True))
         held, self.held = self.held, b""
         if held:
             self._keep(self._masked(held))
@@ -92,6 +100,63 @@ class _Sink:
             del self.data[:-self.tail]
 
 
+class _Screen:
+    """A confined program's output on its way to our terminal: shown, never obeyed. Colours (SGR) and erasing the
+    line (EL: with \\r, a progress line) pass; every other escape (OSC: the clipboard, the title; DCS, APC, cursor
+    moves, the queries a terminal answers on its input, as if typed) and control character is made visible, as
+    style.visible shows them (\\e, \\x07, \\x9b). An escape cut between two reads waits for the next."""
+
+    HELD = 64  # bytes: a sequence longer than this is not one that passes
+
+    def __init__(self):
+        self.held = b""
+
+    def shown(self, chunk, end=False):
+        data, self.held = self.held + chunk, b""
+        if not end:
+            start = data.rfind(b"\x1b", max(0, len(data) - self.HELD))
+            if start >= 0 and _cut(data[start + 1:]):
+                data, self.held = data[:start], data[start:]
+            elif data.endswith(b"\xc2"):  # the first byte of a C1 control in UTF-8, maybe
+                data, self.held = data[:-1], data[-1:]
+        first, *rest = data.split(b"\x1b")
+        shown = [_controls(first)]
+        for piece in rest:
+            kept = _kept(piece)
+            shown += [b"\x1b" + piece[:kept] if kept else b"\\e", _controls(piece[kept:])]
+        return b"".join(shown)
+
+
+PARAMETERS = b"0123456789;:"
+PRINTED = bytes(range(0x20, 0x7F)) + bytes(range(0x80, 0x100)) + b"\t\n\r\b"  # shown as they are
+
+
+def _cut(sequence):
+    """Whether what follows an ESC at the end of a read may be the beginning of a sequence still to come."""
+    return not sequence or sequence[:1] == b"[" and not sequence[1:].lstrip(PARAMETERS)
+
+
+def _kept(sequence):
+    """How long the colour (SGR) or erase-in-line (EL) sequence that follows an ESC is; 0: not one of those."""
+    if sequence[:1] != b"[":
+        return 0
+    rest = sequence[1:].lstrip(PARAMETERS)
+    parameters = sequence[1:len(sequence) - len(rest)]
+    if rest[:1] == b"m" or rest[:1] == b"K" and parameters in (b"", b"0", b"1", b"2"):
+        return len(parameters) + 2
+    return 0
+
+
+def _controls(text):
+    """`text` with its control characters made visible (C1 ones as UTF-8 encodes them)."""
+    for byte in set(text.translate(None, PRINTED)):
+        text = text.replace(bytes([byte]), b"\\x%02x" % byte)
+    if b"\xc2" in text:
+        for byte in range(0x80, 0xA0):
+            text = text.replace(bytes([0xC2, byte]), b"\\x%02x" % byte)
+    return text
+
+
 class Child:
     """A started program. wait() feeds and reads its pipes and reaps it; kill() may come from another thread."""
 
@@ -103,28 +168,38 @@ class Child:
         # a program under its own init in a PID namespace (Contained) ends whole when that init ends: no hunt for
         # what left its group, which would SIGKILL the program itself before it could end on SIGTERM
         self.contained = isinstance(prepare, Contained) and prepare.namespace
-        self.sinks, self.readers = {}, {}  # 1 or 2 -> _Sink; our read end -> _Sink
+        self.sinks, self.readers, self.shown = {}, {}, []  # 1 or 2 -> _Sink; our read end -> _Sink; not kept
         self.feed = memoryview(bytes(stdin)) if isinstance(stdin, (bytes, bytearray)) else None
-        self.stdin_fd = None
+        self.stdin_fd = self.source = self.terminal = None  # source: our terminal, copied to the program's stdin
         actions, theirs = [], []
         for fd, how in ((0, stdin), (1, stdout), (2, stderr)):
-            if how is None:
+            # A confined program is never handed our terminal (it would read what is typed for another program
+            # while in the background, change its settings, or drive it): it gets a pipe, filled from the terminal
+            # while we are in its foreground, or read and shown, never obeyed
+            ours = fd if how is None else how if isinstance(how, int) else 2 if how == TEE else None
+            screen = ours is not None and isinstance(prepare, Contained) and os.isatty(ours)
+            if screen and self.terminal is None:
+                self.terminal = _Terminal(ours)
+            if how is None and not screen:
                 continue
             if how == DEVNULL:
                 actions.append((os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0))
-            elif isinstance(how, int):
+            elif isinstance(how, int) and not screen:
                 actions.append((os.POSIX_SPAWN_DUP2, how, fd))
-            else:  # CAPTURE, TEE, or bytes for stdin: a pipe
+            else:  # CAPTURE, TEE, bytes for stdin, or our terminal: a pipe
                 read_end, write_end = os.pipe()
                 mine, child_end = (write_end, read_end) if fd == 0 else (read_end, write_end)
                 actions.append((os.POSIX_SPAWN_DUP2, child_end, fd))
                 theirs.append(child_end)
                 if fd == 0:
-                    self.stdin_fd = mine
+                    self.stdin_fd, self.source = mine, ours if screen else None
+                elif how == TEE:
+                    self.sinks[fd] = self.readers[mine] = _Sink(tail=TAIL, tee_fd=2, secrets=secrets, screen=screen)
+                elif screen:  # shown, not kept
+                    self.readers[mine] = _Sink(limit=0, tee_fd=ours, screen=True)
+                    self.shown.append(self.readers[mine])
                 else:
-                    sink = _Sink(tail=TAIL, tee_fd=2, secrets=secrets) if how == TEE else _Sink(limit=limit,
-                                                                                                 secrets=secrets)
-                    self.sinks[fd] = self.readers[mine] = sink
+                    self.sinks[fd] = self.readers[mine] = _Sink(limit=limit, secrets=secrets)
         env = os.environ if env is None else env
         self.started = None  # a spawner.Started, when the server's spawn helper started it
         try:
@@ -188,9 +263,11 @@ class Child:
                         deadline = self._escalate()
         finally:
             self._close(list(self.readers) + [self.stdin_fd, self.pidfd])
-            self.readers, self.stdin_fd, self.pidfd = {}, None, None
-            for sink in self.sinks.values():
+            self.readers, self.stdin_fd, self.pidfd, self.source = {}, None, None, None
+            for sink in [*self.sinks.values(), *self.shown]:
                 sink.flush()
+            if self.terminal is not None:
+                self.terminal.restore()
         code = os.waitstatus_to_exitcode(self.status)
         killed_by = -code if code < 0 else None
         code = 124 if self.timed_out else 128 + killed_by if killed_by else code
@@ -219,7 +296,15 @@ class Child:
             if self.pidfd is None:
                 wait_for = POLL if wait_for is None else min(wait_for, POLL)
         readers = list(self.readers) + ([self.pidfd] if self.pidfd is not None and self.status is None else [])
-        writers = [self.stdin_fd] if self.stdin_fd is not None else []
+        # our terminal is read only while the program runs, once it has taken what was read before, and while we
+        # are in the terminal's foreground: in the background the program waits for its input as a reader there
+        # would, and we look again later (a read there would stop us, whether it wanted input or not)
+        if self.source is not None and self.status is None and not self.feed:
+            if in_terminal_foreground((self.source,), otherwise=True):  # not our terminal: no job control
+                readers.append(self.source)
+            else:
+                wait_for = LOOK if wait_for is None else min(wait_for, LOOK)
+        writers = [self.stdin_fd] if self.stdin_fd is not None and (self.feed or self.source is None) else []
         if not readers and not writers:
             time.sleep(wait_for)  # nothing to read and no pidfd: look again for the exit
             return False
@@ -227,7 +312,9 @@ class Child:
         if writable:
             self._feed()
         for fd in readable:
-            if fd in self.readers:
+            if fd == self.source:
+                self._copy()
+            elif fd in self.readers:
                 chunk = os.read(fd, 65536)
                 if chunk:
                     self.readers[fd].write(chunk)
@@ -240,10 +327,23 @@ class Child:
         try:
             self.feed = self.feed[os.write(self.stdin_fd, self.feed[:65536]):]
         except BrokenPipeError:
-            self.feed = self.feed[:0]
-        if not self.feed:
+            self.feed, self.source = self.feed[:0], None  # it closed its stdin: our terminal is read no more
+        if not self.feed and self.source is None:
             os.close(self.stdin_fd)
             self.stdin_fd = None
+
+    def _copy(self):
+        """What was typed at our terminal, for the program's stdin; at its end (or in the background, where
+        SIGTTIN is ignored: EIO), the program's stdin ends."""
+        try:
+            self.feed = memoryview(os.read(self.source, 65536))
+        except BlockingIOError:  # a terminal left non-blocking: nothing after all
+            return
+        except OSError:
+            self.feed = memoryview(b"")
+        if not self.feed:
+            self.source = None
+            self._feed()
 
     def _escalate(self):
         """The deadline passed: SIGTERM now, SIGKILL KILL_AFTER seconds later."""
@@ -262,6 +362,27 @@ class Child:
                     os.close(fd)
                 except OSError:
                     pass
+
+
+class _Terminal:
+    """Our terminal's settings before a confined call, put back after it, however it ended, should they have
+    changed (the program holds no descriptor of it: a guard)."""
+
+    def __init__(self, fd):
+        import termios  # a confined call at a terminal only
+
+        self.fd, self.termios = fd, termios
+        try:
+            self.saved = termios.tcgetattr(fd)
+        except termios.error:
+            self.saved = None
+
+    def restore(self):
+        try:
+            if self.saved is not None and self.termios.tcgetattr(self.fd) != self.saved:
+                self.termios.tcsetattr(self.fd, self.termios.TCSADRAIN, self.saved)
+        except self.termios.error:
+            pass
 
 
 RESETS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)  # ignored here, default in a program
@@ -366,7 +487,7 @@ class Contained:
 
 
 FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
-CLOSE_RANGE, CLOSE_RANGE_CLOEXEC = 436, 4  # the same number on every architecture
+CLOSE_RANGE = 436  # close_range(2): the same number on every architecture
 
 
 def _contain(report_w, prctl):
@@ -378,15 +499,13 @@ def _contain(report_w, prctl):
     in a PID namespace ends all that is left. A program killed by a signal: its wait status comes through a
     pipe, since process 1 of a namespace cannot die of a signal it sends itself.
     """
-    if libc().syscall(CLOSE_RANGE, 3, 0xFFFFFFFF, CLOSE_RANGE_CLOEXEC) != 0:
-        for fd in os.listdir("/proc/self/fd"):  # an older kernel: the same, one by one
-            if int(fd) > 2:
-                try:
-                    os.set_inheritable(int(fd), False)
-                except OSError:
-                    pass  # the listing's own descriptor, closed
     said, say = os.pipe()
     alive, holds = os.pipe()  # the init sees the child gone when this reads end of file
+    # The child and the init never exec, so close-on-exec closes nothing in them: every descriptor of the gateway
+    # (the caller's, other calls' pipes in nexus-mcp) is closed here, and neither may be read through /proc/PID/fd
+    # or ptrace'd by the program, even one of root's (not dumpable: only a capability outside the namespace reaches)
+    _close_all_but((0, 1, 2, report_w, said, say, alive, holds))
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     init = os.fork()
     if init:
         os.close(report_w)
@@ -439,6 +558,20 @@ def _contain(report_w, prctl):
             os._exit(0)
 
 
+def _close_all_but(kept):
+    """Close every descriptor but `kept` (which holds 0). Python's objects that held the others are never
+    finalized here: this process only exits or execs, and no descriptor is made after this."""
+    kept = sorted(set(kept))
+    for low, high in zip(kept, kept[1:] + [0x7FFFFFFF]):
+        if high > low + 1 and libc().syscall(CLOSE_RANGE, low + 1, high - 1, 0) != 0:
+            for fd in os.listdir("/proc/self/fd"):  # an older kernel: the same, one by one
+                if low < int(fd) < high:
+                    try:
+                        os.close(int(fd))
+                    except OSError:
+                        pass  # the listing's own descriptor, closed
+
+
 def _send(pid, signum):
     try:
         os.kill(pid, signum)
@@ -459,7 +592,7 @@ def _exec(where, argv, env):
     raise OSError(error.errno, error.strerror, argv[0])
 
 
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 ROUNDS = 100  # of kill_escaped: each kills a generation; a tree deeper than this that keeps forking is let be
 
 
@@ -539,14 +672,15 @@ def run(argv, timeout=None, kill_group=False, **how):
     return Child(argv, **how).wait(timeout, kill_group)
 
 
-def in_terminal_foreground():
-    """True when our process group is the foreground group of the terminal we run on."""
-    for fd in (0, 1, 2):
+def in_terminal_foreground(fds=(0, 1, 2), otherwise=False):
+    """True when our process group is the foreground group of the terminal we run on (the first of `fds` that is
+    our controlling terminal); `otherwise` when none is."""
+    for fd in fds:
         try:
             return os.tcgetpgrp(fd) == os.getpgrp()
         except OSError:
             continue
-    return False
+    return otherwise
 
 
 class Forwarding:

@@ -406,6 +406,8 @@ class Confinement:
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
             self._bind_read_only(libc)
+        if os.geteuid() == 0:  # root's program would start with every capability (in its namespace): it gets none
+            _no_root(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
@@ -451,6 +453,23 @@ class Confinement:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 24, 28, 1 << 0, 1 << 1
+
+
+def _no_root(libc):
+    """In the child of root's call: exec grants no capability (no bounding set, and uid 0 is not special to exec),
+    so that the program, still uid 0 (files keep their owner: git, ssh), holds none, and cannot reach the child
+    and init it runs under, which keep theirs (gateway.process._contain)."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:
+        import ctypes  # the error's text only
+
+        raise OSError(ctypes.get_errno(), "cannot drop root's capabilities: " + os.strerror(ctypes.get_errno()))
 
 
 def installed(entry, config, env=None, written=(), deny=None):
@@ -520,12 +539,38 @@ def deny_list(config, places):
             found += [os.path.normpath(home + "/" + path[1:]) for home in homes]
         else:
             found.append(expand(path, places))
-    if any("*" in path for path in found):
-        import glob  # a pattern in the list only
-
-        found = [match for path in found for match in (glob.glob(glob.escape(path).replace("[*]", "*"),
-                                                                 include_hidden=True) if "*" in path else [path])]
+    found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
+
+
+def _matching(pattern):
+    """The paths that match `pattern`, whose * stands for any run of characters in a name (hidden ones too):
+    glob's meaning, without the regular expressions glob would bring onto a confined call's way."""
+    found = ["/"]
+    for part in pattern.strip("/").split("/"):
+        if "*" not in part:
+            found = [os.path.join(p, part) for p in found]
+            continue
+        head, *middle, tail = part.split("*")
+        matched = []
+        for folder in found:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                rest = name[len(head):len(name) - len(tail)] if len(name) >= len(head) + len(tail) else None
+                if rest is None or not name.startswith(head) or not name.endswith(tail):
+                    continue
+                for piece in middle:
+                    at = rest.find(piece)
+                    rest = None if at < 0 else rest[at + len(piece):]
+                    if rest is None:
+                        break
+                if rest is not None:
+                    matched.append(os.path.join(folder, name))
+        found = matched
+    return sorted(found)
 
 
 def handed(entry, config, env, network=False):
@@ -594,11 +639,13 @@ def seccomp_filter(unix=False):
 
 
 def hint(entry, config, stderr):
-    """The command that grants what a failed confined call was denied, where its stderr says (None: it does
-    not say); with no stderr to read (it went to a terminal), the command's forms."""
+    """What a failed confined call was denied, where its stderr says, and the command that grants it: 'the
+    network: to grant it, nexus skill allow NAME network' (None: it does not say); with no stderr to read,
+    the command's forms."""
     name = entry["name"]
     if stderr is None:
-        return f"nexus skill allow {name} network | --read PATH | --write PATH, if it was denied one of them"
+        return (f"something, or failed by itself (its stderr was not read): to grant what it lacked, nexus skill "
+                f"allow {name} network | --read PATH | --write PATH")
     import json  # a failed confined call only, as style (shlex, re) is
 
     from .. import style
@@ -606,7 +653,7 @@ def hint(entry, config, stderr):
     text = stderr.decode("utf-8", "replace")
     cwd, why = WITHHELD.get(name) or (None, None)
     if not permissions(entry, config)["network"] and any(s in text for s in NETWORK_ERRORS):
-        return f"nexus skill allow {name} network"
+        return f"the network: to grant it, nexus skill allow {name} network"
     deny = deny_list(config, {})
     # what it reads: an existing path denied elsewhere was denied to read, one in there to write
     readable = [*SYSTEM, os.path.realpath(entry["dir"]), *(os.path.realpath(expand(p, {})) for p in
@@ -619,17 +666,19 @@ def hint(entry, config, stderr):
         if path:
             path = os.path.abspath(os.path.expanduser(path))
             # The path comes from the tool's own stderr: quoted, so the command shown runs as it reads
+            shown = style.shell_line([path])
             if not permissions(entry, config)["unix"] and _socket(path) and configlib.skill_key(entry):  # its own grant
-                return style.shell_line(["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix",
-                                         json.dumps([path])])
+                return f"the socket {shown}: to grant it, " + style.shell_line(
+                    ["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix", json.dumps([path])])
             allow = ["nexus", "skill", "allow", name]
             if any(paths.contains(d, path) for d in deny) or os.path.exists(path) and not any(
                     _within(os.path.realpath(path), p) for p in readable):
-                return style.shell_line([*allow, "--read", path])
-            if cwd and _within(os.path.realpath(os.path.dirname(path)), cwd):
-                return (style.shell_line([*allow, "--write", os.path.dirname(path)]) + " (confined skills do not "
-                        f"write the folder they are called from here, {cwd}: {why})")
-            return style.shell_line([*allow, "--write", os.path.dirname(path)])
+                return f"reading {shown}: to grant it, " + style.shell_line([*allow, "--read", path])
+            folder = os.path.dirname(path)
+            said = f"writing {shown}: to grant it, " + style.shell_line([*allow, "--write", folder])
+            if cwd and _within(os.path.realpath(folder), cwd):
+                return f"{said} (confined skills do not write the folder they are called from here, {cwd}: {why})"
+            return said
     return None
 
 

@@ -211,18 +211,19 @@ CLASSES = {  # a skill's class (the gateway design's `Class:`): what a person mu
     "prompt": "Prompt (instructions the agent follows: nexus runs nothing)",  # it may still need a binary
     "oauth": "OAuth/Complex (signs in to an account)",
     "api-key": "API key (needs a secret in its environment)",
-    "cli": "CLI (needs its binary only)",
+    "cli": "CLI (needs its binary, and no secret)",
 }
 
 
 def skill_class(entry):
-    """prompt, oauth (it signs in to a person's account), api-key (it needs a secret) or cli (a binary
-    alone): the skills spec's connector classification (3.4), read from the entry."""
+    """prompt, oauth (it signs in to a person's account), api-key (it needs a secret: a primaryEnv, or a
+    variable whose name says secret) or cli (a binary, and perhaps plain settings such as WC_LOCALE, which
+    are no credential): the skills spec's connector classification (3.4), read from the entry."""
     if entry.get("type") in ("prompt", "unknown"):
         return "prompt"
     if entry.get("requiresAuth") or entry.get("connectors"):
         return "oauth"
-    if primary_env(entry) or env_names(entry):
+    if primary_env(entry) or any(schema.secret_name(name) for name in env_names(entry)):
         return "api-key"
     return "cli"
 

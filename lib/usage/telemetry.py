@@ -207,8 +207,8 @@ def send(url, body):
 
 def push(config, dry_run=False, url=None, warn=print):
     """Send every usage log entry not sent yet as a span, a batch at a time, each skill's cursor moved once
-    its batch is taken. Returns {"sent", "pruned", "prunedBySkill", "endpoint"} (dry_run: "spans" too, and
-    nothing is sent or moved)."""
+    its batch is taken. Returns {"sent", "pruned", "prunedBySkill", "endpoint"} (dry_run: "wouldSend" for
+    "sent", and "spans": what a push would send; nothing is sent or moved)."""
     url = url or endpoint(config)
     if not url and not dry_run:
         raise UsageError(f"no OTLP endpoint: set {ENDPOINT_ENV} (or {TRACES_ENV}), or telemetry.endpoint in the config")
@@ -221,7 +221,9 @@ def push(config, dry_run=False, url=None, warn=print):
 
 def _push(url, dry_run, warn):
     cursors = read_cursors()
-    report = {"endpoint": url and urls.shown(url), "sent": 0, "pruned": 0, "prunedBySkill": {}, **({"spans": []} if dry_run else {})}
+    counted = "wouldSend" if dry_run else "sent"  # a dry run sends nothing, and never says it did
+    report = {"endpoint": url and urls.shown(url), counted: 0, "pruned": 0, "prunedBySkill": {},
+              **({"spans": []} if dry_run else {})}
     for name in usage_log.logged_skills():
         lines, pruned, last = pending(name, cursors.get(name))
         if pruned:
@@ -242,7 +244,7 @@ def _push(url, dry_run, warn):
                                  "number": number}
                 fileio.private_dirs(paths.state_root(), paths.home())
                 fileio.write_json(paths.telemetry_cursor(), cursors, indent=2)
-            report["sent"] += len(spans)
+            report[counted] += len(spans)
     if report["pruned"]:
         warn(f"{report['pruned']} usage log entries were pruned by rotation before they were sent (push more "
              "often than the logs rotate, or raise skills.log.maxEntries)")

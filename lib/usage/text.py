@@ -38,12 +38,12 @@ def _window(report):
 
 def _all_skills(report, style):
     lines = [*style.header("NEXUS SKILL USAGE STATISTICS"), "",
-             f"Total invocations: {report['totalInvocations']} ({_window(report)})"]
+             f"Total invocations: {report['totalInvocations']:,} ({_window(report)})"]
     if not report["skills"]:
         return lines + ["", "No skill was used in this window."]
     lines.append(f"Overall success rate: {_percent(report['successRate'])}")
     rows = [["#", "Skill", "Calls", "Success", "Avg Time", "p50", "p95", "Last Used"]]
-    rows += [[f"{rank}.", s["name"] + (" (removed)" if s["removed"] else ""), str(s["totalInvocations"]),
+    rows += [[f"{rank}.", s["name"] + (" (removed)" if s["removed"] else ""), f"{s['totalInvocations']:,}",
               _percent(s["successRate"]), _duration(s), _duration(s, "p50Ms"), _duration(s, "p95Ms"), ago(s["lastUsed"])]
              for rank, s in enumerate(report["skills"], 1)]
     lines += ["", "Most Used Skills:", *fitted(rows, style.columns, give=(7, 1), indent="  ")]
@@ -56,9 +56,9 @@ def _all_skills(report, style):
             lines.append(f"  {style.bullet} {plural(more, 'other message')}: see --json")
     lines += _models(report, style)
     used = [c for c in report["categories"] if c["totalInvocations"]]
-    width = max(len(str(c["totalInvocations"])) for c in used)
+    width = max(len(f"{c['totalInvocations']:,}") for c in used)
     lines += ["", "Skill Categories:"]
-    lines += [style.clip(f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width}} "
+    lines += [style.clip(f"  {CATEGORY_LABELS[c['name']] + ':':<13}{c['totalInvocations']:>{width},} "
                          f"{'call' if c['totalInvocations'] == 1 else 'calls'} ({_names(c['skills'])})") for c in used]
     return lines
 
@@ -68,7 +68,7 @@ def _models(report, style):
     if not report.get("models"):
         return []
     rows = [["Model", "Calls", "Success", "Avg Time", "Prompt tokens", "Completion tokens"]]
-    rows += [[m["name"], str(m["totalInvocations"]), _percent(m["successRate"]), _duration({**m, "type": "tool"}),
+    rows += [[m["name"], f"{m['totalInvocations']:,}", _percent(m["successRate"]), _duration({**m, "type": "tool"}),
               f"{m['promptTokens']:,}", f"{m['completionTokens']:,}"] for m in report["models"]]
     return ["", "By Model:", *fitted(rows, style.columns, give=(0,), indent="  ")]
 
@@ -87,7 +87,7 @@ def _names(names, most=4):
 
 def _one_skill(report, style):
     lines = [*style.header(f"{report['name'].upper()} USAGE STATISTICS"), "",
-             f"Total invocations: {report['totalInvocations']} ({_window(report)})"]
+             f"Total invocations: {report['totalInvocations']:,} ({_window(report)})"]
     if not report["totalInvocations"]:
         return lines + ["", f"'{report['name']}' was not used in this window."]
     lines += [f"Success rate: {_percent(report['successRate'])}",
@@ -98,7 +98,7 @@ def _one_skill(report, style):
     for day in report["daily"]:
         weekday = datetime.date.fromisoformat(day["date"]).strftime("%a")
         bar = style.bar(day["calls"], largest)
-        lines.append(" ".join(part for part in (f"  {weekday}:", bar, str(day["calls"])) if part))
+        lines.append(" ".join(part for part in (f"  {weekday}:", bar, f"{day['calls']:,}") if part))
     if report["commonCommands"]:
         lines += ["", "Most Common Commands:"]
         lines += [style.clip(f"  {rank}. {c['command'] or '(no arguments)'} ({plural(c['calls'], 'call')})")
@@ -122,7 +122,7 @@ def render_push(report, out):
     """What `nexus telemetry push` sent, and what rotation pruned before it could."""
     where = visible(report["endpoint"] or "-")
     lines = [f"{plural(report['sent'], 'span')} sent to {where}" if report["sent"] else "Nothing new to send."]
-    lines += [f"  {visible(name)}: {count} {'entry' if count == 1 else 'entries'} pruned by rotation before they were sent"
+    lines += [f"  {visible(name)}: {count:,} {'entry' if count == 1 else 'entries'} pruned by rotation before they were sent"
               if count != "unknown" else f"  {visible(name)}: entries may have been pruned before they were sent"
               for name, count in sorted(report["prunedBySkill"].items())]
     out.write("\n".join(lines) + "\n")

@@ -75,6 +75,7 @@ def rows(bench):
     mount = floor(mounts) - spawn - userns
     restrict = floor(landlock) - spawn
     filtered = floor(seccomp) - spawn if program else None
+    unrooted = floor(lambda: sandbox._no_root(libc)) - spawn if os.geteuid() == 0 else None
     yield Row("floor: fork + exec + wait of true(1) (posix_spawn is the unconfined path)", f"{spawn:.1f} ms", None,
               "-", True)
     yield Row("floor: a user namespace, over that", f"{userns:.1f} ms", None, "-", True)
@@ -86,6 +87,10 @@ def rows(bench):
     if filtered is not None:
         yield Row("floor: the seccomp filter of a confined call, over that", f"{filtered:.1f} ms", None, "-",
                   True)
+
+    if unrooted is not None:
+        yield Row("floor: as root, a program started without capabilities, over that", f"{unrooted:.1f} ms", None,
+                  "-", True)
 
     root = bench.scratch("sandbox")
     make_catalogue(root, 2)

@@ -30,7 +30,7 @@ def discover(ctx):
     Examples:
       nexus-discover | nexus-manifest write   # as `nexus skills refresh` does
       nexus-discover --shadowed | jq -r 'select(.shadowedBy) | .filePath'
-      nexus-discover --valid ~/src/team-skills
+      nexus-discover --valid FOLDER
     """
     args = ctx.args
     if args["DIR"]:

@@ -85,8 +85,9 @@ def run(ctx):
         job = jobs.start(call, timeout)
         write_or_quit(fastjson.dumps({"skill": entry["name"], "job": job}) + "\n" if args["--json"] else job + "\n")
         return 0
-    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept.
-    done = call.execute(capture=args["--json"], timeout=timeout, tee=not os.isatty(2), forward=True)
+    # On a terminal the tool keeps its real stderr (colours, progress); elsewhere its tail is kept, and always for
+    # a confined call (it has no terminal anyway): a denial is said from what its stderr names.
+    done = call.execute(capture=args["--json"], timeout=timeout, tee=call.confined or not os.isatty(2), forward=True)
     if done.timed_out:  # exit 124 says it to a script; a person and an agent's log are told in words
         ctx.warn(f"'{entry['name']}' was stopped after --timeout {timeout:g} s (exit 124)")
     if args["--json"] and done.started:  # as MCP results are: masked

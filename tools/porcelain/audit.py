@@ -78,7 +78,7 @@ def audit(ctx):
     failing = (auditlib.HIGH, auditlib.MEDIUM) if ctx.args["--strict"] else (auditlib.HIGH,)
     ctx.status = 1 if any(counts[s] for s in failing) else 0
     if not ctx.json:
-        ctx.warn(f"{plural(len(targets), 'skill')} audited: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        ctx.warn(f"{plural(len(targets), 'skill')} audited: " + ", ".join(f"{n:,} {s}" for s, n in counts.items()))
     return {"audited": [{"name": name, "dir": folder} for name, folder, _ in targets],
             "findings": [f.as_dict() for f in findings]}
 
@@ -115,13 +115,10 @@ def trust(ctx):
                          "it (an edit is undone by `nexus skills sync --force`; a new version is a commit to its source)")
     if entry is None or entry.get("source") != "nexus-managed" or added is None:
         raise NexusError(f"{name} is not a skill added with `nexus skills add`: only those are bound to their files")
-    found = trustlib.changes(name, entry["dir"])
-    if found is None:  # added before files were recorded one by one: every file is news
-        found = {"changed": [], "added": sorted(trustlib.walk(entry["dir"])), "removed": []}
+    files = trustlib.measure(entry["dir"])  # what is bound is what was shown, whatever changes after
     findings = auditlib.audit(entry["dir"], name)
-    touched = {f"{name}/{rel}" for rel in found["changed"] + found["added"]}
-    new = auditlib.new_since(findings, added.get("audit", []))
-    shown = [f for f in findings if f.path in touched or f in new]
+    change = managed.change_of(name, entry["dir"], findings, added.get("audit", []))
+    found, shown = change["files"], change["findings"]
     report = {"name": name, **found, "findings": [f.as_dict() for f in shown], "trusted": False}
     if not any(found.values()):
         ctx.warn(f"'{name}' is as it was added or last trusted: nothing to trust")
@@ -144,7 +141,7 @@ def trust(ctx):
     if not ctx.args["--yes"] and not confirm(asked):
         ctx.status = 1
         return report
-    trustlib.record(name, entry["dir"])
+    trustlib.record(name, entry["dir"], seen=files)
     managed.accept(name, auditlib.keys(findings), own)
     if ctx.args["--yes"]:
         ctx.warn(f"accepted {name}: {trustlib.describe(found)}" + (f"; when it runs confined, {wants}" if wants else ""))

@@ -106,7 +106,7 @@ class Findings:
             deeper = collections.Counter(os.path.dirname(os.path.relpath(d, path)) for d in self.found_in)
             if set(deeper) - {""}:  # said only where it looked below the folder's own sub-folders
                 self.where.append(f"{path}: {plural(len(self.found_in), 'skill')} found: "
-                                  + ", ".join(f"{n} in {w or '.'}/" for w, n in sorted(deeper.items())))
+                                  + ", ".join(f"{n:,} in {w or '.'}/" for w, n in sorted(deeper.items())))
 
 
 def _config(ctx, findings):
@@ -159,8 +159,8 @@ def check(ctx):
       2  a PATH that does not exist, or a usage error
 
     Examples:
-      nexus skills check ~/src/team-skills/hello
-      nexus skills check --strict ~/src/team-skills
+      nexus skills check SKILL_FOLDER
+      nexus skills check --strict FOLDER
       nexus skills check --json | jq -r '.[] | select(.severity == "error").path'
     """
     args = ctx.args

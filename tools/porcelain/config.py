@@ -106,6 +106,11 @@ def set_key(ctx):
         raise BadInput(f"a key is never taken from the command line (shell history, ps): nothing written; "
                        f"`nexus skill key NAME` reads it from stdin or asks for it")
     before, after = edit.change(lambda doc: [] if keys.lookup(doc, parts) == (True, value) else [(parts, value)])
+    if parts == ("skills", "allowBundled") and isinstance(value, list):  # it turns skills off: said, with the undo
+        off = sorted(set(os.listdir(paths.bundled_skills())) - set(value))
+        if off:
+            ctx.warn(f"the bundled skills it leaves out are disabled: {', '.join(off)} (every bundled skill again: "
+                     "nexus config unset skills.allowBundled)")
     shown = keys.masked(parts, value)
     report = {"key": _dotted(parts), "value": shown, "changed": before != after, "file": edit.target()}
     return {**report, "secret": True} if shown != value else report

@@ -42,13 +42,13 @@ def render_add(report, out):
             said(f"added {added['name']} ({added['placement']}, {visible(added['path'])}): {added['shadows']}")
     plain = [a["name"] for a in report["added"] if not a.get("shadows")]
     if plain:
-        said(f"added {len(plain)} ({', '.join(sorted({a['placement'] for a in report['added']}))}): {', '.join(plain)}")
+        said(f"added {len(plain):,} ({', '.join(sorted({a['placement'] for a in report['added']}))}): {', '.join(plain)}")
     if report["unchanged"]:
-        said(f"unchanged {len(report['unchanged'])}: {', '.join(report['unchanged'])}")
+        said(f"unchanged {len(report['unchanged']):,}: {', '.join(report['unchanged'])}")
     out.write("".join(line + "\n" for line in lines))
     render_permissions(report, out, columns)
     refused = [r["name"] for r in report.get("refused", [])]
-    out.write(f"{len(report['added'])} added, {len(report['unchanged'])} unchanged, {len(refused)} refused"
+    out.write(f"{len(report['added']):,} added, {len(report['unchanged']):,} unchanged, {len(refused):,} refused"
               + (f" (above): {', '.join(refused)}" if refused else "") + "\n")
 
 
@@ -66,7 +66,7 @@ def render_permissions(report, out, columns=None):
     for name, allowed in found.items():
         alike.setdefault(fastjson.dumps(allowed), []).append(name)
     for text, names in alike.items():
-        line = f"{len(names)} {sandbox.said('NAME', fastjson.loads(text)).split(': ', 1)[1].replace('runs ', 'run ', 1)}"
+        line = f"{len(names):,} {sandbox.said('NAME', fastjson.loads(text)).split(': ', 1)[1].replace('runs ', 'run ', 1)}"
         line += "" if len(alike) == 1 else f": {', '.join(names)}"  # which, where they differ
         out.write("".join(f"  {part}\n" for part in (wrap(line, columns - 2) if columns else [line])))
 
@@ -90,36 +90,48 @@ def _allow(ctx, names, grants):
 
 def door(ctx, again, grants=None):
     """admit() of managed.add and update: a skill that would run confined and declares more than was accepted
-    (nothing, for a new one) is asked about at a terminal, accepted with --yes or what --allow-* grants, and
+    (nothing, for a new one), or a linked skill whose folder changed in place (`change`, managed.change_of:
+    what runs changed, though nexus placed nothing), is asked about at a terminal, with what changed and the
+    audit of it shown first; accepted with --yes (which says what it accepted) or what --allow-* grants, and
     refused otherwise, with the command that accepts it (`again`). The declaration accepted is returned, for
-    the lockfile to keep."""
-    from nexus.gateway import sandbox  # only when skills are placed
+    the lockfile to keep (None for a skill that does not run confined)."""
+    from nexus import trust  # only when skills are placed
+    from nexus.gateway import sandbox
     from nexus.skill import entry as entrylib, skillmd
 
     def declared(folder):
         skill = skillmd.read(skillmd.file_in(folder), os.path.basename(folder))
         return entrylib.build(skill, "nexus-managed", folder, 0, 0)[0] if skill.ok else None
 
-    def admit(name, folder, locked):
+    def admit(name, folder, locked, change=None):
         entry = declared(folder)
-        if entry is None or entry.get("type") == "prompt" or not plan.confined(entry, ctx.config):
-            return None
-        own = sandbox.declared(entry)
-        before = locked.get("sandbox")  # what was accepted; a skill added before the door: what is in its place
-        if not isinstance(before, dict):
-            placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
-            before = sandbox.declared(placed) if placed else {}
-        wants = sandbox.widening(own, before, grants or {})
-        if wants and ctx.args["--yes"]:
-            ctx.warn(f"{name}: accepted, when it runs confined, {wants} (--yes)")
-        if not wants or ctx.args["--yes"]:
+        confined = entry is not None and entry.get("type") != "prompt" and plan.confined(entry, ctx.config)
+        own, wants = (sandbox.declared(entry) if confined else None), ""
+        if confined:
+            before = locked.get("sandbox")  # what was accepted; a skill added before the door: what is in its place
+            if not isinstance(before, dict):
+                placed = declared(managed.skill_path(name)) if locked and os.path.isdir(managed.skill_path(name)) else None
+                before = sandbox.declared(placed) if placed else {}
+            wants = sandbox.widening(own, before, grants or {})
+        if not wants and not change:
             return own
-        asked = f"{name} asks, when it runs confined, for {wants}"
-        answer = ask(f"{asked}: allow it? [y/N] ")
+        files = change and trust.describe(change["files"])
+        if change:  # what the question is about, before it is asked
+            ctx.warn(f"{name}: its linked folder changed since it was added or trusted: {files}")
+            show_findings(ctx, [f.as_dict() for f in change["findings"]])
+            admit.shown.add(name)
+        if ctx.args["--yes"]:
+            said = [f"the change in its linked folder ({files})"] * bool(change) + [f"when it runs confined, {wants}"] * bool(wants)
+            ctx.warn(f"{name}: accepted{'' if change else ','} {', and '.join(said)} (--yes)")
+            return own
+        asked = (f"{name} changed in its linked folder{f' and asks, when it runs confined, for {wants}' if wants else ''}"
+                 if change else f"{name} asks, when it runs confined, for {wants}")
+        answer = ask(f"{asked}: {'trust it as it is now' if change else 'allow it'}? [y/N] ")
         if answer is None:
             return f"{asked}: to accept, {again} --yes"
         return own if answer else f"{asked}: declined"
 
+    admit.shown = set()  # the skills whose findings were shown with the question
     return admit
 
 
@@ -156,8 +168,8 @@ def render_sync(report, out):
     for key in ("added", "updated", "removed"):
         out.write("".join(f"{key} {name}\n" for name in report[key]))
     render_permissions(report, out)
-    counts = ", ".join(f"{len(report[k])} {k}" for k in ("added", "updated", "unchanged", "removed"))
-    refused = f", {len(report['refused'])} refused" if report["refused"] else ""
+    counts = ", ".join(f"{len(report[k]):,} {k}" for k in ("added", "updated", "unchanged", "removed"))
+    refused = f", {len(report['refused']):,} refused" if report["refused"] else ""
     out.write(f"{counts}{refused}: {report['root']}\n")
 
 
@@ -182,7 +194,7 @@ def add(ctx):
       2  usage error (a SOURCE that is no folder, git URL or owner/repo), or an unreadable lockfile
 
     Examples:
-      nexus skills add ~/src/team-skills --skill hello
+      nexus skills add FOLDER --skill NAME
       nexus skills add OWNER/REPO --list
     """
     args = ctx.args
@@ -279,7 +291,7 @@ def sync(ctx):
       2  usage error, or an unreadable nexus.toml or nexus.lock
 
     Examples:
-      nexus skills add --project ~/src/team-skills --skill hello
+      nexus skills add --project FOLDER --skill NAME
       nexus skills sync
       nexus skills sync --frozen
     """
@@ -323,7 +335,7 @@ def render_update(report, out):
     out.write("".join(line + "\n" for line in table(rows, indent="")) or ("" if many else "no skills added\n"))
     render_permissions(report, out)
     if many:
-        out.write(", ".join(f"{len(report[key])} {label}" for key, label in UPDATE_LABELS) + "\n")
+        out.write(", ".join(f"{len(report[key]):,} {label}" for key, label in UPDATE_LABELS) + "\n")
 
 
 @renders(render_update, {"--project": render_sync})
@@ -334,7 +346,10 @@ def update(ctx):
     a skill's place (a folder where nexus's link was) is reported as failed and kept, even with --force.
     A skill gone from its source is reported and left in place. Each changed skill is audited: findings
     new since the version you have are shown, and one with a new high finding is refused and kept as it
-    is (a clean skill that turns risky upstream), unless --force. Safe to run from cron.
+    is (a clean skill that turns risky upstream), unless --force. A linked skill whose folder was edited in
+    place since it was added or trusted changed what runs without nexus: the files changed and their audit
+    are shown and it is asked about (as `nexus skill trust` asks), or kept as it is where no one can answer,
+    unless --yes. Safe to run from cron.
 
     Exit status:
       0  done;  1  a skill was refused, or it or its source failed (the others are still updated);
@@ -346,15 +361,17 @@ def update(ctx):
     if ctx.args["--project"]:
         return _sync(ctx, project.here(), moving=names)
     again = shlex.join(["nexus", "skills", "update", *names, *(["--force"] if ctx.args["--force"] else [])])
-    report = managed.update(names, ctx.args["--force"], admit=door(ctx, again))
+    admit = door(ctx, again)
+    report = managed.update(names, ctx.args["--force"], admit=admit)
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
         report.update(permissions(ctx, report["changed"] + report["restored"]))
     for failed in report["failed"]:
         ctx.warn(visible(f"{failed['name']}: {failed['error']}"))
-    if report["findings"]:
+    unsaid = [f for f in report["findings"] if f["path"].split("/", 1)[0] not in admit.shown]
+    if unsaid:
         ctx.warn("new since the version you have (`nexus skills audit`):")
-        show_findings(ctx, report["findings"])
+        show_findings(ctx, unsaid)
     for name in report["refused"]:
         ctx.warn(f"{name}: kept as it is: {report['declined'][name]}" if name in report.get("declined", {}) else
                  f"{name}: a new high finding since the version you have: kept as it is; --force updates it all the same")
@@ -365,7 +382,7 @@ def update(ctx):
 def render_links(report, out):
     for key in ("linked", "unlinked"):
         out.write("".join(f"{key} {name}\n" for name in report.get(key, [])))
-    counts = ", ".join(f"{len(report[k])} {k}" for k in ("linked", "unchanged", "skipped", "unlinked") if k in report)
+    counts = ", ".join(f"{len(report[k]):,} {k}" for k in ("linked", "unchanged", "skipped", "unlinked") if k in report)
     out.write(f"{counts}: {report['folder']}\n")
 
 

@@ -21,7 +21,7 @@ def render_profiles(found, out):
             if patterns:
                 out.write(f"  {word}: {', '.join(patterns)}\n")
         skills = profile["skills"]
-        out.write(f"  skills ({len(skills)}): {', '.join(skills) if skills else 'none'}\n")
+        out.write(f"  skills ({len(skills):,}): {', '.join(skills) if skills else 'none'}\n")
 
 
 @renders(render_profiles)

@@ -300,13 +300,13 @@ def render_outcomes(outcomes, out):
     if len(skipped) <= MANY:
         out.write("".join(f"{style.emoji('⏭️ ')}{o['skill']}: skipped ({o['reason']})\n" for o in skipped))
     else:
-        out.write(f"{style.emoji('⏭️ ')}skipped {len(skipped)} that could not pass (not installed, not set up, "
+        out.write(f"{style.emoji('⏭️ ')}skipped {len(skipped):,} that could not pass (not installed, not set up, "
                   "disabled, ...): `nexus skills list --locked` says why\n")
     out.write("".join(f"{style.emoji('❌')}{o['skill']}: {last_line(o['error'])}\n" for o in failed))
     if not (verified or failed or skipped):
         out.write("nothing to verify\n")
     elif verified + len(failed) + len(skipped) > 1:
-        out.write(f"{verified} verified, {len(skipped)} skipped, {len(failed)} failed\n")
+        out.write(f"{verified:,} verified, {len(skipped):,} skipped, {len(failed):,} failed\n")
 
 
 @renders(render_outcomes)

@@ -129,7 +129,7 @@ def render_list(records, out):
     for row, record, full in zip(rows, listed, whole):
         if row[1] != terminal(full[1], False):  # the detail was cut: cut again so that it cannot mislead
             row[1] = _within(record, sizes[1])
-    lines = style.header(f"NEXUS SKILLS ({len(skills)} total)")
+    lines = style.header(f"NEXUS SKILLS ({len(skills):,} total)")
     note = filter_note(getattr(records, "filtered", None))
     if note:
         lines += wrap(note[0].upper() + note[1:] + ".", style.columns) if style.columns else [note[0].upper() + note[1:] + "."]
@@ -164,7 +164,7 @@ def render_locked(records, out):
     steps = {}
     for record in records:
         steps.setdefault(record["unlock"]["step"], []).append(record["name"])
-    lines = style.header(f"LOCKED SKILLS ({len(records)}), BY WHAT UNLOCKS THEM")
+    lines = style.header(f"LOCKED SKILLS ({len(records):,}), BY WHAT UNLOCKS THEM")
     lines += ["", *table([[step, ", ".join(names)] for step, names in steps.items()])]
     lines += ["", "Run 'nexus skill show <name>' for every step a skill needs."]
     out.write("\n".join(lines) + "\n")
@@ -179,17 +179,20 @@ def render_unhealthy(summary, out):
 
 def render_summary(summary, out):
     failing = summary.get("failing", 0)
-    line = (f"nexus: {summary['ready'] - failing} ready" + (f", {failing} failing" if failing else "")
-            + f", {summary['needsSetup']} need setup, {summary['notInstalled']} not installed, "
-            f"{summary['disabled']} disabled")
-    line += f", {summary['invalid']} invalid" if summary["invalid"] else ""
+    line = (f"nexus: {summary['ready'] - failing:,} ready" + (f", {failing:,} failing" if failing else "")
+            + f", {summary['needsSetup']:,} need setup, {summary['notInstalled']:,} not installed, "
+            f"{summary['disabled']:,} disabled")
+    line += f", {summary['invalid']:,} invalid" if summary["invalid"] else ""
     # A failing skill is said once, as failing; a degraded one that is not ready yet is a flag of its own.
-    health = [f"{count} {flag}" for flag, count in (("degraded", summary.get("degraded", 0) - failing),
+    health = [f"{count:,} {flag}" for flag, count in (("degraded", summary.get("degraded", 0) - failing),
                                                   ("drifted", summary.get("drifted", 0))) if count]
     out.write(line + (f"; {', '.join(health)}" if health else "") + "\n")
     note = filter_note(summary.get("profile"))
     if note:
         out.write(f"nexus: {note}\n")
+    shown = summary.get("sandbox")
+    if shown:  # `nexus status`: what confinement this system gives the skills the mode confines
+        out.write("sandbox: " + (shown.get("problem") or f"{shown['text']} (skills.sandbox.mode: {shown['mode']})") + "\n")
 
 
 def _selected(status, args):
@@ -256,9 +259,10 @@ def _with_permissions(texts, config):
 
 @renders(render_summary, {"--check": render_unhealthy})
 def status(ctx):
-    """With --check, a line also says when skills.sandbox.mode asks for confinement this system cannot
-    give ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status is 1; `nexus skill
-    show` says what it offers.
+    """A second line says what confinement this system gives ("sandbox: landlock ABI 7, network namespace yes
+    (skills.sandbox.mode: untrusted)"), or what it cannot give that skills.sandbox.mode asks for. With --check,
+    that line is printed only then ("sandbox: landlock ABI 7, network namespace no: ..."), and the exit status
+    is 1.
 
     Skills whose `os` excludes this platform are not in the line (they are in --json as unsupported).
     Broken SKILL.md files are counted as invalid, and named by `nexus skills list`.
@@ -282,7 +286,8 @@ def status(ctx):
     counts = listing.summary(found)
     if listed.profile:
         counts["profile"] = _filtered(listed)
-    if ctx.json or ctx.args.get("--check"):  # what confinement this system offers: a fork to see
+    if ctx.json or "--check" in ctx.args:  # `status` (not `skills list --summary`): what confinement this system
+        # offers, a fork to see
         from nexus.gateway import sandbox
 
         counts["sandbox"] = sandbox.status(ctx.config)
@@ -301,8 +306,8 @@ def _untrusted(ctx):
 
 
 def render_refresh(summary, out):
-    out.write(f"{summary['skills']} skills, {summary['invalid']} invalid, "
-              f"{summary['shadowed']} shadowed: {summary['manifest']}\n")
+    out.write(f"{summary['skills']:,} skills, {summary['invalid']:,} invalid, "
+              f"{summary['shadowed']:,} shadowed: {summary['manifest']}\n")
 
 
 @renders(render_refresh)

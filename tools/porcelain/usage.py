@@ -32,8 +32,8 @@ def skill_stats(ctx):
 
 
 def render_rotate(report, out):
-    out.write(f"nexus: rotated {plural(len(report['skills']), 'usage log')} to at most {report['maxEntries']} "
-              f"entries and {report['maxBytes']} bytes each; removed {plural(report['jobsRemoved'], 'ended job')}\n")
+    out.write(f"nexus: rotated {plural(len(report['skills']), 'usage log')} to at most {report['maxEntries']:,} "
+              f"entries and {report['maxBytes']:,} bytes each; removed {plural(report['jobsRemoved'], 'ended job')}\n")
 
 
 @renders(render_rotate)

@@ -7,6 +7,7 @@ import json
 import mimetypes
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -107,6 +108,52 @@ def test_initialize_offers_tools_prompts_resources_and_negotiates_the_version(sk
     assert "list_skills" in result.instructions
     assert initialize(tmp_path, "2025-03-26").protocol_version == "2025-03-26"  # one it speaks: agreed on
     assert initialize(tmp_path, "1999-01-01").protocol_version == "2025-11-25"  # one it does not: its latest
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"])
+def test_initialize_is_answered_before_the_sdk_loads_as_the_sdk_answers_it(skills, tmp_path, version):
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    with open(tmp_path / "server.err", "w") as err:
+        server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                  text=True)
+    lines = ({"jsonrpc": "2.0", "id": "first", "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    server.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+    server.stdin.flush()
+    answers = [json.loads(server.stdout.readline()) for _ in range(2)]  # the SDK has had the initialize too
+    server.stdin.close()
+    assert server.wait(30) == 0 and server.stdout.read() == ""  # no second answer to initialize
+    assert [a["id"] for a in answers] == ["first", 2] and "say" in [t["name"] for t in answers[1]["result"]["tools"]]
+    result = answers[0]["result"]
+    assert result["protocolVersion"] == (version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION)
+    assert result["serverInfo"]["name"] == "nexus" and "list_skills" in result["instructions"]
+    assert result["capabilities"]["tools"] == {"listChanged": True}
+    assert "differs" not in (tmp_path / "server.err").read_text()  # what the SDK answered is what was sent
+
+
+def test_initialize_is_answered_while_the_sdk_is_still_loading(skills, tmp_path, monkeypatch):
+    # the SDK's types (most of its import) take a minute to load here: the answer must not wait for them
+    (tmp_path / "slow").mkdir()
+    (tmp_path / "slow" / "sitecustomize.py").write_text(
+        "import sys, time\n\n\nclass Slow:\n    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp_types._types':\n            time.sleep(60)\n\n\nsys.meta_path.insert(0, Slow())\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "slow"))
+    server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}) + "\n")
+        server.stdin.flush()
+        assert select.select([server.stdout], [], [], 30)[0], "initialize waited for the SDK"
+        answer = json.loads(server.stdout.readline())
+        assert answer["id"] == 0 and answer["result"]["protocolVersion"] == "2025-11-25"
+        assert server.poll() is None  # still loading the rest
+    finally:
+        server.kill()
+        server.wait(30)
 
 
 def test_a_client_of_the_2026_revision_without_a_handshake_gets_the_same(skills, nexus_home, tmp_path):

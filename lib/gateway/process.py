@@ -170,16 +170,15 @@ class Child:
         self.contained = isinstance(prepare, Contained) and prepare.namespace
         self.sinks, self.readers, self.shown = {}, {}, []  # 1 or 2 -> _Sink; our read end -> _Sink; not kept
         self.feed = memoryview(bytes(stdin)) if isinstance(stdin, (bytes, bytearray)) else None
-        self.stdin_fd = self.source = self.terminal = None  # source: our terminal, copied to the program's stdin
+        self.stdin_fd = self.source = None  # source: our terminal, copied to the program's stdin
         actions, theirs = [], []
         for fd, how in ((0, stdin), (1, stdout), (2, stderr)):
             # A confined program is never handed our terminal (it would read what is typed for another program
             # while in the background, change its settings, or drive it): it gets a pipe, filled from the terminal
-            # while we are in its foreground, or read and shown, never obeyed
+            # while we are in its foreground, or read and shown, never obeyed. Nothing of the call holding it, its
+            # settings are never changed by it (putting them back after would undo the shell's, from the background)
             ours = fd if how is None else how if isinstance(how, int) else 2 if how == TEE else None
             screen = ours is not None and isinstance(prepare, Contained) and os.isatty(ours)
-            if screen and self.terminal is None:
-                self.terminal = _Terminal(ours)
             if how is None and not screen:
                 continue
             if how == DEVNULL:
@@ -266,8 +265,6 @@ class Child:
             self.readers, self.stdin_fd, self.pidfd, self.source = {}, None, None, None
             for sink in [*self.sinks.values(), *self.shown]:
                 sink.flush()
-            if self.terminal is not None:
-                self.terminal.restore()
         code = os.waitstatus_to_exitcode(self.status)
         killed_by = -code if code < 0 else None
         code = 124 if self.timed_out else 128 + killed_by if killed_by else code
@@ -362,27 +359,6 @@ class Child:
                     os.close(fd)
                 except OSError:
                     pass
-
-
-class _Terminal:
-    """Our terminal's settings before a confined call, put back after it, however it ended, should they have
-    changed (the program holds no descriptor of it: a guard)."""
-
-    def __init__(self, fd):
-        import termios  # a confined call at a terminal only
-
-        self.fd, self.termios = fd, termios
-        try:
-            self.saved = termios.tcgetattr(fd)
-        except termios.error:
-            self.saved = None
-
-    def restore(self):
-        try:
-            if self.saved is not None and self.termios.tcgetattr(self.fd) != self.saved:
-                self.termios.tcsetattr(self.fd, self.termios.TCSADRAIN, self.saved)
-        except self.termios.error:
-            pass
 
 
 RESETS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)  # ignored here, default in a program

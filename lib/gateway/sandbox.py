@@ -336,7 +336,7 @@ class Confinement:
             if not os.path.isdir(made):
                 fileio.private_dirs(made, paths.state_root())
         places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
-        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
+        self.protect = sorted({os.path.realpath(q) for p in protected(config) for q in in_homes(p, places)})
         # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
         cwd = os.path.realpath(places["{cwd}"])
         self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS) or unstaged
@@ -633,15 +633,18 @@ def home_folders():
     return list(dict.fromkeys(os.path.realpath(h) for h in found if h))
 
 
+def in_homes(path, places, homes=None):
+    """A path as written, made absolute (expand): one for each of the user's homes when it starts with ~."""
+    if path == "~" or path.startswith("~/"):
+        return [os.path.normpath(home + "/" + path[1:]) for home in homes or home_folders()]
+    return [expand(path, places)]
+
+
 def deny_list(config, places):
     """skills.sandbox.deny made absolute, its ~ in each of the user's homes and its * matched, with nexus's own
     config and state."""
-    found, homes = [], home_folders()
-    for path in configlib.get(config, "skills.sandbox.deny", keys.SECRETS):
-        if path == "~" or path.startswith("~/"):
-            found += [os.path.normpath(home + "/" + path[1:]) for home in homes]
-        else:
-            found.append(expand(path, places))
+    homes = home_folders()
+    found = [q for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS) for q in in_homes(p, places, homes)]
     found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
 
@@ -809,15 +812,15 @@ def unsafe_cwd(cwd, protect):
     """Why a confined skill may not write the caller's folder `cwd` (a real path), or None: $HOME, /, a folder
     that holds $HOME, one inside a dot-folder of $HOME (where tools find their configuration and plugins), or
     one inside what no grant reaches (protect: a skill source, nexus's install and state, ~/.local/bin, ...)."""
-    home = os.path.realpath(os.path.expanduser("~"))
     if cwd == "/":
         return "the root folder"
-    if cwd == home:
-        return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
-    if _within(home, cwd):
-        return "a folder that holds your home folder"
-    if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
-        return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
+    for home in home_folders():  # $HOME's and the account's: a HOME set elsewhere never makes the real one safe
+        if cwd == home:
+            return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
+        if _within(home, cwd):
+            return "a folder that holds your home folder"
+        if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
+            return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
     held = next((p for p in protect if _within(cwd, p)), None)
     return f"inside {held}, which runs as you or as nexus (a skill source, nexus, its state)" if held else None
 

@@ -162,13 +162,12 @@ def start(warn=None):
     if not process.linux():
         return None
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    prctl = process._prctl()
     server = os.getpid()
     pid = os.fork()
     if pid == 0:
         try:
             ours.close()
-            _serve(theirs, server, prctl)
+            _serve(theirs, server, process._prctl())  # ctypes loaded here: the server may never need it
         finally:
             os._exit(0)
     theirs.close()

@@ -108,6 +108,25 @@ def mode(chosen, records):
     return "loader" if len(tools_of(records)) >= AUTO_LOADER else "each"
 
 
+def settled_mode(chosen, config, records):
+    """each or loader, for a whole connection: `chosen` (None: the config's mcp.tools; auto: by the catalogue
+    as it is now, records())."""
+    if chosen in (None, "auto"):
+        chosen = (config.get("mcp") or {}).get("tools", "auto") if chosen is None else "auto"
+        return mode(chosen, records()) if chosen == "auto" else chosen
+    return chosen
+
+
+def instructions_in(chosen, records):
+    """The server's instructions in mode `chosen` (each or loader), of the skills records() gives."""
+    if chosen == "each":
+        return server_instructions("each", [], {})
+    from ..usage import stats  # the loader's instructions only: how much each skill is used
+
+    found = records()
+    return server_instructions("loader", found, stats.call_counts([r["name"] for r in offered(found)]))
+
+
 def server_instructions(chosen, records, calls):
     """The server's instructions in mode `chosen` (each or loader). Agents cut them: Codex keeps about the
     first 250 characters of the first line, Claude Code the first 2,048 characters. So the first line

@@ -10,7 +10,9 @@ import copy
 import importlib.util
 import json
 import os
+import select
 import signal
+import stat
 import sys
 import threading
 import time
@@ -53,7 +55,7 @@ from ..catalog import scope
 from ..errors import NexusError, Refused, UsageError
 from ..gateway import call as gateway, process
 from ..usage import sessions, telemetry
-from . import offer, skills, tokens
+from . import handshake, offer, skills, tokens
 
 NOT_FOUND = "no skill '{}' here"  # a skill outside the profile served, or none: the same answer
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -70,14 +72,15 @@ CHANGED = (("tools", ToolsListChanged(), "send_tool_list_changed"),  # what the 
 WORKERS = 4  # threads for lists and reads, apart from the tool calls' own and the transport's
 
 
-def serve(limit, watch, max_calls, tools, warn):
-    """Serve one client on stdin and stdout until it closes stdin: exit status 0."""
+def serve(limit, watch, max_calls, tools, warn, opening=None):
+    """Serve one client on stdin and stdout until it closes stdin: exit status 0. `opening`: what came on
+    stdin before the SDK loaded (handshake.begin)."""
     from . import strays  # what a server killed outright left: swept as the next one starts
 
     nexus = Nexus(limit, watch, max_calls, tools, warn)
     nexus.me = strays.begin(warn)
     try:
-        anyio.run(nexus.run)
+        anyio.run(nexus.run, opening or handshake.Opening(tools))
     finally:
         strays.end(nexus.me)
     return 0
@@ -116,14 +119,17 @@ class Nexus:
         self.telemetry = None  # a usage.telemetry.Live when OpenTelemetry is turned on (start)
         self.me = None  # this server's id in its record of servers (lib/mcp/strays.py)
 
-    async def run(self):
+    async def run(self, opening):
         await self.start()
-        wire = Wire()
-        instructions = await self.work(self.settle_mode)
+        wire, out = Wire(opening), Out(opening, self.warn)
+        if opening.answered:  # in the mode that answer settled, with its instructions
+            self.mode, instructions, self.catalog = opening.mode, opening.instructions, opening.catalog
+        else:
+            instructions = await self.work(self.settle_mode)
         server = self.server(instructions)
         options = server.create_initialization_options()
         self.warn(f"session {self.session}")
-        async with stdio_server(stdin=wire) as (read, write), anyio.create_task_group() as tasks:
+        async with stdio_server(stdin=wire, stdout=out) as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(wire.answer, write)
             tasks.start_soon(self.stop_on_signals)
             if self.watch:
@@ -132,6 +138,7 @@ class Nexus:
                 await server.run(read, write, options)
             finally:
                 wire.close()
+                out.close()
             await self.end_calls()  # the client is gone: what it left running is ended, and logged
             self.stop_telemetry()
             tasks.cancel_scope.cancel()
@@ -198,20 +205,12 @@ class Nexus:
     def settle_mode(self):
         """each or loader, for the whole connection (auto: by the catalogue as it is now); the server's
         instructions for it."""
-        if self.mode in (None, "auto"):
-            chosen = (self.config().get("mcp") or {}).get("tools", "auto") if self.mode is None else "auto"
-            self.mode = offer.mode(chosen, self.records()) if chosen == "auto" else chosen
+        self.mode = offer.settled_mode(self.mode, self.config(), self.records)
         return self.instructions()
 
     def instructions(self):
         """The server's instructions in the mode settled, for the profile in force (over HTTP, the token's)."""
-        if self.mode == "each":
-            return offer.server_instructions("each", [], {})
-        from ..usage import stats  # the loader's instructions only: how much each skill is used
-
-        records = self.records()
-        return offer.server_instructions("loader", records,
-                                         stats.call_counts([r["name"] for r in offer.offered(records)]))
+        return offer.instructions_in(self.mode, self.records)
 
     # -- what every handler needs --------------------------------------------------------------
 
@@ -703,22 +702,14 @@ async def in_thread(function, limiter, on_cancel=None):
 
 
 class Wire:
-    """The client's messages, from our stdin, for the SDK's stdio transport (which writes the answers): read
-    in a thread of their own, so that nothing else can keep them unread, and checked first. A line that is
-    not JSON, or not a JSON-RPC message, or a request whose params are not an object, is answered here
-    with the JSON-RPC error for it (-32700, -32600, -32602), where the SDK would drop it in silence.
+    """The client's messages, from our stdin, for the SDK's stdio transport: the line that came before the SDK
+    loaded first (handshake.Opening), then each line read in a thread of its own, so that nothing else can
+    keep them unread, and checked first. A line that is not JSON, or not a JSON-RPC message, or a request
+    whose params are not an object, is answered here with the JSON-RPC error for it (-32700, -32600,
+    -32602), where the SDK would drop it in silence."""
 
-    As the SDK's transport does with the streams it claims, fd 0 is pointed at /dev/null while we serve:
-    nothing we start can read the protocol's stream."""
-
-    def __init__(self):
-        import fcntl  # the server's own stdin reader only
-
-        self.fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        self.file = os.fdopen(self.fd, "rb", buffering=65536, closefd=False)
+    def __init__(self, opening):
+        self.opening, self.file, self.first = opening, opening.file, opening.first
         self.reader = anyio.CapacityLimiter(1)
         self.errors, self.pending = anyio.create_memory_object_stream(64)
 
@@ -727,7 +718,10 @@ class Wire:
 
     async def lines(self):
         while True:
-            line = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True, limiter=self.reader)
+            if self.first is not None:
+                line, self.first = self.first, None
+            else:
+                line = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True, limiter=self.reader)
             if not line:
                 return
             if not line.strip():
@@ -749,8 +743,61 @@ class Wire:
                     return
 
     def close(self):
-        """Point fd 0 at the client's stream again, as it was before we served."""
-        os.dup2(self.fd, 0)
+        self.opening.close()
+
+
+class Out:
+    """Our stdout, for the SDK's stdio transport, which writes each message whole, then flushes. As the
+    transport does with the stream it claims, fd 1 points at stderr while we serve (what else would write
+    there cannot reach the protocol's stream); the messages go to a private duplicate: at once where it is
+    a pipe with room for them (no thread to wake, twice a message), else from a thread, so that a client slow
+    to read never holds the event loop. The SDK's answer to an initialize answered before it loaded
+    (handshake.begin) is not sent again: it is held to the one sent, and a difference said."""
+
+    def __init__(self, opening, warn):
+        import fcntl  # the server's own stdout only
+
+        self.fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        os.dup2(2, 1)
+        self.pipe = stat.S_ISFIFO(os.fstat(self.fd).st_mode)
+        self.held, self.warn = opening.answered, warn  # (id, result) of that initialize
+        self.writer = anyio.CapacityLimiter(1)
+
+    async def write(self, text):
+        if self.held is not None and self.sent_already(text):
+            return
+        data = text.encode("utf-8", "surrogateescape")
+        if self.pipe and len(data) <= select.PIPE_BUF and select.select([], [self.fd], [], 0)[1]:
+            os.write(self.fd, data)  # a pipe with room takes at most PIPE_BUF bytes whole, at once
+            return
+        await anyio.to_thread.run_sync(self.write_all, data, limiter=self.writer)
+
+    def write_all(self, data):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    async def flush(self):
+        pass  # every write is whole
+
+    def sent_already(self, text):
+        """Whether `text` is the SDK's answer to the initialize answered already (then said when it differs)."""
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        ident, result = self.held
+        if not isinstance(message, dict) or message.get("id") != ident or not ({"result", "error"} & set(message)):
+            return False
+        self.held = None
+        if message.get("result") != result:
+            self.warn("the answer to initialize sent before the MCP SDK loaded differs from the SDK's, "
+                      f"which is: {text.strip()[:1000]}")
+        return True
+
+    def close(self):
+        """Point fd 1 at the client's stream again, as it was before we served."""
+        os.dup2(self.fd, 1)
 
 
 def problem(text):

@@ -128,6 +128,11 @@ def serve(ctx):
     from nexus.gateway import spawner  # a server's own: the helper that starts its tools
 
     spawner.start(ctx.warn)  # forked while this process is small and has one thread: before the SDK loads
+    opening = None
+    if not args["--http"]:
+        from nexus.mcp import handshake  # a server on stdio only: initialize answered before the SDK loads
+
+        opening = handshake.begin(args["--tools"], ctx.warn)
     try:
         if args["--http"]:
             from nexus.mcp import http  # the SDK and uvicorn are an optional extra: only a server that starts needs them
@@ -142,4 +147,4 @@ def serve(ctx):
         return http.serve(*served, args["--host"], args["--port"], args["--no-auth"], args["--certfile"],
                           args["--keyfile"], args["--allow-origin"], http.Shares(
                               args["--max-connections"], args["--max-sessions"], args["--calls-per-token"]))
-    return server.serve(*served)
+    return server.serve(*served, opening)

@@ -122,8 +122,9 @@ def _sandbox_untrusted(config):
     return [f"Skills added with `nexus skills add` now run confined: they read the system and, of your home, what "
             f"they are given, write only their own folders and the one you call them from, and have no network "
             f"(README: Security). Now confined: {', '.join(added)}. To give one the network and a folder it needs: "
-            f"nexus skill allow NAME network --read ~/.gitconfig --write ~/projects (name the folders, never ~: it "
-            f"holds your keys); to run them all as before: nexus config set skills.sandbox.mode off"]
+            f"nexus skill allow NAME network --read ~/.gitconfig --write ~/projects/app (name one project's folder, "
+            f"never ~, which holds your keys, nor a folder of repositories: a grant writes their .git); to run them "
+            f"all as before: nexus config set skills.sandbox.mode off"]
 
 
 def _sandbox_by_construction(config):

@@ -199,7 +199,9 @@ def test_a_confined_skill_cannot_read_write_or_reach_and_can_once_granted(manage
 
     denied = run("probe", "--", "read", str(home / ".ssh" / "id_rsa"))
     assert "Permission denied" in denied.stderr
-    assert f"to grant it, nexus skill allow probe --read {home}/.ssh/id_rsa" in denied.stderr
+    # a secret is named, never a command that grants it (pasted, the hint read ~/.ssh/id_rsa)
+    assert f"denied reading {home}/.ssh/id_rsa, which skills.sandbox.deny keeps" in denied.stderr, denied.stderr
+    assert "--read" not in denied.stderr
     unreachable = run("probe", "--", "tcp", str(listeners["tcp"]))
     assert "nexus skill allow probe network" in unreachable.stderr
     # The path in the hint comes from the tool's stderr: a hostile one is quoted, never a second command
@@ -884,7 +886,7 @@ def test_of_home_a_confined_skill_reads_and_lists_only_what_it_is_given(managed,
     assert outcome("read", home / "work" / "README") == outcome("list", home / "work") == 0
     assert outcome("read", tool_home / "lib" / "data") == 0
     denied = run("probe", "--", "read", str(home / ".pgpass"), cwd=home / "work")
-    assert f"to grant it, nexus skill allow probe --read {home}/.pgpass" in denied.stderr, denied.stderr
+    assert f"denied reading {home}/.pgpass, which skills.sandbox.deny keeps" in denied.stderr, denied.stderr
     write_config(nexus_home, '[skills.entries.probe.sandbox]\nnetwork = true\nread = ["~"]\n')
     (home / "notes" / "plain").write_text("mine\n")
     assert outcome("read", home / "notes" / "plain") == outcome("list", home / "notes") == 0
@@ -1116,3 +1118,25 @@ def test_a_confined_call_at_a_terminal_neither_drives_it_nor_changes_its_setting
     assert b"\x1b[32mgreen\x1b[0m \\x9b2J \\e]0;T2\\x07" in shown, shown
     assert b"typed: yes" in shown, shown
     assert settings[3] & termios.ECHO
+
+
+@needs_sandbox
+def test_git_works_confined_with_a_global_config_it_may_not_read(tmp_path, bindir, nexus_home, monkeypatch):
+    """git took the Permission denied of ~/.gitconfig as fatal, and `git status` rewrote .git/index, which a staged
+    {cwd} sets aside (the call exited 1): nexus hands GIT_CONFIG_GLOBAL=/dev/null and GIT_OPTIONAL_LOCKS=0."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("no git here")
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Someone\n")
+    monkeypatch.setenv("HOME", str(home))
+    subprocess.run([git, "init", "-q", str(home / "work")], check=True)
+    (home / "work" / "a.txt").write_text("a\n")
+    subprocess.run([git, "-C", str(home / "work"), "add", "a.txt"], check=True)
+    make_tool(bindir, "gitty", f"#!/bin/sh\nexec {git} status --short\n")
+    write_skill(tmp_path / "managed", "gitty", meta={"tool": "gitty"})
+    (home / "work" / "a.txt").write_text("b\n")
+    done = run("gitty", cwd=home / "work")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "AM a.txt" and "not applied" not in done.stderr

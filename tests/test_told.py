@@ -16,7 +16,9 @@ def test_a_confined_skills_denial_says_what_was_denied_at_a_terminal_too(managed
     """At a terminal, the tool's stderr used to go to it unread: the hint then named every grant 'if it was
     denied one of them'. It names the path denied, at a terminal as in a pipe."""
     probe_skill(managed, bindir, program=SH_PROBE)
-    key = home / ".ssh" / "id_rsa"
+    key = home / "notes" / "plan.txt"  # of the home, not given (a secret of the deny list gets no command: test_sandbox)
+    key.parent.mkdir(exist_ok=True)
+    key.write_text("plan\n")
     code, said = at_a_terminal(["nexus", "skill", "run", "probe", "--", "read", str(key)])
     assert code == 3 and "Permission denied" in said, said
     assert f"was denied reading {key}: to grant it, nexus skill allow probe --read {key}" in said, said

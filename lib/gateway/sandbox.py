@@ -364,7 +364,7 @@ class Confinement:
         self.stage = None
         if not self.withheld and cwd in self.write:
             try:
-                self.stage = stage.Stage(self.name, cwd)
+                self.stage = stage.Stage(self.name, cwd, SYSTEM)
             except OSError as e:  # nexus's state is not writable: it runs without {cwd}, and a denied write says why
                 self.withheld = f"its writes cannot be staged in {paths.stages_dir()}: {e.strerror}"
                 WITHHELD[self.name] = (cwd, self.withheld)
@@ -373,6 +373,7 @@ class Confinement:
         self.hidden, self.shown = self._sockets_hidden(env, places, cwd) if self.unix and self.namespaces else ([], [])
         self.given_env = env  # the call's PATH: a folder on it is never written through the stage
         self.env = dict(handed(entry, config, env, self.network), TMPDIR=self.tmp)
+        self.env.update(_git_settings(self.read, self.deny, self.env))
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
             if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
@@ -518,6 +519,10 @@ class Confinement:
         kept = self.stage.apply(self.given_env)
         self.stage.remove()
         self.stage = None
+        if kept:
+            from .. import style  # something was set aside: rare
+
+            kept = [(style.visible(path), why, style.visible(where)) for path, why, where in kept]
         for path, why, where in kept[:SAID]:
             warn(f"{self.name}: not applied: {path} ({why}); kept in {where}")
         if len(kept) > SAID:
@@ -640,13 +645,32 @@ def in_homes(path, places, homes=None):
     return [expand(path, places)]
 
 
+def _git_settings(read, deny, env):
+    """What git needs to work confined: no optional lock (`git status` would rewrite .git/index, which a staged
+    {cwd} sets aside: the call would fail), and no global config where ~/.gitconfig is not given to read (git
+    takes its "Permission denied" as fatal, a missing file not); what the skill's environment sets stays."""
+    found = {"GIT_OPTIONAL_LOCKS": "0"}
+    config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gitconfig")
+    real = os.path.realpath(config)
+    if os.path.exists(config) and (not any(_within(real, p) for p in read) or any(_within(real, d) for d in deny)):
+        found["GIT_CONFIG_GLOBAL"] = "/dev/null"
+    return {name: value for name, value in found.items() if name not in env}
+
+
 def deny_list(config, places):
     """skills.sandbox.deny made absolute, its ~ in each of the user's homes and its * matched, with nexus's own
     config and state."""
     homes = home_folders()
     found = [q for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS) for q in in_homes(p, places, homes)]
+    found += ROOT_SECRETS if os.geteuid() == 0 else []  # what no other account may read anyway
     found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
+
+
+# The system's secrets, which only root reads: its confined skills are denied them (the system is read whole)
+ROOT_SECRETS = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssh/ssh_host_*_key",
+                "/etc/ssl/private", "/etc/wireguard", "/etc/NetworkManager/system-connections", "/etc/krb5.keytab",
+                "/etc/rancher", "/etc/kubernetes", "/etc/gitlab-runner", "/etc/sudoers", "/etc/sudoers.d"]
 
 
 def _matching(pattern):
@@ -777,7 +801,10 @@ def hint(entry, config, stderr):
                 return f"the socket {shown}: to grant it, " + style.shell_line(
                     ["nexus", "config", "set", f"skills.entries.{configlib.skill_key(entry)}.sandbox.unix", json.dumps([path])])
             allow = ["nexus", "skill", "allow", name]
-            if any(paths.contains(d, path) for d in deny) or os.path.exists(path) and not any(
+            if any(paths.contains(d, path) for d in deny):  # a secret: named, never a command to grant it
+                return (f"reading {shown}, which skills.sandbox.deny keeps from every confined skill (nexus "
+                        "suggests no grant of it)")
+            if os.path.exists(path) and not any(
                     _within(os.path.realpath(path), p) for p in readable):
                 return f"reading {shown}: to grant it, " + style.shell_line([*allow, "--read", path])
             folder = os.path.dirname(path)

@@ -26,10 +26,16 @@ from .. import fileio, paths
 # What runs later outside the sandbox when written in the caller's folder (git's hooks and config, hook managers,
 # direnv and dotenv, mise and asdf, editors', agents' and dev containers' settings, CI, a nexus project): never
 # applied from a stage, at any depth
-RUN_LATER = (".git", ".envrc", ".env", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".mcp.json",
-             ".github/workflows", ".husky", ".githooks", ".lefthook", "lefthook.yml", ".pre-commit-config.yaml",
-             "mise.toml", ".mise.toml", ".tool-versions", ".devcontainer", "nexus.toml", "nexus.lock", ".nexus")
+RUN_LATER = (".git", ".hg", ".jj", ".envrc", ".env", ".vscode", ".idea", ".helix", ".zed", ".claude", ".codex",
+             ".cursor", ".gemini", ".mcp.json", ".opencode", "opencode.json", "opencode.jsonc", ".roo", ".kiro",
+             ".amazonq", ".windsurf", ".continue", ".aider.conf.yml", ".github/workflows", ".husky", ".githooks",
+             ".lefthook", ".lefthook-local", *(f"{dot}lefthook{local}.{kind}" for dot in ("", ".")
+                                                for local in ("", "-local") for kind in ("yml", "yaml", "toml", "json",
+                                                                                         "jsonc")),
+             ".pre-commit-config.yaml", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".mise",
+             "mise", ".config/mise", ".tool-versions", ".devcontainer", "nexus.toml", "nexus.lock", ".nexus")
 MAX_ENTRIES, MAX_DEPTH = 200_000, 100
+SET_ID = stat.S_ISUID | stat.S_ISGID  # never applied: a program the skill made would run as its owner
 OPAQUE, OWN_XATTRS = "user.overlay.opaque", "user.overlay."
 O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NO_OVERLAY = "no overlay could be mounted over it here, to stage what it writes"
@@ -39,8 +45,8 @@ class Stage:
     """The stage of one call's writes to `cwd` (a real path): made in the gateway, mounted in the child
     (`mount`), applied and removed in the gateway (`apply`, `remove`)."""
 
-    def __init__(self, name, cwd):
-        self.name, self.cwd = name, cwd
+    def __init__(self, name, cwd, system=()):
+        self.name, self.cwd, self.system = name, cwd, system  # system: where a link it makes may lead
         top = paths.stages_dir()
         fileio.private_dirs(top, paths.state_root())
         self.folder = os.path.join(top, f"{name}.{os.getpid()}.{os.urandom(8).hex()}")
@@ -77,15 +83,17 @@ class Stage:
         try:
             if not os.listdir(upper):
                 return []  # it wrote nothing there: the common case costs a listing
-            applying = _Apply(self, env)
-            if applying.over:
-                return [applying.aside(upper, "", "", applying.over)]
-            real = os.open(self.cwd, O_DIR)
-            try:
-                applying.folder(upper, real, "")
-            finally:
-                os.close(real)
-            return applying.kept
+            # one apply at a time: two calls that each wrote half of a git folder are judged whole (applies are short)
+            with fileio.Lock(os.path.join(os.path.dirname(paths.stages_dir()), "stages.lock")):
+                applying = _Apply(self, env)
+                if applying.over:
+                    return [applying.aside(upper, "", "", applying.over)]
+                real = os.open(self.cwd, O_DIR)
+                try:
+                    applying.folder(upper, real, "")
+                finally:
+                    os.close(real)
+                return applying.kept
         finally:
             os.close(upper)
 
@@ -143,10 +151,11 @@ class _Apply:
         repository: ~/.bash_aliases -> ~/dotfiles/bash_aliases), as the user's own home says it too."""
         import pwd  # a call that wrote {cwd} only
 
-        for entry in f"{env.get('PATH', '')}:{os.environ.get('PATH', '')}".split(":"):
-            if not entry.startswith("/") and entry != "":
-                self._note(self.cwd, f"'{entry}', a relative folder on your PATH")
-            elif entry:
+        for entry in [e for value in (env.get("PATH"), os.environ.get("PATH")) if value is not None
+                      for e in value.split(":")]:
+            if not entry.startswith("/"):  # an empty entry is the current folder, as for a relative one
+                self._note(self.cwd, f"'{entry}', a relative folder on your PATH (empty: the current folder)")
+            else:
                 self._note(os.path.realpath(entry), f"{entry}, a folder on your PATH")
         homes = {os.path.expanduser("~")}
         try:
@@ -218,7 +227,10 @@ class _Apply:
             if depth > MAX_DEPTH:
                 return f"it is more than {MAX_DEPTH} folders deep"
             upper = os.path.join(top, rel)
-            entries = {e.name: e for e in os.scandir(upper)}
+            try:
+                entries = {e.name: e for e in os.scandir(upper)}
+            except OSError as e:  # a name too long to walk by path, say: none of it is applied
+                return f"it could not be read whole ({e.strerror})"
             count += len(entries)
             if count > MAX_ENTRIES:
                 return f"it wrote more than {MAX_ENTRIES:,} entries"
@@ -239,12 +251,14 @@ class _Apply:
         return None
 
     def why(self, rel):
-        """Why the path `rel` of {cwd} is not applied, or None."""
+        """Why the path `rel` of {cwd} is not applied, or None (RUN_LATER is matched on the whole real path: called
+        from .github, a new workflows/x.yml is one)."""
         parts = rel.split("/")
         for i in range(len(parts) + 1):
             found = self.guarded.get("/".join(parts[:i]))
             if found:
                 return found
+        parts = self.cwd.strip("/").split("/") + parts
         for later in RUN_LATER:
             want = later.split("/")
             if any(parts[i:i + len(want)] == want for i in range(len(parts))):
@@ -274,7 +288,10 @@ class _Apply:
         except FileNotFoundError:
             there = None
         if _whiteout(found):
-            if there:
+            if there and stat.S_ISDIR(there.st_mode) and _holds_repository(real, name):
+                self.kept.append(self.aside(upper, name, path, "a folder holding a repository: removing it would "
+                                                               "lose its history"))
+            elif there:
                 _remove(real, name, there)
         elif stat.S_ISDIR(mode):
             if there and stat.S_ISLNK(there.st_mode):  # never followed: what was meant for it is kept
@@ -282,6 +299,10 @@ class _Apply:
                                                                "(a link there is never followed)"))
                 return
             if there and (not stat.S_ISDIR(there.st_mode) or _opaque(f"/proc/self/fd/{upper}/{name}")):
+                if stat.S_ISDIR(there.st_mode) and _holds_repository(real, name):
+                    self.kept.append(self.aside(upper, name, path, "a folder made anew over one holding a "
+                                                                   "repository: its history would be lost"))
+                    return
                 _remove(real, name, there)  # a folder made anew (opaque) replaces all the old one held
                 there = None
             if there is None:
@@ -297,6 +318,15 @@ class _Apply:
             finally:
                 os.close(inner_upper)
         elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+            out = _leads_out(self.cwd, path, os.readlink(name, dir_fd=upper), self.stage.system) \
+                if stat.S_ISLNK(mode) else None
+            if out:
+                self.kept.append(self.aside(upper, name, path, f"a link out of your folder, to {out} (what is "
+                                                               "written through it later would land there)"))
+                return
+            if stat.S_ISREG(mode) and mode & SET_ID:  # a set-user-ID program of the skill's: run as its owner
+                os.chmod(name, stat.S_IMODE(mode) & ~SET_ID, dir_fd=upper)
+                mode &= ~SET_ID
             if there and stat.S_ISDIR(there.st_mode):
                 _remove(real, name, there)
             if stat.S_ISREG(mode):
@@ -329,6 +359,26 @@ class _Apply:
         except OSError as e:  # it stays in the stage, which is removed: never applied either way
             where = f"nowhere: it could not be moved ({e.strerror}), and is removed"
         return os.path.join(self.cwd, rel) if rel else self.cwd, why, where
+
+
+def _leads_out(cwd, path, target, system):
+    """Where a link made at `path` (in {cwd}) to `target` leads when that is out of {cwd} and out of the system's
+    folders (a venv's python3 -> /usr/bin/python3 stays), else None: read lexically, as it was made."""
+    where = os.path.normpath(os.path.join(cwd, os.path.dirname(path), target))
+    inside = [cwd, *system]
+    return None if any(where == p or where.startswith(p.rstrip("/") + "/") for p in inside) else where
+
+
+def _holds_repository(folder, name):
+    """Whether the real folder `name` (in the folder descriptor `folder`) holds a repository: a .git, or a git
+    folder, at any depth (links not followed); a tree too big to look through counts as holding one."""
+    seen = 0
+    for _, folders, files, _ in os.fwalk(name, dir_fd=folder):
+        seen += len(folders) + len(files)
+        names = set(folders) | set(files)
+        if ".git" in names or _git_folder(lambda n: n in names) or seen > MAX_ENTRIES:
+            return True
+    return False
 
 
 def _git_folder(present):
@@ -418,7 +468,7 @@ def _copy(upper, real, name, mode):
             try:
                 while os.sendfile(target, source, None, 1 << 20):
                     pass
-                os.fchmod(target, stat.S_IMODE(mode))
+                os.fchmod(target, stat.S_IMODE(mode) & ~SET_ID)
             finally:
                 os.close(target)
         finally:

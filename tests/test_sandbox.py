@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from helpers import make_tool, write_config, write_skill
+from helpers import make_tool, wait_for, write_config, write_skill
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
@@ -1131,3 +1131,45 @@ def test_a_confined_call_at_a_terminal_neither_drives_it_nor_changes_its_setting
     assert b"\x1b[32mgreen\x1b[0m \\x9b2J \\e]0;T2\\x07" in shown, shown
     assert b"typed: yes" in shown, shown
     assert settings[3] & termios.ECHO
+
+
+# Its own pid (the host's) in `pid`, then it waits
+SLEEPER = f"""#!{sys.executable}
+import os, time
+open("pid", "w").write(os.readlink("/proc/self"))
+time.sleep(120)
+"""
+
+
+def _state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0]
+
+
+@needs_sandbox
+def test_ctrl_z_stops_a_confined_call_whole_and_fg_continues_it(managed, bindir, tmp_path, nexus_home):
+    """Ctrl-Z stopped the gateway (the terminal's foreground group) while its tool, in a session of its own,
+    ran on: writing {cwd} after the user thought it stopped."""
+    make_tool(bindir, "sleeper", SLEEPER)
+    write_skill(managed, "sleeper", meta={"tool": "sleeper"})
+    import fcntl
+    import termios
+
+    where = tmp_path / "stopped"
+    where.mkdir()
+    mine, theirs = pty.openpty()
+    process = subprocess.Popen(["nexus", "skill", "run", "sleeper"], stdin=theirs, stdout=theirs, stderr=theirs,
+                               cwd=where, start_new_session=True,
+                               preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    try:
+        assert wait_for(lambda: (where / "pid").exists() and (where / "pid").read_text(), 30)
+        tool = int((where / "pid").read_text())
+        os.write(mine, b"\x1a")  # Ctrl-Z
+        assert wait_for(lambda: _state(tool) == "T"), _state(tool)
+        os.killpg(process.pid, signal.SIGCONT)  # fg
+        assert wait_for(lambda: _state(tool) != "T"), _state(tool)
+    finally:
+        process.kill()
+        process.wait(60)
+        os.close(mine)
+        os.close(theirs)

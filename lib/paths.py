@@ -28,6 +28,11 @@ FILES = (  # (where, what), in the order a reader meets them
     ("$NEXUS_HOME/state/nexus/skills/NAME/tmp/", "A confined skill's {tmp}: its TMPDIR."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/trust.json", "An added skill's files as it was added, updated or trusted: "
                                                        "the SHA-256 and stat stamp of each; it runs only while they hold."),
+    ("$NEXUS_HOME/state/nexus/stages/", "While a confined call runs, what it writes to the folder it was called from "
+                                        "(an overlay's upper layer), applied after the call; one left by a gateway "
+                                        "that died is set aside by the skill's next call."),
+    ("$NEXUS_HOME/state/nexus/set-aside/", "What a confined call wrote that would run outside the sandbox later "
+                                           "(.git, hooks, a folder on PATH, ...), kept here and never applied."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
                                               "with when."),
@@ -272,6 +277,14 @@ def sandbox_folders(name):
     """(its {state}, its {tmp}): a confined skill's own folders; the name is validated before it becomes a path."""
     folder = skill_state_dir(name)
     return os.path.join(folder, "data"), os.path.join(folder, "tmp")
+
+
+def stages_dir():
+    return os.path.join(state_root(), "stages")
+
+
+def set_aside_dir():
+    return os.path.join(state_root(), "set-aside")
 
 
 def upgrades_file():

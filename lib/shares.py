@@ -10,6 +10,8 @@ thread holding a lock at the fork would leave the child stuck.
 import os
 import sys
 
+SHARE_BYTES = 16 * 1024 * 1024  # of files read in one process: below it, a second process costs more than it saves
+
 
 def mapped(function, items, least=1):
     """[function(item) for item in items], in their order: in as many processes as there are CPUs, when
@@ -70,3 +72,24 @@ def _gathered(child):
         return None
     finally:
         os.waitpid(pid, 0)
+
+
+def dealt(paths):
+    """Files dealt out into a share per process their size is worth (one per SHARE_BYTES, one per CPU at
+    most), the largest first and in turn, each share in the order given: the items of mapped()."""
+    sizes = [size(path) for path in paths]
+    workers = min(os.cpu_count() or 1, len(paths), 1 + sum(sizes) // SHARE_BYTES)
+    if workers <= 1:
+        return [list(paths)] if paths else []
+    shares = [[] for _ in range(workers)]
+    for turn, n in enumerate(sorted(range(len(paths)), key=lambda n: -sizes[n])):
+        shares[turn % workers].append(n)
+    return [[paths[n] for n in sorted(share)] for share in shares]
+
+
+def size(path):
+    """The size of a file, 0 when it cannot be read."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -297,6 +297,55 @@ def table(rows, indent="   ", column_widths=None):
     return [indent + "  ".join([pad(c, w) for c, w in zip(row[:-1], column_widths)] + [row[-1]]).rstrip() for row in rows]
 
 
+def folded(rows, columns, indent=""):
+    """The lines of a table whose last cell (a path) is never cut: on a terminal `columns` wide, a row too wide
+    has its last cell broken after a '/' onto lines under its column, or where the column leaves less than
+    40, on lines of its own indented by two; nothing runs past the edge and every character is shown."""
+    lines = table(rows, indent)
+    if not columns:
+        return lines
+    start = len(lines[0]) - cells(terminal(rows[0][-1], False)) if rows else 0
+    found = []
+    for line, row in zip(lines, rows):
+        last = terminal(row[-1], False)
+        if cells(line) <= columns:
+            found.append(line)
+            continue
+        head, at = (line[:len(line) - len(last)], start) if columns - start >= 40 else (line[:len(line) - len(last)].rstrip(), 2)
+        pieces, piece = [], ""
+        for part in last.replace("/", "/\0").split("\0"):
+            if piece and cells(piece + part) > columns - at:
+                pieces.append(piece)
+                piece = ""
+            piece += part
+        pieces.append(piece)
+        found += [head + pieces[0]] if at == start else [head, " " * at + pieces[0]]
+        found += [" " * at + p for p in pieces[1:]]
+    return found
+
+
+def wrapped(line, columns, hang=0):
+    """A line of text as lines of at most `columns` cells (None: a pipe, the line as it is), broken at the
+    last space that fits, each line after the first indented by `hang`; a word longer than a line is broken
+    where the line ends. The spaces inside a line are kept (a code line's alignment)."""
+    if not columns or cells(line) <= columns:
+        return [line]
+    found, rest, lead = [], line, ""
+    hang = hang if hang <= columns // 2 else 0
+    while cells(lead + rest) > columns:
+        room, cut = columns - cells(lead), 0
+        for i in range(1, len(rest) + 1):  # the longest head that fits
+            if cells(rest[:i]) > room:
+                break
+            cut = i
+        space, lead_spaces = rest.rfind(" ", 0, cut + 1), len(rest) - len(rest.lstrip())
+        slash = rest.rfind("/", 0, cut) + 1  # a path too long for a line breaks after a '/'
+        at = space if space > lead_spaces else slash if slash > lead_spaces + 1 else cut  # never inside the indent
+        found.append((lead + rest[:at]).rstrip())
+        rest, lead = rest[at:].lstrip(" ") or "", " " * hang
+    return found + ([lead + rest] if rest else [])
+
+
 def fitted(rows, columns, give=(), indent=""):
     """The lines of a table fitted to the terminal (see fit), measured as they are shown (`terminal`)."""
     rows, sizes = fit([[terminal(cell, False) for cell in row] for row in rows], columns, give, indent)

@@ -1,11 +1,14 @@
 """Builders for the files tests put in place (skills, stand-in tools, config, usage logs), and readers of
 what nexus keeps."""
 
+import contextlib
 import json
 import shutil
+import socket
 import stat
 import subprocess
 import textwrap
+import threading
 import time
 
 import pytest
@@ -183,3 +186,38 @@ def commit(repo, message):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+@contextlib.contextmanager
+def answering(addresses):
+    """A Unix socket at each address (a path, or @NAME for an abstract one) that answers ping with pong while the
+    block runs: stand-ins for the user's agents."""
+    servers, stop = [], threading.Event()
+    for address in addresses:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("\0" + address[1:] if address.startswith("@") else address)
+        server.listen()
+        server.settimeout(0.2)
+        servers.append(server)
+
+    def serve(server):
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.recv(10)
+                conn.send(b"pong")
+
+    threads = [threading.Thread(target=serve, args=(s,)) for s in servers]
+    for t in threads:
+        t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        for server in servers:
+            server.close()

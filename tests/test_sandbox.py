@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from helpers import make_tool, wait_for, write_config, write_skill
+from helpers import answering, make_tool, wait_for, write_config, write_skill
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
@@ -134,32 +134,8 @@ def agents(tmp_path):
     """Stand-ins for the user's agents: a Unix socket at a path and an abstract one, each answering ping with
     pong: {'path': its path, 'abstract': '@' and its name}."""
     path, abstract = tmp_path / "agent.sock", f"nexus-test-agent-{os.getpid()}-{id(tmp_path)}"
-    servers = [socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)]
-    servers[0].bind(str(path))
-    servers[1].bind("\0" + abstract)
-    stop = threading.Event()
-
-    def serve(server):
-        server.listen()
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(10)
-                conn.send(b"pong")
-
-    threads = [threading.Thread(target=serve, args=(s,)) for s in servers]
-    for t in threads:
-        t.start()
-    yield {"path": str(path), "abstract": "@" + abstract}
-    stop.set()
-    for t in threads:
-        t.join()
-    for server in servers:
-        server.close()
+    with answering([str(path), "@" + abstract]):
+        yield {"path": str(path), "abstract": "@" + abstract}
 
 
 @pytest.fixture
@@ -311,9 +287,11 @@ def test_without_network_a_confined_skill_cannot_reach_the_users_agents(managed,
     assert [run("probe", "--", "unix", where, env=mine).returncode for where in agents.values()] == [3, 3]
     write_config(nexus_home, "[skills.entries.probe.sandbox]\nunix = [\"%s\"]\n" % path)
     assert [run("probe", "--", "unix", where, env=mine).returncode for where in agents.values()] == [0, 3]
-    # an abstract socket lives in a network namespace: the host's need the network too
+    # an abstract socket lives in a network namespace, and a unix grant names paths: with the network, Landlock's
+    # scope (ABI 6) keeps the host's out of reach too
     write_config(nexus_home, "[skills.entries.probe.sandbox]\nnetwork = true\nunix = [\"%s\"]\n" % path)
-    assert [run("probe", "--", "unix", where, env=mine).returncode for where in agents.values()] == [0, 0]
+    assert [run("probe", "--", "unix", where, env=mine).returncode for where in agents.values()] == [
+        0, 3 if landlock_abi() >= 6 else 0]
 
 
 @needs_sandbox
@@ -465,12 +443,15 @@ def test_an_unprivileged_user_is_confined_the_same(nobody):
         (home / "work" / ".git" / "config").write_text("[core]\n")
         subprocess.run(["chown", "-R", "nobody:nogroup", str(home / "work")], check=True)
         hooked = as_them("write", str(home / "work" / ".git" / "config"))
-        assert hooked.returncode == 3 and "Read-only file system" in hooked.stderr, hooked.stderr
-        where = home / "work" / "strays"
+        assert hooked.returncode == 1 and "not applied" in hooked.stderr, hooked.stderr
+        assert (home / "work" / ".git" / "config").read_text() == "[core]\n"
+        where = home / "strays"  # granted: what it writes to {cwd} is staged, seen by none while it runs
         where.mkdir()
         where.chmod(0o777)
+        write_config(home / "nexus", f'[skills.entries.strays.sandbox]\nwrite = ["{where}"]\n')
+        subprocess.run(["chown", "-R", "nobody:nogroup", str(home / "nexus")], check=True)
         timed_out = subprocess.run([*as_nobody, nexus, "skill", "run", "strays", "--timeout", "2", "--", "timeout",
-                                    str(where)], env=env, capture_output=True, text=True, cwd=where,
+                                    str(where)], env=env, capture_output=True, text=True, cwd=home / "work",
                                    stdin=subprocess.DEVNULL, timeout=120)
         assert timed_out.returncode == 124, timed_out.stderr
         left = _strays(where, 2)
@@ -767,21 +748,24 @@ def test_nothing_a_confined_call_started_outlives_it_however_it_ends(managed, bi
     --timeout and the call's own end; they end with the call now (its PID namespace), and with the gateway."""
     make_tool(bindir, "strays", STRAYS)
     write_skill(managed, "strays", meta={"tool": "strays"})
+    write_config(nexus_home, f'[skills.entries.strays.sandbox]\nwrite = ["{tmp_path / "out"}"]\n')
+    called_from = tmp_path / "work"  # staged: the strays say they started in a folder of theirs
+    called_from.mkdir()
     left = []
     try:
         for how in ("exit", "timeout", "job", "gateway"):
-            where = tmp_path / how
-            where.mkdir()
+            where = tmp_path / "out" / how
+            where.mkdir(parents=True)
             argv = ["nexus", "skill", "run", "strays", *(["--timeout", "2"] if how == "timeout" else []),
                     *(["--background"] if how == "job" else []), "--", how, str(where)]
             if how == "gateway":
-                gateway = subprocess.Popen(argv, cwd=where, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                gateway = subprocess.Popen(argv, cwd=called_from, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL)
                 left += _strays(where)
                 gateway.kill()
                 gateway.wait()
             else:
-                done = subprocess.run(argv, cwd=where, capture_output=True, text=True, timeout=120,
+                done = subprocess.run(argv, cwd=called_from, capture_output=True, text=True, timeout=120,
                                       stdin=subprocess.DEVNULL)
                 left += _strays(where)
                 if how == "job":
@@ -910,11 +894,11 @@ def test_of_home_a_confined_skill_reads_and_lists_only_what_it_is_given(managed,
 
 
 @needs_sandbox
-def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_written(managed, bindir, home, tmp_path,
-                                                                                       nexus_home):
+def test_in_a_project_what_runs_later_is_never_written_and_a_linked_skill_is_not_written(managed, bindir, home,
+                                                                                         tmp_path, nexus_home):
     """A tool writing {cwd} wrote .git/hooks and .envrc, which git and direnv ran later unconfined; and a linked
-    skill's real folder, whose code then ran with that skill's grants. Those that exist are read-only now (a
-    mount namespace); those the call made are moved aside after it, and said."""
+    skill's real folder, whose code then ran with that skill's grants. What it writes to {cwd} is staged now, and
+    what would run later is set aside after the call, never applied, and said; a linked skill is not written."""
     probe_skill(managed, bindir)
     project = home / "work"
     (project / ".git" / "hooks").mkdir(parents=True)
@@ -924,18 +908,18 @@ def test_in_a_project_what_runs_later_is_read_only_and_a_linked_skill_is_not_wri
     linked_source = tmp_path / "linked" / "mailer"
     write_skill(tmp_path / "linked", "mailer", meta={"tool": "probe"})
     (managed / "mailer").symlink_to(linked_source)
-    existing = [project / ".git" / "hooks" / "pre-commit", project / ".git" / "config", project / ".envrc",
-                linked_source / "run.py"]
-    made = [project / ".vscode" / "settings.json", project / ".github" / "workflows" / "x.yml",
-            project / ".mcp.json"]
-    done = run("probe", "--", "writes", *map(str, existing + made + [project / "out"]), cwd=project)
-    assert done.returncode == 0, done.stderr
+    later = [project / ".git" / "hooks" / "pre-commit", project / ".git" / "config", project / ".envrc",
+             project / ".vscode" / "settings.json", project / ".github" / "workflows" / "x.yml", project / ".mcp.json"]
+    done = run("probe", "--", "writes", *map(str, later + [linked_source / "run.py", project / "out"]), cwd=project)
+    assert done.returncode == 1, done.stderr
     said = dict(line.split("\t") for line in done.stdout.splitlines())
-    assert {p: said[str(p)] for p in existing[:3]} == {p: "Read-only file system" for p in existing[:3]}
     assert said[str(linked_source / "run.py")] == "Permission denied" and said[str(project / "out")] == "ok"
     assert (project / ".git" / "config").read_text() == "[core]\n" and not (linked_source / "run.py").exists()
-    for path in (project / ".vscode", project / ".github" / "workflows", project / ".mcp.json"):
-        assert not path.exists() and f"probe: made {path} (moved to {path}.made-by-probe." in done.stderr, done.stderr
+    assert (project / ".envrc").read_text() == "" and (project / "out").exists()
+    for path in (project / ".git", project / ".envrc", project / ".vscode", project / ".github" / "workflows",
+                 project / ".mcp.json"):
+        assert f"probe: not applied: {path} (" in done.stderr, done.stderr
+    assert not (project / ".vscode").exists() and not (project / ".mcp.json").exists()
 
 
 @needs_sandbox
@@ -957,8 +941,9 @@ def test_an_mcp_cancel_ends_every_process_of_a_confined_call(managed, bindir, tm
     write_skill(managed, "strays", meta={"tool": "strays"})
     where = tmp_path / "mcp"
     where.mkdir()
+    write_config(nexus_home, f'[skills.entries.strays.sandbox]\nwrite = ["{where}"]\n')
     server = subprocess.Popen([shutil.which("nexus-mcp")], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, text=True, cwd=where)
+                              stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
     left = []
     try:
         send_tool_call(server, "strays", {"args": ["wait", str(where)]})

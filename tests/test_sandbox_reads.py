@@ -165,7 +165,7 @@ def test_home_set_elsewhere_never_exposes_the_accounts_home(managed, bindir, hom
     real = pwd.getpwuid(os.getuid()).pw_dir
     if not os.path.isdir(real) or not os.access(real, os.W_OK) or os.path.realpath(real) == "/":
         pytest.skip(f"the account's home {real} is not a folder this test may write")
-    folder = tempfile.mkdtemp(prefix="nexus-test-", dir=real)
+    folder, plain = tempfile.mkdtemp(prefix=".nexus-test-", dir=real), tempfile.mkdtemp(prefix="nexus-test-", dir=real)
     try:
         probe_skill(managed, bindir)
         for name in ("plain", "secret"):
@@ -179,8 +179,15 @@ def test_home_set_elsewhere_never_exposes_the_accounts_home(managed, bindir, hom
                                  f'[skills.entries.probe.sandbox]\nread = ["{folder}"]\n')
         assert run("probe", "--", "read", os.path.join(folder, "plain"), cwd=home / "work").returncode == 0
         assert run("probe", "--", "read", os.path.join(folder, "secret"), cwd=home / "work").returncode == 3
+        # called from the account's home, it is no {cwd} to write (~/.bashrc would run later), nor a dot-folder of it
+        os.mkdir(os.path.join(folder, "sub"))
+        for where, target in ((real, os.path.join(plain, "planted")), (folder, os.path.join(folder, "sub", "x"))):
+            done = run("probe", "--", "write", target, cwd=where, env={"HOME": str(home)})
+            assert done.returncode == 3 and not os.path.exists(target), (where, done.stderr)
+        assert "a dot-folder of your home" in done.stderr, done.stderr
     finally:
         shutil.rmtree(folder)
+        shutil.rmtree(plain)
 
 
 @needs_sandbox

@@ -270,3 +270,38 @@ def test_sessions_show_the_newest_twenty_at_80_columns_and_say_how_to_see_the_re
     assert len(script_runner.run(["nexus", "sessions", "--all"]).stdout.splitlines()) == 26
     assert len(script_runner.run(["nexus", "sessions", "--limit", "3"]).stdout.splitlines()) == 5
     assert len(json.loads(script_runner.run(["nexus", "sessions", "--json"]).stdout)) == 25  # data: every one
+
+
+@pytest.mark.once
+def test_large_logs_summed_in_processes_give_the_sessions_of_one_pass(script_runner, nexus_home):
+    """Over 16 MB of logs are summed by a process per CPU and merged (sessions.summary): every figure is
+    what one pass over the lines gives, and each log's unreadable lines are said in the logs' order."""
+    import random
+
+    rng, expected, logs = random.Random(44), {}, []
+    for n, name in enumerate(("alpha", "beta", "gamma")):
+        lines = []
+        for i in range(30_000 + n * 5_000):
+            entry = {"ts": f"2026-11-{rng.randint(1, 30):02d}T{rng.randint(0, 23):02d}:00:00.000Z", "skill": name,
+                     "type": "tool", "ms": 5, "args": ["x" * 120, str(i)], "exit": rng.choice([0, 0, 1]),
+                     "session": f"s{i % 97}", **({"client": f"c{i % 3}"} if i % 5 == 0 else {}),
+                     **({"refused": "disabled"} if i % 11 == 0 else {})}
+            lines.append(entry)
+            item = expected.setdefault(entry["session"], {"id": entry["session"], "first": entry["ts"], "last": entry["ts"],
+                                                          "calls": 0, "skills": set(), "failures": 0, "refused": 0,
+                                                          "clients": set(), "profiles": []})
+            item["calls"] += 1
+            item["first"], item["last"] = min(item["first"], entry["ts"]), max(item["last"], entry["ts"])
+            item["skills"].add(name)
+            item["clients"] |= {entry["client"]} if "client" in entry else set()
+            item["refused" if "refused" in entry else "failures"] += bool("refused" in entry or entry["exit"])
+        lines.insert(n * 7, "{torn")
+        logs.append(write_log(nexus_home, name, lines))
+    assert sum(path.stat().st_size for path in logs) > 16 * 1024 * 1024
+    done = script_runner.run(["nexus", "sessions", "--json"])
+    assert done.returncode == 0, done.stderr
+    found = {s["id"]: s for s in json.loads(done.stdout)}
+    assert found == {id: {**s, "skills": sorted(s["skills"]), "clients": sorted(s["clients"])}
+                     for id, s in expected.items()}
+    assert done.stderr.splitlines() == [f"nexus: {path}: 1 unreadable line skipped (line {n * 7 + 1})"
+                                        for n, path in enumerate(logs)]

@@ -365,7 +365,7 @@ def test_corrupt_lines_are_skipped_and_counted(script_runner, workspace, nexus_h
     write_skill(workspace, "tmux")
     good = {"ts": ago(hours=1), "skill": "tmux", "type": "tool", "exit": 0, "ms": 10}
     path = write_log(nexus_home, "tmux", [good, "garbage", '{"ts": "', "[1, 2]", '"text"', "", "   ", good,
-                                          '{"ts": "x"} trailing'])
+                                          '{"ts": "x"} trailing', "[" * 5000])  # past any parser's nesting
     with path.open("ab") as f:
         f.write(b'\xff\xfe not json\n' + json.dumps({**good, "error": "caf\xe9"}).encode("latin-1") + b"\n")
     for argv in (["nexus-stats", "--json"], ["nexus", "skill", "stats", "tmux", "--json"]):
@@ -373,8 +373,8 @@ def test_corrupt_lines_are_skipped_and_counted(script_runner, workspace, nexus_h
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
         assert report["totalInvocations"] == 3  # the non-UTF-8 line still counts
-        assert report["skippedLines"] == 6
-        assert f"{path}: skipped 6 lines: not a JSON object" in result.stderr
+        assert report["skippedLines"] == 7
+        assert f"{path}: skipped 7 lines: not a JSON object" in result.stderr
         assert "Traceback" not in result.stderr
 
 
@@ -387,7 +387,7 @@ def test_usage_logs_read_the_same_with_orjson_and_without(workspace, nexus_home,
     path = write_log(nexus_home, "tmux", [
         good, {**good, "exit": 3, "error": "caf\u00e9 \U0001f600"}, text.replace('"ms": 10', '"ms": NaN'),
         text.replace('"exit": 0', '"exit": 123456789012345678901234567890'), text.replace("{", '{"ms": -1, ', 1),
-        text.replace('"tool"', '"tool\\udcff"'), "garbage", "", "  ", f"{text} {text}", f"  {text}\t"])
+        text.replace('"tool"', '"tool\\udcff"'), "garbage", "", "  ", f"{text} {text}", f"  {text}\t", "[" * 5000])
     with path.open("ab") as f:
         f.write(text.replace("10", "11").encode().replace(b'"tool"', b'"t\xffol"') + b"\n")
     hidden = tmp_path / "hidden"
@@ -399,7 +399,7 @@ def test_usage_logs_read_the_same_with_orjson_and_without(workspace, nexus_home,
     reports = [{k: v for k, v in json.loads(run.stdout).items() if k != "since"} for run in runs]  # now - 30 days
     assert reports[0] == reports[1] and runs[0].stderr == runs[1].stderr
     report = reports[0]
-    assert report["totalInvocations"] == 4 and report["skippedLines"] == 6, report
+    assert report["totalInvocations"] == 4 and report["skippedLines"] == 7, report
 
 
 @pytest.mark.parametrize("broken", [

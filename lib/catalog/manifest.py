@@ -381,7 +381,10 @@ def entry(source_list, name, warn=None):
         found = _entry(manifest, name)
         aliases = manifest.head.get("aliases")
         alias = aliases.get(name) if found is None and isinstance(aliases, dict) else None
-        if alias:  # another name of a skill (metadata.nexus.aliases): the skill itself runs and is logged
+        # Another name of a skill (metadata.nexus.aliases): the skill itself runs and is logged. The table is
+        # the whole catalogue's (a SKILL.md edited in place may claim the alias, or take it as its name), so
+        # it is trusted only while every skill is as read: an alias costs a stat of each, a name never does.
+        if alias and manifest.is_fresh(source_list):
             found = _entry(manifest, alias)
         if found is not None:
             return found

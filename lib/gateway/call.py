@@ -323,7 +323,7 @@ class Call:
             if isinstance(to_file, int) and not capture:  # its stderr went to a file: the tail is there
                 done.stderr = os.pread(to_file, process.TAIL, max(0, os.fstat(to_file).st_size - process.TAIL))
             self.cancelled = self.cancelled or bool(self.cancel_mark and os.path.exists(self.cancel_mark))
-            error = "cancelled" if self.cancelled else outcome_error(done, timeout)
+            error = "cancelled" if self.cancelled else getattr(done, "set_aside", None) or outcome_error(done, timeout)
         except Refused as e:  # it had to run confined, and could not be: recorded as refused, as in prepare
             self.refuse(e)
             self.warn(str(e))

@@ -7,11 +7,13 @@ reads the system (SYSTEM: programs, their libraries and settings, what programs 
 own folder, {cwd}, {tmp}, {state}, its grants and where its program lies (installed()), and in those never the
 secrets of skills.sandbox.deny nor nexus's own config and state; nothing else (not /tmp, /run/user, /srv, a
 home). It writes {tmp} (a private temporary folder of the skill, kept), {state} (its own folder under nexus's
-state) and, for a tool skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), with what runs later
-inside it (RUN_LATER) bound read-only in its mount namespace; it has no network and no Unix socket, each a grant
-of its own. Landlock only allows: a denied folder is left out by allowing each of its siblings instead (never
-listing their parent, which a rule would list down to the denied one); the places where a written file would
-run outside the sandbox (protected()) are left out of every write grant the same way. `network: false` is a new
+state) and, for a tool skill, {cwd} (the caller's folder) where that is safe (unsafe_cwd), staged: an overlay in
+its mount namespace takes what it writes there, applied after the call but what would run later outside the
+sandbox (gateway.stage); it has no network and no Unix socket, each a grant of its own (a `unix` grant: where
+sockets live is hidden in its mount namespace but the paths it names). Landlock only allows: a denied folder is
+left out by allowing each of its siblings instead (never listing their parent, which a rule would list down to
+the denied one); the places where a written file would run outside the sandbox (protected()) are left out of
+every write grant the same way. `network: false` is a new
 network namespace, so UDP and DNS are cut as well as TCP; where user namespaces are blocked, Landlock (ABI 4)
 cuts TCP alone, and that is a fallback the config must accept (skills.sandbox.fallback = "warn"). Landlock
 does not mediate connect() to a Unix socket at a path, nor terminal ioctls: the seccomp filter cuts those
@@ -31,7 +33,7 @@ from .. import config as configlib, fileio, paths, schema, urls
 from ..catalog.status import injected_env
 from ..config import keys
 from ..errors import Refused
-from . import plan, process
+from . import plan, process, stage
 
 XDG = {"XDG_CONFIG_HOME": ("config", "~/.config"), "XDG_CACHE_HOME": ("cache", "~/.cache"),
        "XDG_DATA_HOME": ("data", "~/.local/share"), "XDG_STATE_HOME": ("state", "~/.local/state")}
@@ -49,12 +51,12 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000,
 # The only device files a confined skill opens (read and written by many tools): no terminal (/dev/tty, /dev/pts,
 # /dev/ptmx: a terminal on stdin is handed as the descriptor it is), no camera, microphone or disk
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-# In the caller's folder, what runs later outside the sandbox (git's hooks and config, direnv, editors' and agents'
-# settings, CI, a nexus project): read-only to a skill that writes {cwd} (a mount namespace), and moved aside
-# after the call when it made one
-RUN_LATER = (".git", ".envrc", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".mcp.json",
-             ".github/workflows", "nexus.toml", "nexus.lock", ".nexus")
-MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1, 32, 4096, 16384, 1 << 18, 1 << 21
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+# Where Unix sockets live (the user's agents, tmux, D-Bus, Docker): for a skill with a `unix` grant, each is an empty
+# tmpfs in its mount namespace, with what it is given there bound back (Landlock does not mediate connect() to a
+# path, so hiding the path is what holds a grant to the sockets it names)
+SOCKET_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")
+SAID = 20  # lines said of what a call wrote that was set aside; the rest in one
 # What a confined skill reads of the system, where it exists: programs, their libraries and settings, the stores of
 # Nix and Guix, what programs read of /proc (all of it: a rule on /proc/self would be the gateway's own, and
 # Landlock's ptrace scope keeps other processes' environ, fd and mem) and of /sys (CPUs, cgroup limits, huge pages),
@@ -107,20 +109,27 @@ def check(entry, config, warn):
 
 
 NO_LANDLOCK = "Landlock is not available (Linux 5.13 or later, with landlock among its LSMs)"
-NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to keep its .git and .envrc read-only"
+NO_MOUNTS = "no mount namespace here (user namespaces are blocked) to stage what it writes there"
 
 
 def run(entry, config, env, warn, start):
     """start(env, prepare) confined, as the policy says: (what it returned, how it was confined: 'landlock+netns',
-    'landlock+pidns' (network granted), 'landlock' (no user namespace)); what the call made of RUN_LATER in the
-    caller's folder is moved aside, and said (warn). Refused when the child could not be confined (user
-    namespaces blocked, say) and the config does not accept less; with fallback = "warn", a blocked network
-    namespace leaves Landlock to cut TCP alone."""
+    'landlock+pidns' (network granted), 'landlock' (no user namespace)); what it wrote to the caller's folder is
+    applied after it (Confinement.applied), what would run outside the sandbox set aside and said (warn). Refused
+    when the child could not be confined (user namespaces blocked, say) and the config does not accept less; with
+    fallback = "warn", a blocked network namespace leaves Landlock to cut TCP alone, and a unix grant reaches every
+    socket."""
+    stage.set_aside_leftovers(entry["name"], warn)
     confined = Confinement(entry, config, env)
     try:
         try:
             done = start(confined.env, confined.child)
         except OSError as e:
+            if e.filename == "stage":  # no overlay here: it runs without writing {cwd}, and a denied write says why
+                confined.finish()
+                confined = Confinement(entry, config, env, unstaged=e.strerror)
+                done = start(confined.env, confined.child)
+                return done, confined.kind
             if e.filename != "sandbox" or not confined.namespaces:
                 raise
             # no user namespace here: a skill with network runs without its PID namespace (kill_escaped ends
@@ -130,11 +139,15 @@ def run(entry, config, env, warn, start):
             if confined.netns:
                 warn(f"{entry['name']}: {e.strerror}: Landlock cuts its TCP, not UDP or DNS "
                      f"(skills.sandbox.fallback = \"warn\")")
+            if confined.unix:  # no mount namespace to hide the other sockets: its grant would reach them all
+                if fallback(config) != "warn":
+                    raise refusal(entry, f"{e.strerror}: its unix grant would reach every Unix socket") from None
+                warn(f"{entry['name']}: {e.strerror}: its unix grant reaches every Unix socket here, not only "
+                     f"{', '.join(confined.unix)} (skills.sandbox.fallback = \"warn\")")
             confined.finish()
             confined = Confinement(entry, config, env, fallback_network=True)
             done = start(confined.env, confined.child)
-        for made in confined.made():
-            warn(f"{entry['name']}: made {made}: it would run outside the sandbox later")
+        confined.applied(done, warn)
         return done, confined.kind
     finally:
         confined.finish()
@@ -226,16 +239,26 @@ def writable(entry, allowed):
 
 
 def availability():
-    """{'landlock': its ABI (0: none), 'netns': whether a process may make a network namespace}: a fork to see."""
+    """{'landlock': its ABI (0: none), 'netns': whether a process may make a network namespace, 'overlay':
+    whether it may mount the overlay a stage is (gateway.stage), where nexus keeps its stages}: a fork to see."""
     abi = landlock_abi()
     libc = process.libc() if hasattr(os, "fork") and process.linux() else None
-    netns = False
+    netns = overlay = False
     if libc is not None:
+        try:
+            probe = stage.Probe()
+        except OSError:
+            probe = None  # nexus's state cannot be written (a read-only home): no stage could be made either
         pid = os.fork()
         if pid == 0:
-            os._exit(0 if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 else 1)
-        netns = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
-    return {"landlock": abi, "netns": netns}
+            if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
+                os._exit(1)
+            os._exit(0 if probe and probe.mounts(libc) else 2)
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if probe:
+            probe.remove()
+        netns, overlay = code in (0, 2), code == 0
+    return {"landlock": abi, "netns": netns, "overlay": overlay}
 
 
 def status(config):
@@ -244,6 +267,12 @@ def status(config):
     found = availability()
     chosen = configlib.get(config, "skills.sandbox.mode", "untrusted")
     shown = {"mode": chosen, **found, "text": describe(found)}
+    problems = [f"a call of {skill} ended before its writes to {cwd} were applied (nexus was killed): they are not "
+                f"applied, and its next call keeps them in {paths.set_aside_dir()}"
+                for _, skill, cwd in stage.leftovers()]
+    if chosen != "off" and found["netns"] and not found["overlay"]:
+        problems.append(f"{shown['text']}: confined skills do not write the folder they are called from "
+                        f"({stage.NO_OVERLAY}, in {paths.stages_dir()})")
     if chosen != "off" and fallback(config) == "refuse":
         if not found["landlock"]:
             shown["problem"] = f"{shown['text']}: skills.sandbox.mode is {chosen}, and confined skills are refused"
@@ -251,14 +280,17 @@ def status(config):
             shown["problem"] = (f"{shown['text']} (user namespaces blocked): skills.sandbox.mode is {chosen}, and "
                                 "confined skills without network are refused; those with network run without a PID "
                                 "namespace, and without writing the folder they are called from (no mount "
-                                "namespace to keep its .git read-only)")
+                                "namespace to stage what they write there)")
+    if problems:
+        shown["problem"] = "; ".join(([shown["problem"]] if "problem" in shown else []) + problems)
     return shown
 
 
 def describe(found):
-    """'landlock ABI 7, network namespace yes', as status --check and skill show say it."""
+    """'landlock ABI 7, network namespace yes, overlay yes', as status --check and skill show say it."""
     landlock = f"landlock ABI {found['landlock']}" if found["landlock"] else "no landlock"
-    return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}"
+    return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}, overlay " \
+           f"{'yes' if found.get('overlay') else 'no'}"
 
 
 def landlock_abi():
@@ -289,7 +321,7 @@ class Confinement:
         confined.finish()                                      # after the call: the ruleset closed
     """
 
-    def __init__(self, entry, config, env, fallback_network=False):
+    def __init__(self, entry, config, env, fallback_network=False, unstaged=None):
         self.name = entry["name"]
         self.abi = landlock_abi()
         if not self.abi:
@@ -304,10 +336,10 @@ class Confinement:
             if not os.path.isdir(made):
                 fileio.private_dirs(made, paths.state_root())
         places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
-        self.protect = sorted({os.path.realpath(expand(p, places)) for p in protected(config)})
+        self.protect = sorted({os.path.realpath(q) for p in protected(config) for q in in_homes(p, places)})
         # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
         cwd = os.path.realpath(places["{cwd}"])
-        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS)
+        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS) or unstaged
         WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
         self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
@@ -328,9 +360,18 @@ class Confinement:
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
-        later = [os.path.join(cwd, name) for name in RUN_LATER] if cwd in self.write else []
-        self.bound = [p for p in later if os.path.lexists(p)]  # made read-only in its mount namespace
-        self.absent = [p for p in later if not os.path.lexists(p)]  # looked for after the call
+        # what it writes to {cwd} is staged (an overlay in its mount namespace) and applied after the call
+        self.stage = None
+        if not self.withheld and cwd in self.write:
+            try:
+                self.stage = stage.Stage(self.name, cwd)
+            except OSError as e:  # nexus's state is not writable: it runs without {cwd}, and a denied write says why
+                self.withheld = f"its writes cannot be staged in {paths.stages_dir()}: {e.strerror}"
+                WITHHELD[self.name] = (cwd, self.withheld)
+                self.write.remove(cwd)
+        self.deferred = []  # the rules on paths in {cwd}: added in the child, on the overlay's files
+        self.hidden, self.shown = self._sockets_hidden(env, places, cwd) if self.unix and self.namespaces else ([], [])
+        self.given_env = env  # the call's PATH: a folder on it is never written through the stage
         self.env = dict(handed(entry, config, env, self.network), TMPDIR=self.tmp)
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
@@ -357,8 +398,8 @@ class Confinement:
         handled = fs | (IOCTL_DEV if self.abi >= 5 else 0)
         # Landlock cuts TCP only where there is no network namespace to cut it all ("Network is unreachable")
         net = BIND_TCP | CONNECT_TCP if self.abi >= 4 and not self.network and not self.netns else 0
-        # without a `unix` grant, no Unix socket: abstract ones are scoped here, socket(AF_UNIX) is cut (seccomp_filter)
-        scoped = (SCOPE_SIGNAL | (0 if self.unix else SCOPE_ABSTRACT_UNIX)) if self.abi >= 6 else 0
+        # abstract sockets are scoped here, a `unix` grant or not (it names paths); socket(AF_UNIX): seccomp_filter
+        scoped = (SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX) if self.abi >= 6 else 0
         attr = struct.pack("QQQ", handled, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
         libc = process.libc()
         fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
@@ -374,21 +415,13 @@ class Confinement:
             rules += _allowed(top, deny, read)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
-        for path, access, folder in rules:
-            try:
-                target = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # not there: nothing to allow
-            try:
-                if folder is None:
-                    folder = os.stat(target).st_mode & 0o170000 == 0o040000
-                rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
-                if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
-                    error = ctypes.get_errno()
-                    os.close(fd)
-                    raise Refused("sandbox", f"Landlock refused a rule for {path}: {os.strerror(error)}")
-            finally:
-                os.close(target)
+        # a rule holds for the file it was opened on: in {cwd}, the overlay's files, opened in the child once mounted
+        self.deferred = [r for r in rules if self.stage and _within(r[0], self.stage.cwd)]
+        try:
+            _add_rules(libc, fd, [r for r in rules if r not in self.deferred])
+        except OSError as e:
+            os.close(fd)
+            raise Refused("sandbox", e.strerror) from None
         return fd
 
     def _steps(self):
@@ -405,7 +438,7 @@ class Confinement:
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
                     f.write(text)
-            self._bind_read_only(libc)
+            self._mount(libc)
         if os.geteuid() == 0:  # root's program would start with every capability (in its namespace): it gets none
             _no_root(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
@@ -415,44 +448,114 @@ class Confinement:
 
             raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
 
-    def _bind_read_only(self, libc):
-        """In the child's own mount namespace: each of `bound` bound read-only over itself (keeping the flags
-        its mount has, which a user namespace may not drop)."""
-        if not self.bound:
+    def _sockets_hidden(self, env, places, cwd):
+        """For a `unix` grant: (the folders where sockets live, to hide: SOCKET_PLACES and the runtime folder;
+        what it is given in them, to bind back: its sockets, its folders and program, {cwd}, the system's)."""
+        runtime = env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+        hidden = list(dict.fromkeys(os.path.realpath(p) for p in (*SOCKET_PLACES, runtime) if os.path.isdir(p)))
+        hidden = [h for h in hidden if h != "/" and not any(_within(h, o) and h != o for o in hidden)]
+        given = [os.path.realpath(expand(p, places)) for p in self.unix] + self.read + self.write + [cwd]
+        given += [os.path.realpath(p) for p in (*SYSTEM, "/etc/resolv.conf")]  # /run/systemd/resolve: DNS
+        shown = sorted({g for g in given if any(_within(g, h) for h in hidden) and os.path.lexists(g)})
+        # a system folder there that is a link (NixOS: /run/current-system) is made again as the link it is
+        self.relinked = [(p, os.readlink(p)) for p in SYSTEM
+                         if any(_within(p, h) for h in hidden) and os.path.islink(p)]
+        return hidden, [g for g in shown if not any(_within(g, o) and g != o for o in shown)]
+
+    def _mount(self, libc):
+        """In the child's own mount namespace: where sockets live hidden (a `unix` grant), the stage over {cwd},
+        and the rules on the files under it."""
+        if not self.stage and not self.hidden:
             return
         import ctypes  # a mount namespace only
 
-        kept = {os.ST_NOSUID: os.ST_NOSUID, os.ST_NODEV: os.ST_NODEV, os.ST_NOEXEC: os.ST_NOEXEC,
-                os.ST_NOATIME: os.ST_NOATIME, os.ST_NODIRATIME: os.ST_NODIRATIME, os.ST_RELATIME: MS_RELATIME}
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
             raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
-        for path in self.bound:
-            target = os.fsencode(path)
-            flags = sum(ms for st, ms in kept.items() if os.statvfs(path).f_flag & st)
-            if (libc.mount(target, target, None, MS_BIND | MS_REC, None) != 0
-                    or libc.mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, None) != 0):
-                raise OSError(ctypes.get_errno(), f"cannot make {path} read-only: "
-                              + os.strerror(ctypes.get_errno()), "sandbox")
+        layers = self.stage.layers() if self.stage else None
+        if self.hidden:
+            self._hide(libc)
+        if self.stage:
+            self.stage.mount(libc, layers)
+        else:
+            try:
+                os.chdir(os.getcwd())  # its folder, as the new mounts show it
+            except OSError:
+                os.chdir("/")
+        _add_rules(libc, self.fd, self.deferred)
 
-    def made(self):
-        """After the call: what it made of RUN_LATER in the caller's folder, moved aside (renamed, so that
-        nothing runs it); one line each of what was moved where."""
-        moved = []
-        for path in self.absent:
-            if os.path.lexists(path):
-                aside = f"{path}.made-by-{self.name}.{os.getpid()}"
-                try:
-                    os.rename(path, aside)
-                    moved.append(f"{path} (moved to {aside})")
-                except OSError as e:
-                    moved.append(f"{path} (could not be moved: {e.strerror})")
-        return moved
+    def _hide(self, libc):
+        """Each of `hidden` covered by an empty tmpfs, and each of `shown` bound back at its path (a socket onto an
+        empty file): the same files, so the rules on them hold."""
+        import ctypes  # a mount namespace only
+
+        found = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in self.shown]
+        for folder in self.hidden:
+            if libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
+                raise OSError(ctypes.get_errno(), f"cannot hide {folder}: {os.strerror(ctypes.get_errno())}", "sandbox")
+        for path, fd in found:
+            source = f"/proc/self/fd/{fd}"
+            if os.path.isdir(source):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+            if libc.mount(os.fsencode(source), os.fsencode(path), None, MS_BIND | MS_REC, None) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot show {path}: {os.strerror(ctypes.get_errno())}", "sandbox")
+            os.close(fd)
+        for path, target in self.relinked:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                os.symlink(target, path)
+            except FileExistsError:
+                pass  # a folder made for what was bound back below it
+
+    def applied(self, done, warn):
+        """After the call: its writes to {cwd} applied but what would run outside the sandbox later, which is set
+        aside and said, a line each; a call that succeeded then fails (exit 1), so that an agent knows what it
+        wrote is not all there."""
+        if not self.stage:
+            return
+        kept = self.stage.apply(self.given_env)
+        self.stage.remove()
+        self.stage = None
+        for path, why, where in kept[:SAID]:
+            warn(f"{self.name}: not applied: {path} ({why}); kept in {where}")
+        if len(kept) > SAID:
+            warn(f"{self.name}: and {len(kept) - SAID:,} more not applied, kept in {os.path.dirname(kept[-1][2])}")
+        if kept and done.exit == 0:
+            done.exit = 1
+            done.set_aside = f"{len(kept)} of its writes would run outside the sandbox later: not applied " \
+                             f"({', '.join(path for path, _, _ in kept[:3])}{', ...' if len(kept) > 3 else ''})"
 
     def finish(self):
-        """After the call: the ruleset is closed."""
+        """After the call: the ruleset is closed; a stage not applied (the call could not start) is removed."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+        if self.stage:
+            self.stage.remove()
+            self.stage = None
+
+
+def _add_rules(libc, fd, rules):
+    """Each (path, access, whether a folder: None when unknown) added to the Landlock ruleset `fd`; a path not
+    there is nothing to allow. OSError when Landlock refuses one."""
+    import ctypes  # Landlock only
+
+    for path, access, folder in rules:
+        try:
+            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if folder is None:
+                folder = os.stat(target).st_mode & 0o170000 == 0o040000
+            rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
+            if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
+                error = ctypes.get_errno()
+                raise OSError(error, f"Landlock refused a rule for {path}: {os.strerror(error)}")
+        finally:
+            os.close(target)
 
 
 PR_CAPBSET_DROP, PR_SET_SECUREBITS, SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 24, 28, 1 << 0, 1 << 1
@@ -530,15 +633,18 @@ def home_folders():
     return list(dict.fromkeys(os.path.realpath(h) for h in found if h))
 
 
+def in_homes(path, places, homes=None):
+    """A path as written, made absolute (expand): one for each of the user's homes when it starts with ~."""
+    if path == "~" or path.startswith("~/"):
+        return [os.path.normpath(home + "/" + path[1:]) for home in homes or home_folders()]
+    return [expand(path, places)]
+
+
 def deny_list(config, places):
     """skills.sandbox.deny made absolute, its ~ in each of the user's homes and its * matched, with nexus's own
     config and state."""
-    found, homes = [], home_folders()
-    for path in configlib.get(config, "skills.sandbox.deny", keys.SECRETS):
-        if path == "~" or path.startswith("~/"):
-            found += [os.path.normpath(home + "/" + path[1:]) for home in homes]
-        else:
-            found.append(expand(path, places))
+    homes = home_folders()
+    found = [q for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS) for q in in_homes(p, places, homes)]
     found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
 
@@ -706,15 +812,15 @@ def unsafe_cwd(cwd, protect):
     """Why a confined skill may not write the caller's folder `cwd` (a real path), or None: $HOME, /, a folder
     that holds $HOME, one inside a dot-folder of $HOME (where tools find their configuration and plugins), or
     one inside what no grant reaches (protect: a skill source, nexus's install and state, ~/.local/bin, ...)."""
-    home = os.path.realpath(os.path.expanduser("~"))
     if cwd == "/":
         return "the root folder"
-    if cwd == home:
-        return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
-    if _within(home, cwd):
-        return "a folder that holds your home folder"
-    if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
-        return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
+    for home in home_folders():  # $HOME's and the account's: a HOME set elsewhere never makes the real one safe
+        if cwd == home:
+            return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
+        if _within(home, cwd):
+            return "a folder that holds your home folder"
+        if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
+            return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
     held = next((p for p in protect if _within(cwd, p)), None)
     return f"inside {held}, which runs as you or as nexus (a skill source, nexus, its state)" if held else None
 

@@ -325,7 +325,8 @@ def call_result(done, timeout, limit, output):
     stdout, stderr = output["stdout"], output["stderr"]
     notes = ["" if done.started else "the program could not be started",
              f"timed out after {timeout:g} s" if done.timed_out else "", f"exit status {done.exit}" if done.exit else "",
-             f"output cut at {limit:,} bytes per stream" if done.truncated else ""]
+             f"output cut at {limit:,} bytes per stream" if done.truncated else "",
+             getattr(done, "set_aside", "")]  # what a confined call wrote that was not applied (gateway.stage)
     texts = ([stdout] if stdout else []) + ([f"stderr:\n{stderr}"] if stderr else [])
     texts += ["; ".join(n for n in notes if n)] if any(notes) else []
     return result(content=[text_content(text) for text in texts or ["(no output)"]],

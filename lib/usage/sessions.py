@@ -8,7 +8,7 @@ Calls logged without a session form a group of their own, shown as "-".
 import heapq
 import time
 
-from .. import fastjson, paths, schema
+from .. import fastjson, paths, schema, shares
 from ..state import usage_log
 
 NO_SESSION = "-"  # the id under which calls without a session are shown and asked for
@@ -26,24 +26,24 @@ def _since(days):
 def _entries(path, since=None, warn=None):
     """The well-formed entries of one log at or after `since` (ISO strings compare as times); a line that
     is not JSON or not of a log line's shape (schema.line_problem) is skipped, and `warn` told how many."""
-    bad = []
+    bad, first = 0, None
+    problem, valid, names = schema.line_problem, paths.is_valid_name, set()
     try:
-        with open(path, "rb") as f:
-            for number, line in enumerate(f, 1):
-                try:
-                    entry = fastjson.loads(line.decode("utf-8", "surrogateescape"))
-                except ValueError:
-                    bad.append(number)
+        # Text as the bytes give it (a stray byte spoils one line, not the log), lines ended by "\n" alone.
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+            for number, (_, entry) in enumerate(fastjson.values(f), 1):
+                if problem(entry) or entry["skill"] not in names and not valid(entry["skill"]):
+                    bad += 1
+                    first = first or number
                     continue
-                if schema.line_problem(entry) or not paths.is_valid_name(entry["skill"]):
-                    bad.append(number)
-                elif since is None or entry["ts"] >= since:
+                names.add(entry["skill"])  # a log holds a name or two: each is checked once
+                if since is None or entry["ts"] >= since:
                     yield entry
     except FileNotFoundError:
         return
     if bad and warn:
-        warn(f"{path}: {len(bad)} unreadable line{'s' if len(bad) > 1 else ''} skipped (line {bad[0]}"
-             f"{' and more' if len(bad) > 1 else ''})")
+        warn(f"{path}: {bad} unreadable line{'s' if bad > 1 else ''} skipped (line {first}"
+             f"{' and more' if bad > 1 else ''})")
 
 
 def _logs():
@@ -72,7 +72,8 @@ class Summary:
 
     def add(self, entry, failure=None):
         """Count one entry; `failure` when the caller knows already whether it failed (a refusal never did)."""
-        session, ts = entry.get("session"), entry["ts"]
+        get = entry.get  # once per line of every log: what it costs is most of `nexus sessions`
+        session, ts = get("session"), entry["ts"]
         if type(session) is not str:
             session = NO_SESSION
         item = self.found.get(session)
@@ -82,13 +83,15 @@ class Summary:
         item["calls"] += 1
         if ts < item["first"]:
             item["first"] = ts
-        if ts > item["last"]:
+        elif ts > item["last"]:
             item["last"] = ts
         item["skills"].add(entry["skill"])
-        for key, field in (("client", "clients"), ("profile", "profiles")):
-            if type(entry.get(key)) is str:
-                item[field].add(entry[key])
-        if refused(entry):
+        client, profile = get("client"), get("profile")
+        if type(client) is str:
+            item["clients"].add(client)
+        if type(profile) is str:
+            item["profiles"].add(profile)
+        if type(get("refused")) is str:  # refused(entry)
             item["refused"] += 1
         else:
             item["failures"] += failed(entry) if failure is None else failure
@@ -115,11 +118,23 @@ class Summary:
 
 
 def summary(days=None, warn=None):
-    """Every session in the logs (within `days`), as Summary gives them; `warn` hears of unreadable lines."""
-    found = Summary()
-    for path in _logs():
-        for entry in _entries(path, _since(days), warn):
-            found.add(entry)
+    """Every session in the logs (within `days`), as Summary gives them; `warn` hears of unreadable lines.
+    Large logs are read in a process per CPU (nexus.shares), each summing its share."""
+    since, logs = _since(days), _logs()
+
+    def summed(share):
+        found, said = Summary(), {}
+        for path in share:
+            for entry in _entries(path, since, said.setdefault(path, []).append):
+                found.add(entry)
+        return found.found, said
+
+    found, said = Summary(), {}
+    for gathered, told in shares.mapped(summed, shares.dealt(logs)):
+        found.merge(gathered)
+        said.update(told)
+    for line in (line for path in logs for line in said.get(path, ())) if warn else ():  # in the logs' order
+        warn(line)
     return found.result()
 
 

@@ -8,9 +8,9 @@ import itertools
 import math
 import os
 
-from .. import fastjson, paths, schema
+from .. import fastjson, paths, schema, shares
 from ..catalog import listing, manifest as manifestlib
-from ..style import plural
+from ..style import Progress, plural
 from ..skill.entry import skill_class
 from ..state import skill_state, usage_log
 
@@ -21,7 +21,7 @@ COMMAND_WORDS = 3
 # Past these, a value was not written by a call (`"ms": 1e308`, NaN, an exit of 10**9): the line is skipped
 # and counted as invalid, as a line of the wrong shape is.
 MAX_MS = 366 * 86400 * 1000  # a call of over a year
-MAX_EXIT = 255
+MAX_EXIT, MIN_EXIT = 255, -255
 TOP_COMMANDS = 5
 TOP_ERRORS = 5
 CATEGORIES = ("userData", "credentials", "prompts", "other")
@@ -31,6 +31,8 @@ INVALID = "missing or invalid ts, skill, type, ms or exit"
 FUTURE = "timestamp in the future"
 from_iso = datetime.datetime.fromisoformat
 TYPES = frozenset(schema.LOG_TYPES)
+NUMBERS = (int, float)
+BATCH = 8192  # lines counted between two settlings of the figures: what they hold unsettled stays small
 POLICY = schema.POLICY_REFUSALS
 
 
@@ -78,14 +80,14 @@ class Durations:
     def __init__(self):
         self.buckets, self.count = {}, 0
 
-    def add(self, ms):
+    def add(self, ms, calls=1):
         bucket = self._bucket_of.get(ms)
         if bucket is None:
             bucket = math.ceil(math.log(ms) / self.LOG_GAMMA) if ms >= 1 else -math.inf
             if len(self._bucket_of) < 100_000:
                 self._bucket_of[ms] = bucket
-        self.buckets[bucket] = self.buckets.get(bucket, 0) + 1
-        self.count += 1
+        self.buckets[bucket] = self.buckets.get(bucket, 0) + calls
+        self.count += calls
 
     def merge(self, other):
         for bucket, count in other.buckets.items():
@@ -107,21 +109,23 @@ class Durations:
 
 
 class Figures:
-    """The running figures of one skill, or of all of them."""
+    """The running figures of one skill, or of all of them. A call's duration is first counted by its value
+    in `pending` (a plain dict: whole milliseconds repeat), and settled into calls, ms and durations by
+    settle(), which the Aggregator calls after every batch of lines and before any figure is read."""
 
-    __slots__ = ("calls", "successes", "refused", "ms", "last", "last_ok", "type", "tool", "durations")
+    __slots__ = ("calls", "successes", "refused", "ms", "last", "last_ok", "type", "tool", "durations", "pending")
 
     def __init__(self):
         self.calls = self.successes = self.refused = self.ms = 0
         self.last = self.last_ok = self.type = self.tool = None
-        self.durations = Durations()
+        self.durations, self.pending = Durations(), {}
 
     def count(self, ts, ok, ms, type_, tool, policy=False):
         """One call; a refusal for `policy` counts as a call, never in the success rate."""
-        self.calls += 1
-        self.refused += policy
-        self.ms += ms
-        self.durations.add(ms)
+        pending = self.pending
+        pending[ms] = pending.get(ms, 0) + 1
+        if policy:
+            self.refused += 1
         if ok:
             self.successes += 1
             if self.last_ok is None or ts > self.last_ok:
@@ -129,7 +133,16 @@ class Figures:
         if self.last is None or ts >= self.last:
             self.last, self.type, self.tool = ts, type_, tool
 
+    def settle(self):
+        for ms, calls in self.pending.items():
+            self.calls += calls
+            self.ms += ms * calls
+            self.durations.add(ms, calls)
+        self.pending.clear()
+
     def merge(self, other):
+        self.settle()
+        other.settle()
         self.calls += other.calls
         self.successes += other.successes
         self.refused += other.refused
@@ -141,6 +154,7 @@ class Figures:
             self.last, self.type, self.tool = other.last, other.type, other.tool
 
     def as_json(self):
+        self.settle()
         judged = self.calls - self.refused
         return {
             "totalInvocations": self.calls,
@@ -176,6 +190,7 @@ class Aggregator:
             from .sessions import Summary  # only for the usage report's series: sessions is not on the way of stats
 
             self.sessions = Summary()
+        self.filtered = bool(name or session or profile)
         self.since = self.now - datetime.timedelta(days=days)
         self.recent = self.now - datetime.timedelta(days=recent_days(days))
         self.future = self.now + FUTURE_SLACK
@@ -191,39 +206,41 @@ class Aggregator:
 
     def add_lines(self, lines):
         """Count each of some JSON Lines (str): a usage entry, a blank line (ignored), or a line that is
-        not a JSON object. Each line is parsed once (fastjson.line_parser: orjson where it is
+        not a JSON object. Each line is parsed once (fastjson.values: orjson where it is
         installed): this loop is most of what `nexus skill stats` costs."""
-        parse, add, corrupt = fastjson.line_parser(), self.add, 0
-        for line in lines:
-            try:
-                entry = parse(line)
-            except ValueError:
-                entry = None
-            if type(entry) is dict:
-                add(entry)
-            elif line.strip(" \t\n\r"):
-                corrupt += 1
+        count, corrupt, lines = self.count, 0, iter(lines)
+        for batch in iter(lambda: list(itertools.islice(lines, BATCH)), []):
+            for line, entry in fastjson.values(batch):
+                if type(entry) is dict:
+                    count(entry)
+                elif line.strip(" \t\n\r"):
+                    corrupt += 1
+            for figures in itertools.chain(self.skills.values(), self.models.values()):
+                figures.settle()
         self.skipped[CORRUPT] += corrupt
 
-    def add(self, entry):
-        """Count one usage entry."""
+    def count(self, entry):
+        """Count one usage entry (add_lines settles the figures after it). Once per line: what it costs, with
+        the parsing, is what `nexus skill stats` costs."""
         get = entry.get
-        name, type_, ms, code, text = get("skill"), get("type"), get("ms"), get("exit", 0), get("ts")
-        try:
-            ts = from_iso(text)  # parse_iso, inline: once per line
-            if ts.tzinfo is None:
-                ts = ts.replace(tzinfo=datetime.timezone.utc)
-        except (TypeError, ValueError):
-            ts = None
-        if (ts is None or type(name) is not str or type_ not in TYPES or type(code) is not int
-                or type(ms) not in (int, float) or not 0 <= ms <= MAX_MS or not -MAX_EXIT <= code <= MAX_EXIT):
+        try:  # four fields every line has: a missing one is an invalid line, as a wrong one is
+            text, name, type_, ms = entry["ts"], entry["skill"], entry["type"], entry["ms"]
+            ts = from_iso(text)  # parse_iso, inline
+        except (KeyError, TypeError, ValueError):
+            self.skipped[INVALID] += 1
+            return
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=datetime.timezone.utc)
+        code = get("exit", 0)
+        if (type(name) is not str or type_ not in TYPES or type(code) is not int or type(ms) not in NUMBERS
+                or not 0 <= ms <= MAX_MS or not MIN_EXIT <= code <= MAX_EXIT):
             self.skipped[INVALID] += 1
             return
         if ts > self.future:
             self.skipped[FUTURE] += 1
             return
-        if ts < self.since or (self.name and name != self.name) or (self.session and get("session") != self.session) \
-                or (self.profile and get("profile") != self.profile):
+        if ts < self.since or self.filtered and ((self.name and name != self.name) or (
+                self.session and get("session") != self.session) or (self.profile and get("profile") != self.profile)):
             return
         figures = self.skills.get(name)
         if figures is None:
@@ -232,15 +249,18 @@ class Aggregator:
                 return
             figures = self.skills[name] = Figures()
         refused = get("refused")
-        policy = type(refused) is str and refused in POLICY
+        policy = refused is not None and type(refused) is str and refused in POLICY
         ok = code == 0 if "exit" in entry else not get("error")
         figures.count(ts, ok, ms, type_, get("tool"), policy)
         model = get("model")
-        if type(model) is str:
+        if model is not None and type(model) is str:
             self._by_model(model, entry, ts, ok, ms, type_, policy)
-        ok = ok or policy  # from here on: whether it failed
-        if not ok:
+        if not (ok or policy):  # from here on: whether it failed
             self._failed(name, ts, entry)
+        if self.filtered or self.series:
+            self._detail_of(entry, name, text, ts, ok or policy)
+
+    def _detail_of(self, entry, name, text, ts, ok):
         if self.series:
             day = self.local_date(text, ts)
             self.per_day[day, name] += 1
@@ -252,7 +272,7 @@ class Aggregator:
             self.sessions.add(entry, not ok)
         if self.name:
             self.daily[self.local_date(text, ts)] += 1
-            if isinstance(get("args"), list):
+            if isinstance(entry.get("args"), list):
                 self.commands[command(entry["args"])] += 1
 
     def _by_model(self, model, entry, ts, ok, ms, type_, policy):
@@ -413,29 +433,17 @@ def rotated(names, since):
     return {"logsSince": found} if found else {}
 
 
-SHARE_BYTES = 16 * 1024 * 1024  # logs under this are read in one process: a second costs more than it saves
-
-
 def feed_logs(aggregator, logs, warn):
     """Add every line of some usage logs. Large logs are shared out between a process per CPU
     (nexus.shares): each share is counted into an aggregator of its own, whose figures are merged here."""
-    sizes = [(_size(path), path) for path in logs]
-    total = sum(size for size, _ in sizes)
-    workers = min(os.cpu_count() or 1, len(logs), 1 + total // SHARE_BYTES)
-    from ..style import Progress  # style only for logs worth a progress line
-
-    progress = Progress("reading usage logs", total=total, size=True)  # by the megabyte: one log may be most
-    if workers <= 1:
+    dealt = shares.dealt(logs)
+    weight = [sum(map(shares.size, share)) for share in dealt]
+    progress = Progress("reading usage logs", total=sum(weight), size=True)  # by the megabyte: one log may be most
+    if len(dealt) <= 1:
         with progress:
             for path in logs:
                 feed_log(aggregator, path, warn, progress)
         return
-    from .. import shares  # only for logs of over SHARE_BYTES
-
-    dealt, weight = [[] for _ in range(workers)], [0] * workers
-    for n, (size, path) in enumerate(sorted(sizes, reverse=True)):  # the largest first, dealt out in turn
-        dealt[n % workers].append(path)
-        weight[n % workers] += size
     here = os.getpid()
 
     def counted(share):
@@ -451,13 +459,6 @@ def feed_logs(aggregator, logs, warn):
                 warn(line)
             if n:
                 progress.step(weight[n])
-
-
-def _size(path):
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 CHUNK = 1 << 20  # of a log read at once: progress is said between chunks

@@ -74,9 +74,9 @@ def rows(bench):
     fast = importlib.util.find_spec("orjson") is not None
     times = rounds([stats, plain, mawk], 1)
     times = rounds([stats, plain, mawk], 7)
-    # the fallback's promise is the speed it had before orjson (2.91x mawk on a quiet machine): no worse
+    # the fallback (the standard library's C scanner) within twice what mawk takes, orjson within 1.5 times
     for case, what, most in ((stats, "with orjson" if fast else "orjson not installed", 1.5),
-                             (plain, "no orjson (the fallback)", 3)):
+                             (plain, "no orjson (the fallback)", 2)):
         ratio = median([s / m for s, m in zip(times[case.label], times["mawk"])])
         yield Row(f"skill stats --json, {SKILLS * ENTRIES:,} lines, {what}",
                   f"{median(times[case.label]) / 1000:.2f} s", ratio, f"<= {most:g}x mawk", ratio <= most)

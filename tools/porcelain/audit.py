@@ -14,7 +14,18 @@ from nexus.style import ask, one_line, plural
 
 
 def render_findings(report, out):
+    """A finding a line, then the count on stderr, after them: on a terminal that shows both it is the last
+    line, never run into the findings."""
+    import sys  # the summary's stream
+
+    from nexus.cli import output
+
     out.write("".join(one_line(auditlib.formatted(f)) + "\n" for f in report["findings"]))
+    out.flush()
+    counts = {s: sum(f["severity"] == s for f in report["findings"]) for s in auditlib.SEVERITIES}
+    sys.stderr.flush()
+    output.say("nexus", f"{plural(len(report['audited']), 'skill')} audited: "
+                        + ", ".join(f"{n:,} {s}" for s, n in counts.items()))
 
 
 def skill_dirs(ctx, targets):
@@ -77,8 +88,6 @@ def audit(ctx):
     counts = {s: sum(f.severity == s for f in findings) for s in auditlib.SEVERITIES}
     failing = (auditlib.HIGH, auditlib.MEDIUM) if ctx.args["--strict"] else (auditlib.HIGH,)
     ctx.status = 1 if any(counts[s] for s in failing) else 0
-    if not ctx.json:
-        ctx.warn(f"{plural(len(targets), 'skill')} audited: " + ", ".join(f"{n:,} {s}" for s, n in counts.items()))
     return {"audited": [{"name": name, "dir": folder} for name, folder, _ in targets],
             "findings": [f.as_dict() for f in findings]}
 

@@ -1,5 +1,6 @@
 """The porcelain's distribution commands: `nexus skills add|remove|update|sync|link`."""
 
+import contextlib
 import os
 import shlex
 
@@ -88,13 +89,14 @@ def _allow(ctx, names, grants):
     return configlib.load()  # the config as it is now, for what the permissions say
 
 
+@contextlib.contextmanager
 def door(ctx, again, grants=None):
-    """admit() of managed.add and update: a skill that would run confined and declares more than was accepted
-    (nothing, for a new one), or a linked skill whose folder changed in place (`change`, managed.change_of:
-    what runs changed, though nexus placed nothing), is asked about at a terminal, with what changed and the
-    audit of it shown first; accepted with --yes (which says what it accepted) or what --allow-* grants, and
-    refused otherwise, with the command that accepts it (`again`). The declaration accepted is returned, for
-    the lockfile to keep (None for a skill that does not run confined)."""
+    """admit() of managed.add and update, for the time they run: a skill that would run confined and declares
+    more than was accepted (nothing, for a new one), or a linked skill whose folder changed in place (`change`,
+    managed.change_of: what runs changed, though nexus placed nothing), is asked about at a terminal, with
+    what changed and the audit of it shown first; accepted with --yes (said at the end: said_accepted) or
+    what --allow-* grants, and refused otherwise, with the command that accepts it (`again`). The declaration
+    accepted is returned, for the lockfile to keep (None for a skill that does not run confined)."""
     from nexus import trust  # only when skills are placed
     from nexus.gateway import sandbox
     from nexus.skill import entry as entrylib, skillmd
@@ -122,7 +124,7 @@ def door(ctx, again, grants=None):
             admit.shown.add(name)
         if ctx.args["--yes"]:
             said = [f"the change in its linked folder ({files})"] * bool(change) + [f"when it runs confined, {wants}"] * bool(wants)
-            ctx.warn(f"{name}: accepted{'' if change else ','} {', and '.join(said)} (--yes)")
+            admit.accepted.append((name, f"{'' if change else ','} {', and '.join(said)}"))
             return own
         asked = (f"{name} changed in its linked folder{f' and asks, when it runs confined, for {wants}' if wants else ''}"
                  if change else f"{name} asks, when it runs confined, for {wants}")
@@ -132,7 +134,32 @@ def door(ctx, again, grants=None):
         return own if answer else f"{asked}: declined"
 
     admit.shown = set()  # the skills whose findings were shown with the question
-    return admit
+    admit.accepted = []  # (name, what --yes accepted of it)
+    try:
+        yield admit
+    finally:
+        said_accepted(ctx, admit.accepted)
+
+
+def said_accepted(ctx, accepted):
+    """What --yes accepted at the door, on stderr: a line a skill, or beyond MANY skills, a line for each
+    acceptance alike (naming its skills where they differ), wrapped to the terminal, as the rest of a long
+    add is said."""
+    if len(accepted) <= MANY:
+        for name, what in accepted:
+            ctx.warn(f"{name}: accepted{what} (--yes)")
+        return
+    import sys  # a long add only
+
+    from nexus.cli.records import wrap
+    from nexus.style import Style
+
+    alike, columns = {}, Style(sys.stderr).columns
+    for name, what in accepted:
+        alike.setdefault(what.replace(" it runs", " each runs"), []).append(name)
+    for what, names in alike.items():  # which, where they differ (the permissions below name them too)
+        text = f"{len(names):,} skills: accepted{what} (--yes)" + (f": {', '.join(names)}" if len(alike) > 1 else "")
+        ctx.warn("\n  ".join(wrap(text, columns - len("nexus: ") - 2)) if columns else text)
 
 
 def permissions(ctx, names, config=None):
@@ -213,8 +240,8 @@ def add(ctx):
                         *(["--copy"] if args["--copy"] else []), *(["--force"] if args["--force"] else []),
                         *(["--allow-network"] if grants["network"] else []),
                         *(f"--allow-write={p}" for p in grants["write"]), *(f"--allow-read={p}" for p in grants["read"])])
-    report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn,
-                         admit=door(ctx, again, grants))
+    with door(ctx, again, grants) as admit:
+        report = managed.add(args["SOURCE"], args["--skill"], args["--copy"], args["--force"], ctx.warn, admit=admit)
     if report["added"]:
         managed.refresh_manifest(ctx.config)
         names = [added["name"] for added in report["added"]]
@@ -257,7 +284,8 @@ def _add_project(ctx):
 def _sync(ctx, here, frozen=False, moving=None):
     ctx.args = {"--force": False, "--yes": False, **ctx.args}  # `skills remove --project` has neither
     again = shlex.join(["nexus", "skills", "sync", *(["--frozen"] if frozen else [])])
-    report = project.sync(here, door(ctx, again), frozen, moving, ctx.args["--force"], ctx.warn)
+    with door(ctx, again) as admit:
+        report = project.sync(here, admit, frozen, moving, ctx.args["--force"], ctx.warn)
     placed = report["added"] + report["updated"]
     if placed or report["removed"]:
         managed.refresh_manifest(ctx.config)
@@ -361,8 +389,8 @@ def update(ctx):
     if ctx.args["--project"]:
         return _sync(ctx, project.here(), moving=names)
     again = shlex.join(["nexus", "skills", "update", *names, *(["--force"] if ctx.args["--force"] else [])])
-    admit = door(ctx, again)
-    report = managed.update(names, ctx.args["--force"], admit=admit)
+    with door(ctx, again) as admit:
+        report = managed.update(names, ctx.args["--force"], admit=admit)
     if report["changed"] or report["restored"]:
         managed.refresh_manifest(ctx.config)
         report.update(permissions(ctx, report["changed"] + report["restored"]))

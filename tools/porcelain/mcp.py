@@ -65,7 +65,10 @@ def config(ctx):
         if args["--json"]:
             return json.dumps(rows, indent=2) + "\n"
         cells = [[r["client"], r["format"], r["project"] or "-", r["user"] or "-"] for r in rows]
-        return "\n".join(style.table([["CLIENT", "FORMAT", "PROJECT FILE", "USER FILE"]] + cells, "")) + "\n"
+        import sys  # a person's listing only: the terminal it is fitted to
+
+        columns = style.Style(sys.stdout).columns
+        return "\n".join(style.folded([["CLIENT", "FORMAT", "PROJECT FILE", "USER FILE"]] + cells, columns)) + "\n"
     chosen = clients.client(args["--client"])
     scope = clients.scope_of(chosen, args["--scope"])
     path = clients.where(chosen, scope, args["--dir"]) if args["--write"] or args["--remove"] else None

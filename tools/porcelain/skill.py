@@ -12,7 +12,7 @@ from nexus.gateway import plan, verify
 from nexus.skill import entry as entrylib, installspec, skillmd
 from nexus.skill.known import CONNECTOR_CHECKS
 from nexus.state import skill_state
-from nexus.style import Progress, Style, ask, last_line, terminal, visible, when
+from nexus.style import Progress, Style, ask, last_line, terminal, visible, when, wrapped
 
 EMOJI = {"ready": "✅", "needs-setup": "⚠️ ", "not-installed": "⏳", "disabled": "💤", "unsupported": "🚫", "invalid": "❌"}
 
@@ -88,8 +88,9 @@ def render_show(shown, out):
             label += f" (verified by its first run: {when((state.get('fingerprint') or {}).get('capturedAt'))})"
     elif shown["status"] == "unsupported":
         label += f" (needs {', '.join(entry.get('os', []))}; this is {sys.platform})"
-    title = f"{entry['name'].upper()} - {visible(entry['description'])}"
-    lines = [style.rule(), style.emoji(entry.get("emoji")) + style.color(title, "bold"), style.rule(), ""]
+    title = style.emoji(entry.get("emoji")) + terminal(f"{entry['name'].upper()} - {visible(entry['description'])}", False)
+    header = [style.rule(), *(style.color(part, "bold") for part in wrapped(title, style.columns)), style.rule()]
+    lines = [""]
     failing = statuslib.failing(shown)
     if failing:
         emoji = "❗"
@@ -165,7 +166,21 @@ def render_show(shown, out):
     elif not shown["verified"] or shown["status"] != "ready":
         lines += ["", style.rule(False), "SETUP", style.rule(False), "", "To configure this skill:"]
         lines += [visible(step) for step in plan.setup_steps(entry, shown["missing"])]
-    out.write("\n".join(lines) + "\n")
+    out.write("".join(line + "\n" for line in header))  # at 80 columns as wide: every line wrapped, none cut
+    fenced = False
+    for line in "\n".join(lines).split("\n"):
+        fenced ^= line.startswith("```")
+        out.write("".join(part + "\n" for part in wrapped(line, style.columns, _hang(line, fenced))))
+
+
+def _hang(line, code=False):
+    """Where a line of `skill show` wrapped goes on: under a field's value (`Source:     ...`), a bullet's
+    text, a list item's text, or the line's own indent; a line of code further in, so it reads as one."""
+    head = line[:12]
+    if head.endswith(" ") and head.rstrip().endswith(":") and " " not in head.rstrip():
+        return 12
+    indent = len(line) - len(line.lstrip(" "))
+    return indent + (4 if code else 2 if line.lstrip(" ")[:2] in ("• ", "* ", "- ") else 0)
 
 
 @renders(render_show, {"--prompt-only": render_prompt})

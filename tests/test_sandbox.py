@@ -1005,19 +1005,22 @@ def test_as_root_a_confined_program_reaches_no_descriptor_of_the_caller(managed,
     assert caps == "CapPrm:\t0000000000000000 CapEff:\t0000000000000000", caps
 
 
-# Reads what is typed while in the background: a file `ready` once it listens, `got` with what it read in 5 s
+# Reads what is typed while in the background: in the folder it is given (a grant: {cwd} is staged), a file
+# `ready` once it listens, `got` with what it read in 5 s
 READER = f"""#!{sys.executable}
-import os, select
-open("ready", "w").close()
+import os, select, sys
+open(os.path.join(sys.argv[1], "ready"), "w").close()
 got = os.read(0, 100) if select.select([0], [], [], 5)[0] else b""
-open("got", "w").write(repr(got))
+open(os.path.join(sys.argv[1], "got"), "w").write(repr(got))
 """
 
 # A shell with job control, in a session whose terminal is on its fds 0-2: argv as a background job (a process
-# group of its own, not the terminal's foreground), then a password asked in the foreground once the job listens
+# group of its own, not the terminal's foreground), then a password asked in the foreground once the job listens;
+# its files in the folder argv[1], the job run from argv[2]
 JOB_CONTROL = """
 import os, select, signal, subprocess, sys, time
-job = subprocess.Popen(sys.argv[1:], process_group=0)
+os.chdir(sys.argv[1])
+job = subprocess.Popen(sys.argv[3:], process_group=0, cwd=sys.argv[2])
 while not os.path.exists("ready"):
     time.sleep(0.05)
 os.write(1, b"password: ")
@@ -1071,10 +1074,12 @@ def test_a_confined_call_in_the_background_gets_nothing_typed_for_the_foreground
     session of its own with the terminal on stdin, where job control never stops it."""
     make_tool(bindir, "reader", READER)
     write_skill(managed, "reader", meta={"tool": "reader"})
-    where = tmp_path / "job"
+    where, called_from = tmp_path / "out", tmp_path / "work"
     where.mkdir()
-    in_a_session([sys.executable, "-c", JOB_CONTROL, "nexus", "skill", "run", "reader"], where, typed=b"hunter2\n",
-                 after=b"password: ")
+    called_from.mkdir()
+    write_config(nexus_home, f'[skills.entries.reader.sandbox]\nwrite = ["{where}"]\n')
+    in_a_session([sys.executable, "-c", JOB_CONTROL, str(where), str(called_from), "nexus", "skill", "run", "reader",
+                  "--", str(where)], called_from, typed=b"hunter2\n", after=b"password: ")
     assert (where / "got").read_text() == "b''"
     assert (where / "foreground").read_text() == repr(b"hunter2\n")
     assert (where / "job").read_text() == "0"
@@ -1118,10 +1123,10 @@ def test_a_confined_call_at_a_terminal_neither_drives_it_nor_changes_its_setting
     assert settings[3] & termios.ECHO
 
 
-# Its own pid (the host's) in `pid`, then it waits
+# Its own pid (the host's) in `pid` in the folder it is given, then it waits
 SLEEPER = f"""#!{sys.executable}
-import os, time
-open("pid", "w").write(os.readlink("/proc/self"))
+import os, sys, time
+open(os.path.join(sys.argv[1], "pid"), "w").write(os.readlink("/proc/self"))
 time.sleep(120)
 """
 
@@ -1140,11 +1145,12 @@ def test_ctrl_z_stops_a_confined_call_whole_and_fg_continues_it(managed, bindir,
     import fcntl
     import termios
 
-    where = tmp_path / "stopped"
+    where = tmp_path / "out"
     where.mkdir()
+    write_config(nexus_home, f'[skills.entries.sleeper.sandbox]\nwrite = ["{where}"]\n')
     mine, theirs = pty.openpty()
-    process = subprocess.Popen(["nexus", "skill", "run", "sleeper"], stdin=theirs, stdout=theirs, stderr=theirs,
-                               cwd=where, start_new_session=True,
+    process = subprocess.Popen(["nexus", "skill", "run", "sleeper", "--", str(where)], stdin=theirs, stdout=theirs,
+                               stderr=theirs, cwd=tmp_path, start_new_session=True,
                                preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
     try:
         assert wait_for(lambda: (where / "pid").exists() and (where / "pid").read_text(), 30)

@@ -66,15 +66,15 @@ def scanner():
     return _scan
 
 
-NOT_JSON = object()  # what values() gives for a line that holds no JSON document
+NOT_JSON, BLANK = object(), object()  # what values() gives for a line without a JSON document, and for a blank one
 
 
 def values(lines):
-    """(line, its value) of each line of JSON Lines, the value NOT_JSON where the line holds no JSON document
-    (whitespace around one aside): for a loop over many lines (the usage logs). orjson parses a line in
-    about a third of the C scanner's time, where it is installed (the `fast` extra); what it refuses and
-    the scanner reads (NaN, integers past 64 bits, lone surrogates) the scanner still reads, so the answer
-    is the same with it or without (tests/test_stats.py)."""
+    """The value of each line of JSON Lines (whitespace around its one JSON document aside), NOT_JSON where
+    it holds none, BLANK where it holds only whitespace: for a loop over many lines (the usage logs).
+    orjson parses a line in about a third of the C scanner's time, where it is installed (the `fast`
+    extra); what it refuses and the scanner reads (NaN, integers past 64 bits, lone surrogates) the
+    scanner still reads, so the answer is the same with it or without (tests/test_stats.py)."""
     import json.decoder  # noqa: F401 - where the scanner's errors come from
 
     scan = scanner()
@@ -84,7 +84,7 @@ def values(lines):
         try:
             value, end = scan(text, 0)
         except (StopIteration, ValueError, RecursionError):  # RecursionError: a hostile line, nested past any depth
-            return NOT_JSON
+            return NOT_JSON if text else BLANK
         return value if end == len(text) else NOT_JSON
 
     try:
@@ -93,9 +93,9 @@ def values(lines):
         loads = scanned
     for line in lines:
         try:
-            yield line, loads(line)
+            yield loads(line)
         except ValueError:  # orjson's JSONDecodeError is one
-            yield line, scanned(line)
+            yield scanned(line)
 
 
 def dumps(obj):

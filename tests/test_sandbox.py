@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from helpers import answering, make_tool, write_config, write_skill
+from helpers import answering, make_tool, wait_for, write_config, write_skill
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
@@ -1007,19 +1007,22 @@ def test_as_root_a_confined_program_reaches_no_descriptor_of_the_caller(managed,
     assert caps == "CapPrm:\t0000000000000000 CapEff:\t0000000000000000", caps
 
 
-# Reads what is typed while in the background: a file `ready` once it listens, `got` with what it read in 5 s
+# Reads what is typed while in the background: in the folder it is given (a grant: {cwd} is staged), a file
+# `ready` once it listens, `got` with what it read in 5 s
 READER = f"""#!{sys.executable}
-import os, select
-open("ready", "w").close()
+import os, select, sys
+open(os.path.join(sys.argv[1], "ready"), "w").close()
 got = os.read(0, 100) if select.select([0], [], [], 5)[0] else b""
-open("got", "w").write(repr(got))
+open(os.path.join(sys.argv[1], "got"), "w").write(repr(got))
 """
 
 # A shell with job control, in a session whose terminal is on its fds 0-2: argv as a background job (a process
-# group of its own, not the terminal's foreground), then a password asked in the foreground once the job listens
+# group of its own, not the terminal's foreground), then a password asked in the foreground once the job listens;
+# its files in the folder argv[1], the job run from argv[2]
 JOB_CONTROL = """
 import os, select, signal, subprocess, sys, time
-job = subprocess.Popen(sys.argv[1:], process_group=0)
+os.chdir(sys.argv[1])
+job = subprocess.Popen(sys.argv[3:], process_group=0, cwd=sys.argv[2])
 while not os.path.exists("ready"):
     time.sleep(0.05)
 os.write(1, b"password: ")
@@ -1073,10 +1076,12 @@ def test_a_confined_call_in_the_background_gets_nothing_typed_for_the_foreground
     session of its own with the terminal on stdin, where job control never stops it."""
     make_tool(bindir, "reader", READER)
     write_skill(managed, "reader", meta={"tool": "reader"})
-    where = tmp_path / "job"
+    where, called_from = tmp_path / "out", tmp_path / "work"
     where.mkdir()
-    in_a_session([sys.executable, "-c", JOB_CONTROL, "nexus", "skill", "run", "reader"], where, typed=b"hunter2\n",
-                 after=b"password: ")
+    called_from.mkdir()
+    write_config(nexus_home, f'[skills.entries.reader.sandbox]\nwrite = ["{where}"]\n')
+    in_a_session([sys.executable, "-c", JOB_CONTROL, str(where), str(called_from), "nexus", "skill", "run", "reader",
+                  "--", str(where)], called_from, typed=b"hunter2\n", after=b"password: ")
     assert (where / "got").read_text() == "b''"
     assert (where / "foreground").read_text() == repr(b"hunter2\n")
     assert (where / "job").read_text() == "0"
@@ -1118,6 +1123,49 @@ def test_a_confined_call_at_a_terminal_neither_drives_it_nor_changes_its_setting
     assert b"\x1b[32mgreen\x1b[0m \\x9b2J \\e]0;T2\\x07" in shown, shown
     assert b"typed: yes" in shown, shown
     assert settings[3] & termios.ECHO
+
+
+# Its own pid (the host's) in `pid` in the folder it is given, then it waits
+SLEEPER = f"""#!{sys.executable}
+import os, sys, time
+open(os.path.join(sys.argv[1], "pid"), "w").write(os.readlink("/proc/self"))
+time.sleep(120)
+"""
+
+
+def _state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0]
+
+
+@needs_sandbox
+def test_ctrl_z_stops_a_confined_call_whole_and_fg_continues_it(managed, bindir, tmp_path, nexus_home):
+    """Ctrl-Z stopped the gateway (the terminal's foreground group) while its tool, in a session of its own,
+    ran on: writing {cwd} after the user thought it stopped."""
+    make_tool(bindir, "sleeper", SLEEPER)
+    write_skill(managed, "sleeper", meta={"tool": "sleeper"})
+    import fcntl
+    import termios
+
+    where = tmp_path / "out"
+    where.mkdir()
+    write_config(nexus_home, f'[skills.entries.sleeper.sandbox]\nwrite = ["{where}"]\n')
+    mine, theirs = pty.openpty()
+    process = subprocess.Popen(["nexus", "skill", "run", "sleeper", "--", str(where)], stdin=theirs, stdout=theirs,
+                               stderr=theirs, cwd=tmp_path, start_new_session=True,
+                               preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    try:
+        assert wait_for(lambda: (where / "pid").exists() and (where / "pid").read_text(), 30)
+        tool = int((where / "pid").read_text())
+        os.write(mine, b"\x1a")  # Ctrl-Z
+        assert wait_for(lambda: _state(tool) == "T"), _state(tool)
+        os.killpg(process.pid, signal.SIGCONT)  # fg
+        assert wait_for(lambda: _state(tool) != "T"), _state(tool)
+    finally:
+        process.kill()
+        process.wait(60)
+        os.close(mine)
+        os.close(theirs)
 
 
 @needs_sandbox

@@ -462,7 +462,9 @@ class Contained:
         self.steps()
 
 
-FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+# Ctrl-Z at the terminal stops the gateway's group, not the program in its own session: SIGTSTP and SIGCONT too
+FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2,
+             signal.SIGTSTP, signal.SIGCONT)
 CLOSE_RANGE = 436  # close_range(2): the same number on every architecture
 
 

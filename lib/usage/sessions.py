@@ -31,7 +31,7 @@ def _entries(path, since=None, warn=None):
     try:
         # Text as the bytes give it (a stray byte spoils one line, not the log), lines ended by "\n" alone.
         with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-            for number, (_, entry) in enumerate(fastjson.values(f), 1):
+            for number, entry in enumerate(fastjson.values(f), 1):
                 if problem(entry) or entry["skill"] not in names and not valid(entry["skill"]):
                     bad += 1
                     first = first or number

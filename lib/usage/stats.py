@@ -210,10 +210,10 @@ class Aggregator:
         installed): this loop is most of what `nexus skill stats` costs."""
         count, corrupt, lines = self.count, 0, iter(lines)
         for batch in iter(lambda: list(itertools.islice(lines, BATCH)), []):
-            for line, entry in fastjson.values(batch):
+            for entry in fastjson.values(batch):
                 if type(entry) is dict:
                     count(entry)
-                elif line.strip(" \t\n\r"):
+                elif entry is not fastjson.BLANK:
                     corrupt += 1
             for figures in itertools.chain(self.skills.values(), self.models.values()):
                 figures.settle()

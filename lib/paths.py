@@ -135,8 +135,12 @@ def lookalike(name):
 
 def contains(top, path):
     """True when `path`, its symlinks followed, is `top` (its own followed too) or lies inside it."""
-    real, root = os.path.realpath(path), os.path.realpath(top)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+    return within(os.path.realpath(path), os.path.realpath(top))
+
+
+def within(path, folder):
+    """True when the absolute `path` is `folder` or lies inside it, as written (no link followed)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def checked_name(name):

@@ -604,10 +604,10 @@ def find(words):
 
 def script(name):
     """The main(argv=None) -> int of the console script `name`, a plumbing row of the table (its script in
-    tools/bin/ calls it: the tool's module never imports the table that names it). nexus-run and nexus-mcp
-    take --profile NAME before anything else (see prepared)."""
+    tools/bin/ calls it: the tool's module never imports the table that names it). nexus-mcp takes --profile
+    NAME before anything else (see prepared); nexus-run's script starts from tools/gateway.py, which does too."""
     command = find(name)
-    prepare = scope.take_option if name in ("nexus-run", "nexus-mcp") else None
+    prepare = scope.take_option if name == "nexus-mcp" else None
 
     def main(argv=None):
         argv, failed = sys.argv[1:] if argv is None else list(argv), None

@@ -355,8 +355,8 @@ class Confinement:
         self.read += self.installed
         # the homes are left out of the system's folders that hold one (a service's home in /opt, /var/lib), unless a
         # grant holds it; a home that is / or holds a system folder, as a service's may, is not left out whole
-        self.unread = [h for h in home_folders() if os.path.isdir(h) and not any(_within(h, p) for p in self.read)
-                       and not any(_within(top, h) for top in SYSTEM)]
+        self.unread = [h for h in home_folders() if os.path.isdir(h) and not any(paths.within(h, p) for p in self.read)
+                       and not any(paths.within(top, h) for top in SYSTEM)]
         # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
         # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
         self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
@@ -376,7 +376,7 @@ class Confinement:
         self.env.update(_git_settings(self.read, self.deny, self.env))
         for var, (name, default) in XDG.items():
             real = os.path.abspath(os.path.expanduser(env.get(var) or default))
-            if not any(_within(real, p) or _within(p, real) for p in self.read + self.write):
+            if not any(paths.within(real, p) or paths.within(p, real) for p in self.read + self.write):
                 self.env[var] = os.path.join(state, name)  # where tools cache and refresh their tokens
         self.kind = "landlock+netns" if self.netns else "landlock+pidns" if self.namespaces else "landlock"
         self.fd = None
@@ -410,14 +410,14 @@ class Confinement:
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
         resolv = os.path.dirname(os.path.realpath("/etc/resolv.conf"))  # where DNS's answer lies, when elsewhere
-        system = [*SYSTEM, *([] if any(_within(resolv, top) for top in SYSTEM) or resolv in WIDE else [resolv])]
+        system = [*SYSTEM, *([] if any(paths.within(resolv, top) for top in SYSTEM) or resolv in WIDE else [resolv])]
         for top, deny in [(p, sorted({*self.deny, *self.unread})) for p in system] + [
                 (p, sorted({*self.deny, "/dev"})) for p in self.read]:  # a grant of / reads no terminal in /dev
             rules += _allowed(top, deny, read)
         for top in self.write:
             rules += _allowed(top, sorted(set(self.deny + self.protect)), fs)
         # a rule holds for the file it was opened on: in {cwd}, the overlay's files, opened in the child once mounted
-        self.deferred = [r for r in rules if self.stage and _within(r[0], self.stage.cwd)]
+        self.deferred = [r for r in rules if self.stage and paths.within(r[0], self.stage.cwd)]
         try:
             _add_rules(libc, fd, [r for r in rules if r not in self.deferred])
         except OSError as e:
@@ -454,14 +454,14 @@ class Confinement:
         what it is given in them, to bind back: its sockets, its folders and program, {cwd}, the system's)."""
         runtime = env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
         hidden = list(dict.fromkeys(os.path.realpath(p) for p in (*SOCKET_PLACES, runtime) if os.path.isdir(p)))
-        hidden = [h for h in hidden if h != "/" and not any(_within(h, o) and h != o for o in hidden)]
+        hidden = [h for h in hidden if h != "/" and not any(paths.within(h, o) and h != o for o in hidden)]
         given = [os.path.realpath(expand(p, places)) for p in self.unix] + self.read + self.write + [cwd]
         given += [os.path.realpath(p) for p in (*SYSTEM, "/etc/resolv.conf")]  # /run/systemd/resolve: DNS
-        shown = sorted({g for g in given if any(_within(g, h) for h in hidden) and os.path.lexists(g)})
+        shown = sorted({g for g in given if any(paths.within(g, h) for h in hidden) and os.path.lexists(g)})
         # a system folder there that is a link (NixOS: /run/current-system) is made again as the link it is
         self.relinked = [(p, os.readlink(p)) for p in SYSTEM
-                         if any(_within(p, h) for h in hidden) and os.path.islink(p)]
-        return hidden, [g for g in shown if not any(_within(g, o) and g != o for o in shown)]
+                         if any(paths.within(p, h) for h in hidden) and os.path.islink(p)]
+        return hidden, [g for g in shown if not any(paths.within(g, o) and g != o for o in shown)]
 
     def _mount(self, libc):
         """In the child's own mount namespace: where sockets live hidden (a `unix` grant), the stage over {cwd},
@@ -608,21 +608,21 @@ def installed(entry, config, env=None, written=(), deny=None):
     held = [os.path.realpath(p) for p in [paths.state_root(), *written, *(deny or deny_list(config, {}))]]
 
     def wide(folder):
-        return folder in WIDE or any(_within(h, folder) for h in homes)
+        return folder in WIDE or any(paths.within(h, folder) for h in homes)
 
     folders = []
     for program in programs:
         for path in (os.path.abspath(program), os.path.realpath(program)):
             where = os.path.realpath(os.path.dirname(path))
             prefix = os.path.dirname(where)
-            if any(_within(where, top) for top in SYSTEM):
+            if any(paths.within(where, top) for top in SYSTEM):
                 continue
             if os.path.basename(where) == "bin" and not wide(prefix):
                 folders += [where] + [os.path.join(prefix, name) for name in ("lib", "lib64", "libexec", "pyvenv.cfg")]
             else:
                 folders.append(os.path.join(where, os.path.basename(path)) if wide(where) else where)
     return [f for f in dict.fromkeys(folders) if os.path.lexists(f) and not os.path.islink(f)
-            and not any(_within(f, h) for h in held)]
+            and not any(paths.within(f, h) for h in held)]
 
 
 def home_folders():
@@ -652,7 +652,7 @@ def _git_settings(read, deny, env):
     found = {"GIT_OPTIONAL_LOCKS": "0"}
     config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gitconfig")
     real = os.path.realpath(config)
-    if os.path.exists(config) and (not any(_within(real, p) for p in read) or any(_within(real, d) for d in deny)):
+    if os.path.exists(config) and (not any(paths.within(real, p) for p in read) or any(paths.within(real, d) for d in deny)):
         found["GIT_CONFIG_GLOBAL"] = "/dev/null"
     return {name: value for name, value in found.items() if name not in env}
 
@@ -805,11 +805,11 @@ def hint(entry, config, stderr):
                 return (f"reading {shown}, which skills.sandbox.deny keeps from every confined skill (nexus "
                         "suggests no grant of it)")
             if os.path.exists(path) and not any(
-                    _within(os.path.realpath(path), p) for p in readable):
+                    paths.within(os.path.realpath(path), p) for p in readable):
                 return f"reading {shown}: to grant it, " + style.shell_line([*allow, "--read", path])
             folder = os.path.dirname(path)
             said = f"writing {shown}: to grant it, " + style.shell_line([*allow, "--write", folder])
-            if cwd and _within(os.path.realpath(folder), cwd):
+            if cwd and paths.within(os.path.realpath(folder), cwd):
                 return f"{said} (confined skills do not write the folder they are called from here, {cwd}: {why})"
             return said
     return None
@@ -844,11 +844,11 @@ def unsafe_cwd(cwd, protect):
     for home in home_folders():  # $HOME's and the account's: a HOME set elsewhere never makes the real one safe
         if cwd == home:
             return "your home folder, where what a program writes is run later (~/.bash_aliases, ~/bin)"
-        if _within(home, cwd):
+        if paths.within(home, cwd):
             return "a folder that holds your home folder"
-        if _within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
+        if paths.within(cwd, home) and cwd[len(home):].lstrip("/").startswith("."):
             return f"inside ~/{cwd[len(home):].lstrip('/').split('/')[0]}, a dot-folder of your home (settings, plugins)"
-    held = next((p for p in protect if _within(cwd, p)), None)
+    held = next((p for p in protect if paths.within(cwd, p)), None)
     return f"inside {held}, which runs as you or as nexus (a skill source, nexus, its state)" if held else None
 
 
@@ -878,11 +878,7 @@ def linked(folders):
 
 def _guarded(path, protect):
     """Whether a real path lies in (or is) one of the real paths `protect`: no write grant reaches it."""
-    return any(_within(path, q) for q in protect)
-
-
-def _within(path, folder):
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+    return any(paths.within(path, q) for q in protect)
 
 
 def _denied(deny, granted):

@@ -142,8 +142,7 @@ class _Apply:
 
     def _note(self, real, why):
         """`real` (a real, absolute path) must not be written: guarded where it is, or is in, {cwd}."""
-        if real == self.cwd or real.startswith(self.cwd.rstrip("/") + "/") or \
-                self.cwd.startswith(real.rstrip("/") + "/"):
+        if paths.within(real, self.cwd) or paths.within(self.cwd, real):
             self.guarded.setdefault(real[len(self.cwd):].strip("/") if len(real) > len(self.cwd) else "", why)
 
     def _outside(self, env):
@@ -366,7 +365,7 @@ def _leads_out(cwd, path, target, system):
     folders (a venv's python3 -> /usr/bin/python3 stays), else None: read lexically, as it was made."""
     where = os.path.normpath(os.path.join(cwd, os.path.dirname(path), target))
     inside = [cwd, *system]
-    return None if any(where == p or where.startswith(p.rstrip("/") + "/") for p in inside) else where
+    return None if any(paths.within(where, p) for p in inside) else where
 
 
 def _holds_repository(folder, name):

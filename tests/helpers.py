@@ -188,6 +188,19 @@ def commit(repo, message):
     return git(repo, "rev-parse", "HEAD")
 
 
+def pong(server, stop):
+    """Answer each connection to the listening stream socket `server` (a timeout set) ping with pong, until
+    `stop` is set."""
+    while not stop.is_set():
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            continue
+        with conn:
+            conn.recv(10)
+            conn.send(b"pong")
+
+
 @contextlib.contextmanager
 def answering(addresses):
     """A Unix socket at each address (a path, or @NAME for an abstract one) that answers ping with pong while the
@@ -200,17 +213,7 @@ def answering(addresses):
         server.settimeout(0.2)
         servers.append(server)
 
-    def serve(server):
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(10)
-                conn.send(b"pong")
-
-    threads = [threading.Thread(target=serve, args=(s,)) for s in servers]
+    threads = [threading.Thread(target=pong, args=(s, stop)) for s in servers]
     for t in threads:
         t.start()
     try:

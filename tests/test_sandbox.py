@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from helpers import answering, make_tool, wait_for, write_config, write_skill
+from helpers import answering, make_tool, pong, wait_for, write_config, write_skill
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="confinement is Linux's here")
 
@@ -98,16 +98,7 @@ def listeners():
     udp.bind(("127.0.0.1", 0))
     stop = threading.Event()
 
-    def serve_tcp():
-        tcp.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = tcp.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(10)
-                conn.send(b"pong")
+    tcp.settimeout(0.2)
 
     def serve_udp():
         udp.settimeout(0.2)
@@ -118,7 +109,7 @@ def listeners():
                 continue
             udp.sendto(b"pong", peer)
 
-    threads = [threading.Thread(target=serve_tcp), threading.Thread(target=serve_udp)]
+    threads = [threading.Thread(target=pong, args=(tcp, stop)), threading.Thread(target=serve_udp)]
     for t in threads:
         t.start()
     yield {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1]}

@@ -663,9 +663,13 @@ class Confinement:
             if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (CLONE_NEWNET if self.netns else 0)) != 0:
                 raise OSError(ctypes.get_errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
                               + os.strerror(ctypes.get_errno()), "sandbox")
-            for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
-                with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
-                    f.write(text)
+            for name, text in (("uid_map", b"%d %d 1" % (uid, uid)), ("setgroups", b"deny"),
+                               ("gid_map", b"%d %d 1" % (gid, gid))):
+                fd = os.open(f"/proc/self/{name}", os.O_WRONLY | os.O_CLOEXEC)  # the same ids inside: files keep
+                try:  # their owners
+                    os.write(fd, text)
+                finally:
+                    os.close(fd)
             self._mount(libc)
         if os.geteuid() == 0:  # root's program would start with every capability (in its namespace): it gets none
             _no_root(libc)
@@ -797,8 +801,11 @@ def _no_root(libc):
     """In the child of root's call: exec grants no capability (no bounding set, and uid 0 is not special to exec),
     so that the program, still uid 0 (files keep their owner: git, ssh), holds none, and cannot reach the child
     and init it runs under, which keep theirs (gateway.process._contain)."""
-    with open("/proc/sys/kernel/cap_last_cap") as f:
-        last = int(f.read())
+    fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        last = int(os.read(fd, 16))
+    finally:
+        os.close(fd)
     for cap in range(last + 1):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
     if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:

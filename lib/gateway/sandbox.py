@@ -32,7 +32,6 @@ import sys
 
 from .. import config as configlib, fastjson, fileio, paths, schema, urls
 from ..catalog.status import injected_env
-from ..config import keys
 from ..errors import Refused
 from . import plan, process, stage
 
@@ -174,7 +173,7 @@ def permissions(entry, config):
 def grant(entry, network=False, write=(), read=()):
     """Widen what the skill may do when confined, in the config (skills.entries.KEY.sandbox, whose lists start
     from the skill's declaration): `nexus skill allow` and `skills add --allow-network`. True when it changed."""
-    from ..config import edit  # a grant only: config.edit brings tomllib and tomli-w
+    from ..config import edit, keys  # a grant only: config.edit brings tomllib and tomli-w
 
     table, own_declared = ("skills", "entries", configlib.own_key(entry), "sandbox"), declared(entry)
     wanted = {key: value for key, value in (("network", network), ("write", list(write)), ("read", list(read)))
@@ -330,7 +329,9 @@ def _resolved(entry, config, env, places, allowed, namespaces, unstaged):
         found = _resolve(entry, config, env, places, allowed, namespaces, unstaged)
     finally:
         _local.look = None
-    kept = {"key": key, "seen": look.seen, "asked": list(look.asked.values()), "found": found}
+    # an answer of lexists() or islink() on a path realpath() looked at is its sign in `seen`, checked first
+    asked = [a for a in look.asked.values() if not (a[0] in ("lexists", "islink") and a[1][0] in look.seen)]
+    kept = {"key": key, "seen": look.seen, "asked": asked, "found": found}
     try:
         fileio.private_dirs(os.path.dirname(path), paths.state_root())
         fileio.write_atomic(path, fileio.encode(fastjson.dumps(
@@ -884,6 +885,8 @@ def _git_settings(read, deny, env):
 def deny_list(config, places):
     """skills.sandbox.deny made absolute, its ~ in each of the user's homes and its * matched, with nexus's own
     config and state."""
+    from ..config import keys  # its SECRETS: a confinement built anew (not cached), what a grant shows or hints
+
     homes = home_folders()
     found = [q for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS) for q in in_homes(p, places, homes)]
     found += ROOT_SECRETS if os.geteuid() == 0 else []  # what no other account may read anyway

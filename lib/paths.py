@@ -283,6 +283,11 @@ def sandbox_folders(name):
     return os.path.join(folder, "data"), os.path.join(folder, "tmp")
 
 
+def sandbox_cache(name):
+    """Where a confined skill's resolved permissions are cached (gateway.sandbox); the name is validated."""
+    return os.path.join(state_root(), "sandbox", checked_name(name) + ".json")
+
+
 def stages_dir():
     return os.path.join(state_root(), "stages")
 

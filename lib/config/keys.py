@@ -51,18 +51,24 @@ def _text(value):
 
 
 def _folder(value):
-    return _text(value) and (value.startswith("~") or os.path.isabs(value))
+    return _text(value) and (value.startswith("~") or os.path.isabs(value)) and _plain(value)
+
+
+def _plain(value):
+    """No . or .. in a folder: {state}/../../other/data would name another skill's state as if it were its own."""
+    return not {".", ".."} & set(value.split("/"))
 
 
 BOOL = Type("bool", "true or false", lambda v: isinstance(v, bool))
 COUNT = Type("int", "a whole number from 1", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1)
 TEXT = Type("string", "text", _text)
 NAMES = Type("list", 'a list of skill names, as ["tmux", "github"]', item=_text)
-FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~, as ["~/bin"]', item=_folder)
+FOLDERS = Type("list", 'a list of folders, each absolute or starting with ~ (no . or ..), as ["~/bin"]', item=_folder)
 ENV_NAMES = Type("list", 'a list of environment variable names, as ["DEPLOY_TOKEN"]', item=is_env_name)
 ENV = Type("table", 'a table of environment variables, as { NAME = "value" }')
-PLACES = Type("list", 'a list of folders, each absolute, or starting with ~, {cwd}, {tmp} or {state}, as ["{cwd}"]',
-              item=lambda v: _folder(v) or _text(v) and v.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
+PLACES = Type("list", 'a list of folders, each absolute, or starting with ~, {cwd}, {tmp} or {state} (no . or ..), as '
+              '["{cwd}"]', item=lambda v: _folder(v) or _text(v) and v.split("/")[0] in ("{cwd}", "{tmp}", "{state}")
+              and _plain(v))
 
 
 # What a confined skill never reads inside what it is given (a read grant of ~, say): keys, tokens, password

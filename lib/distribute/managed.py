@@ -399,6 +399,10 @@ def remove(names):
             trust.forget(name, _PROJECT.get())
             for own in paths.sandbox_folders(name):  # its cached tokens: never a later skill's of the name
                 shutil.rmtree(own, ignore_errors=True)
+            try:  # its cached permissions, which named its grants
+                os.remove(paths.sandbox_cache(name))
+            except FileNotFoundError:
+                pass
             del lock["skills"][name]
 
 

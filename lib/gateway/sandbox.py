@@ -80,10 +80,15 @@ HANDED = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM"
 NETWORK_ENV = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
                "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
 # Written, these run code of the skill's outside its confinement: a shell's startup files, what a desktop or
-# systemd starts at login, ssh's keys and authorized_keys (nexus's own places are added: protected())
+# systemd starts at login, ssh's keys and authorized_keys, git's and other tools' settings (a pager, a hook, an
+# alias is a command), what a login session reads (nexus's own places are added: protected())
 ESCALATION = ("~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc",
               "~/.zshenv", "~/.zprofile", "~/.zlogin", "~/.config/fish", "~/.config/autostart",
-              "~/.config/systemd/user", "~/.ssh", "~/.local/bin")
+              "~/.config/systemd/user", "~/.ssh", "~/.local/bin", "~/.gitconfig", "~/.config/git", "~/.hgrc",
+              "~/.config/hg", "~/.npmrc", "~/.config/direnv", "~/.config/mise", "~/.pam_environment",
+              "~/.config/environment.d", "~/.xprofile", "~/.xsession", "~/.xinitrc", "~/.config/nexus",
+              # what a project's folder runs later (stage.RUN_LATER), the user's own in the home: agents' hooks
+              *("~/" + name for name in stage.RUN_LATER if name.startswith(".")))
 
 
 def fallback(config):
@@ -121,6 +126,8 @@ def run(entry, config, env, warn, start):
     socket."""
     stage.set_aside_leftovers(entry["name"], warn)
     confined = Confinement(entry, config, env)
+    for grant, why in confined.dropped.items():
+        warn(f"{entry['name']}: its grant {grant} is dropped: {why}")
     try:
         try:
             done = start(confined.env, confined.child)
@@ -309,16 +316,52 @@ def expand(path, places):
     path = path.replace("{uid}", str(os.getuid()))
     for name, value in places.items():
         if path == name or path.startswith(name + "/"):
-            return value + path[len(name):]
+            return os.path.normpath(value + path[len(name):])
     return os.path.abspath(os.path.expanduser(path))
+
+
+def _unsound(grant, places, writes):
+    """Why a grant as written is dropped, or None: a . or .. in it (unsound(): refused where it is read, and
+    never resolved here); inside nexus's state but the skill's own {tmp} and {state} (other skills' tokens, the
+    caches); inside a place the skill writes (`writes`: absolute, as written) while its real path leaves that place
+    (a link there may be the skill's own doing: {state}/cache -> ~/.ssh)."""
+    why = unsound(grant)
+    if why:
+        return why
+    path = expand(grant, places)
+    real, state = _real(path), paths.state_root()
+    own = (places["{tmp}"], places["{state}"])
+    if (paths.within(path, state) or paths.within(real, _real(state))) and not any(paths.within(path, o) for o in own):
+        return "it lies in nexus's state, where only {tmp} and {state} are the skill's"
+    left = next((w for w in writes if paths.within(path, w) and not paths.within(real, _real(w))), None)
+    return f"it leads out of {left}, which the skill writes, through a link (to {real})" if left else None
+
+
+def unsound_grants(entry, allowed, places, unsafe=None):
+    """(where the skill writes, or wrote in an earlier call, as written; {grant: why it is dropped}, as
+    _unsound says), as a call and `skill show` find them: a grant in a place the skill writes never follows a
+    link out of it. `unsafe`: why {cwd} is one no skill writes (unsafe_cwd), if it is."""
+    writes = [expand(p, places) for p in writable(entry, allowed) if not (unsafe and p.split("/")[0] == "{cwd}")]
+    dropped = {}
+    for grant in allowed["write"] + allowed["read"]:
+        why = _unsound(grant, places, writes)
+        if why:
+            dropped.setdefault(grant, why)
+    return writes, dropped
+
+
+def unsound(folder):
+    """Why a folder as written may not be a grant, or None: a . or .. in it, which could lead out of the place it
+    names ({state}/../../other/data)."""
+    return "it holds . or .." if any(part in (".", "..") for part in folder.split("/")) else None
 
 
 def _resolved(entry, config, env, places, allowed, namespaces, unstaged):
     """What a confined call's ruleset is made of, as real paths: {protect, cwd, withheld, write, read, deny,
     installed, unread, system, git, xdg}. Taken from the skill's cache (state/sandbox/NAME.json) when every answer
     of the file system it was built on is still the same (Resolution), built and cached otherwise."""
-    key = _key(entry, config, env, places, namespaces, unstaged)
-    path = os.path.join(paths.state_root(), "sandbox", paths.checked_name(entry["name"]) + ".json")
+    key = _key(entry, config, env, places, allowed, namespaces, unstaged)
+    path = paths.sandbox_cache(entry["name"])
     cached = _cached(path)
     for kept in cached:
         found = _valid(kept, key)
@@ -332,6 +375,10 @@ def _resolved(entry, config, env, places, allowed, namespaces, unstaged):
     # an answer of lexists() or islink() on a path realpath() looked at is its sign in `seen`, checked first
     asked = [a for a in look.asked.values() if not (a[0] in ("lexists", "islink") and a[1][0] in look.seen)]
     kept = {"key": key, "seen": look.seen, "asked": asked, "found": found}
+    # a path that gave two answers while it was built (a link flipped by a concurrent call): `found` may rest on
+    # either, so no cache could say when it is stale
+    if look.torn or _valid(kept, key) is None:
+        return found
     try:
         fileio.private_dirs(os.path.dirname(path), paths.state_root())
         fileio.write_atomic(path, fileio.encode(fastjson.dumps(
@@ -348,17 +395,32 @@ def _resolve(entry, config, env, places, allowed, namespaces, unstaged):
     protect = sorted({_real(q) for p in protected(config) for q in in_homes(p, places)})
     # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
     cwd = _real(places["{cwd}"])
-    withheld = unsafe_cwd(cwd, protect) or (None if namespaces else NO_MOUNTS) or unstaged
+    unsafe = unsafe_cwd(cwd, protect)
+    withheld = unsafe or (None if namespaces else NO_MOUNTS) or unstaged
+    writes, dropped = unsound_grants(entry, allowed, places, unsafe)
+    grants = [p for p in writable(entry, allowed) if p not in dropped and not (withheld and p.split("/")[0] == "{cwd}")]
     # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
-    write = [_real(expand(p, places)) for p in writable(entry, allowed) if not (withheld and p.split("/")[0] == "{cwd}")]
+    write = [_real(expand(p, places)) for p in grants]
     # reads: the system (SYSTEM), and what is given: its own folder, {cwd} where it is safe, its grants; and where
     # its program lies (a tool installed in ~/.local, ~/.cargo, a venv), which is inferred, so it never takes a
     # path off the deny list
-    read = [_real(expand(p, places)) for p in allowed["read"]] + [_real(entry["dir"])]
+    read = [_real(expand(p, places)) for p in allowed["read"] if p not in dropped] + [_real(entry["dir"])]
     read += [] if withheld else [cwd]
     deny = deny_list(config, places)
-    denied = _denied(deny, read + write)
-    found = installed(entry, config, env, [] if withheld else [cwd], deny)
+    homes = home_folders()
+    named = {q for p in allowed["read"] + allowed["write"] if p not in dropped for q in in_homes(p, places, homes)}
+    denied = _denied(deny, named)
+    # a grant whose real path lies in a denied one it does not name (a link swapped in): dropped
+    for grant in [p for p in allowed["write"] + allowed["read"] if p not in dropped]:
+        real, given = _real(expand(grant, places)), in_homes(grant, places, homes)
+        held = next((d for d in deny if _real(d) in denied and paths.within(real, _real(d))
+                     and not any(paths.within(g, d) for g in given)), None)
+        if held:
+            dropped[grant] = f"it leads into {held}, which skills.sandbox.deny holds, through a link"
+            write = write[:2] + [p for p in write[2:] if p != real]
+            read = [p for p in read if p != real]
+    found = installed(entry, config, env, [] if withheld else [cwd], deny,
+                      made=[w for p, w in zip(writable(entry, allowed), writes) if p.split("/")[0] != "{cwd}"])
     read += found
     # the homes are left out of the system's folders that hold one (a service's home in /opt, /var/lib), unless a
     # grant holds it; a home that is / or holds a system folder, as a service's may, is not left out whole
@@ -375,25 +437,62 @@ def _resolve(entry, config, env, places, allowed, namespaces, unstaged):
         if not any(paths.within(real, p) or paths.within(p, real) for p in read + write):
             xdg[var] = os.path.join(places["{state}"], name)  # where tools cache and refresh their tokens
     return {"protect": protect, "cwd": cwd, "withheld": withheld, "write": write, "read": read, "deny": denied,
-            "installed": found, "unread": unread, "system": system, "git": _git_settings(read, denied, env), "xdg": xdg}
+            "installed": found, "unread": unread, "system": system, "git": _git_settings(read, denied, env), "xdg": xdg,
+            "dropped": dropped}
 
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+# The modules whose code and data a resolution is computed with (config/keys: the default deny list, SECRETS)
+RESOLVING = ("__init__.py", "gateway/sandbox.py", "gateway/plan.py", "gateway/stage.py", "paths.py",
+             "config/__init__.py", "config/keys.py", "catalog/status.py", "fileio.py")
 
 
-def _key(entry, config, env, places, namespaces, unstaged):
-    """All a Resolution depends on besides the file system's answers, as text: the skill's entry (its SKILL.md
-    read), the config, the variables of the call and of nexus that name folders, who runs it, where nexus is, and
-    the skill sources (a project's among them, found from the current folder)."""
+def _key(entry, config, env, places, allowed, namespaces, unstaged):
+    """All a Resolution depends on besides the file system's answers, as the sha256 of its text (the text holds
+    the skill's config entry, apiKey and all: never stored): nexus's code (its version, and each of RESOLVING's
+    files as the file system has it), the skill's entry (its SKILL.md read) and permissions, the config's sandbox
+    settings and skill sources, the variables of the call and of nexus that name folders, who runs it, and where
+    nexus is."""
     import site  # loaded by Python's start-up already: its user folders
+
+    from .. import __version__
 
     names = ("PATH", "HOME", "NEXUS_CALLER_CWD", "XDG_RUNTIME_DIR", *XDG)
     ours = sorted((k, v) for k, v in os.environ.items()
                   if k in names or k.startswith(("NEXUS_", "XDG_", "PYTHON")) or k == "MANAGED_SKILLS_DIR")
-    return fastjson.dumps([CACHE_FORMAT, os.stat(__file__).st_mtime_ns, entry, config, [env.get(k) for k in names],
-                           ours, places, os.getcwd(), namespaces, unstaged, os.geteuid(), os.getuid(), os.getegid(),
-                           sys.prefix, sys.base_prefix, site.getusersitepackages(), paths.home(), paths.config_file(),
-                           paths.state_root(), configlib.sources(config), configlib.bin_path(config)])
+    text = fastjson.dumps([CACHE_FORMAT, __version__, _code(), entry, allowed, configlib.get(config, "skills.sandbox"),
+                           [env.get(k) for k in names], ours, places, os.getcwd(), namespaces, unstaged, os.geteuid(),
+                           os.getuid(), os.getegid(), sys.prefix, sys.base_prefix, site.getusersitepackages(),
+                           paths.home(), paths.config_file(), paths.state_root(), configlib.sources(config),
+                           configlib.bin_path(config)])
+    return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _code():
+    """Where nexus's package lies, and each of RESOLVING's files as it is now (inode, size, modified and changed
+    times): a new version, an edit, a reinstall that keeps the times (Nix, a reproducible wheel) all differ."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = [top]
+    for name in RESOLVING:
+        try:
+            info = os.stat(os.path.join(top, name))
+        except OSError:
+            found.append(None)
+            continue
+        found.append([info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns])
+    return found
+
+
+def _sha256(data):
+    try:  # the C module alone: hashlib would bring OpenSSL onto a confined call's way
+        from _sha256 import sha256
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
+
 
 
 KEPT = 4  # resolutions kept a skill: a few callers' folders, a fallback's
@@ -428,12 +527,23 @@ def _valid(kept, key):
         if any(ASKED[question](*args) != answer for question, args, answer in kept["asked"]):
             return None
         found = kept["found"]
-        return found if isinstance(found, dict) and set(found) == RESOLVED else None
+        return found if isinstance(found, dict) and set(found) == RESOLVED and _typed(found) else None
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
-RESOLVED = {"protect", "cwd", "withheld", "write", "read", "deny", "installed", "unread", "system", "git", "xdg"}
+def _typed(found):
+    """Whether each field of a resolution has its type: a string where a list is meant ("write": "/home") would
+    be read as the rules "/", "h", ..."""
+    lists = all(type(found[k]) is list and all(type(p) is str and p.startswith("/") for p in found[k])
+                for k in ("protect", "write", "read", "deny", "installed", "unread", "system"))
+    tables = all(type(found[k]) is dict and all(type(v) is str for v in found[k].values())
+                 for k in ("git", "xdg", "dropped"))
+    return lists and tables and type(found["cwd"]) is str and type(found["withheld"]) in (str, type(None))
+
+
+RESOLVED = {"protect", "cwd", "withheld", "write", "read", "deny", "installed", "unread", "system", "git", "xdg",
+            "dropped"}
 
 
 class Resolution:
@@ -442,7 +552,7 @@ class Resolution:
     (ASKED) with its answer. The same answers give the same resolution."""
 
     def __init__(self):
-        self.seen, self.asked = {}, {}
+        self.seen, self.asked, self.torn = {}, {}, False
 
     def real(self, path):
         """os.path.realpath(path) (Python 3.11's, non-strict), each component it looks at recorded."""
@@ -465,7 +575,8 @@ class Resolution:
                     path = ".."
                 continue
             newpath = os.path.join(path, name)
-            sign = self.seen[newpath] = _sign(newpath)
+            sign = _sign(newpath)
+            self.torn = self.torn or self.seen.setdefault(newpath, sign) != sign
             if not sign.startswith("L"):
                 path = newpath
                 continue
@@ -511,7 +622,9 @@ def _asked(question, *args):
     answer = ASKED[question](*args)
     look = getattr(_local, "look", None)
     if look:
-        look.asked[fastjson.dumps([question, args])] = [question, args, answer]
+        key = fastjson.dumps([question, args])
+        look.torn = look.torn or key in look.asked and look.asked[key][2] != answer
+        look.asked[key] = [question, args, answer]
     return answer
 
 
@@ -592,6 +705,7 @@ class Confinement:
         self.protect, cwd, self.withheld = found["protect"], found["cwd"], found["withheld"]
         self.write, self.read, self.deny = found["write"], found["read"], found["deny"]
         self.installed, self.unread, self.system = found["installed"], found["unread"], found["system"]
+        self.dropped = found["dropped"]
         WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
         # what it writes to {cwd} is staged (an overlay in its mount namespace) and applied after the call
         self.stage = None
@@ -815,18 +929,21 @@ def _no_root(libc):
         raise OSError(ctypes.get_errno(), "cannot drop root's capabilities: " + os.strerror(ctypes.get_errno()))
 
 
-def installed(entry, config, env=None, written=(), deny=None):
+def installed(entry, config, env=None, written=(), deny=None, made=()):
     """What a skill's program needs to read where SYSTEM does not hold it: for the program and the interpreter of
     its #! line (`#!/usr/bin/env NAME`: NAME as found on the PATH of `env`), each as found and as its real path,
     its folder, or for one in a bin/ folder, that prefix's bin, lib, lib64, libexec and pyvenv.cfg (a venv,
     ~/.local, ~/.cargo, ~/.nvm/versions/...); in a folder of WIDE, a home or one holding a home, its file alone.
     Inferred from what the skill names, so never more: no link (a prefix's lib that leads to ~/.ssh), nothing a
     confined skill writes (nexus's state, which holds every skill's {tmp} and {state}; `written`: {cwd}), nothing
-    of the deny list (`deny`: deny_list(), when known). Real paths, in the order found."""
+    of the deny list (`deny`: deny_list(), when known); and nothing of a program that lies where the skill writes
+    (`made`: its write grants, as written), whose links and #! line it may have made itself. Real paths, in the
+    order found."""
     from ..catalog import status  # search_dirs(), as plan.command finds the program
 
     env = os.environ if env is None else env
     found = _asked("which", plan.runs(entry) or "", status.search_dirs(config, env))
+    found = None if found and any(paths.within(os.path.abspath(found), w) for w in made) else found
     programs = [found] if found else []
     line = _asked("head", found) if found else None
     words = line.encode("latin-1")[2:].split() if line and line.startswith("#!") else []
@@ -835,6 +952,7 @@ def installed(entry, config, env=None, written=(), deny=None):
     if len(words) > 1 and os.path.basename(words[0]) == b"env":  # the first word that is neither option nor VAR=
         name = next((os.fsdecode(w) for w in words[1:] if not w.startswith(b"-") and b"=" not in w), None)
         programs += [p for p in [name and _asked("which", name, status.search_dirs(config, env))] if p]
+    programs = [p for p in programs if not any(paths.within(os.path.abspath(p), w) for w in made)]
     homes = home_folders()
     held = [_real(p) for p in [paths.state_root(), *written, *(deny or deny_list(config, {}))]]
 
@@ -1105,10 +1223,20 @@ def _guarded(path, protect):
     return any(paths.within(path, q) for q in protect)
 
 
-def _denied(deny, granted):
-    """The paths to deny, real (the walk from / never follows a link), unless granted as a whole."""
-    found = {_real(p) for p in deny if _asked("lexists", p)}
-    return sorted(found - {g for p in granted for g in (p, _real(p))})
+def _denied(deny, named):
+    """The paths to deny, real (the walk from / never follows a link), but one a grant names as written (`named`:
+    in_homes() of each): never one reached through a link, and never nexus's config and state nor ROOT_SECRETS."""
+    never = {paths.config_file(), paths.state_root()}
+    return sorted({_real(p) for p in deny if _asked("lexists", p)
+                   and (p not in named or p in never or any(_fits(p, r) for r in ROOT_SECRETS))})
+
+
+def _fits(path, pattern):
+    """Whether `path` is `pattern` or lies in it, a * in it standing for any run of characters in a name."""
+    head, star, tail = pattern.partition("*")
+    if not star:
+        return paths.within(path, pattern)
+    return path.startswith(head) and path.endswith(tail) and "/" not in path[len(head):len(path) - len(tail)]
 
 
 def _allowed(folder, deny, access, is_folder=None):

@@ -157,7 +157,7 @@ def sandbox_problem(value):
         bad = [f for f in folders if not _place(f)] if isinstance(folders, list) else [folders]
         if bad:
             return f"{key} needs a list of folders, each absolute or starting with ~, {{cwd}}, {{tmp}} or {{state}}" \
-                   f" (not {bad[0]!r})"
+                   f", with no . or .. in it (not {bad[0]!r})"
     return None
 
 
@@ -177,7 +177,8 @@ def unprintable(meta):
 
 
 def _place(folder):
-    return isinstance(folder, str) and folder.isprintable() and (
+    # no . or ..: {state}/../../other/data would name another skill's state as if it were this one's
+    return isinstance(folder, str) and folder.isprintable() and not {".", ".."} & set(folder.split("/")) and (
         folder.startswith("~") or os.path.isabs(folder) or folder.split("/")[0] in ("{cwd}", "{tmp}", "{state}"))
 
 

@@ -4,7 +4,7 @@ import os
 import shlex
 import sys
 
-from nexus import config as configlib, trust
+from nexus import config as configlib, paths, trust
 from nexus.catalog import capabilities, listing, status as statuslib
 from nexus.cli.command import renders
 from nexus.errors import NexusError
@@ -140,6 +140,7 @@ def render_show(shown, out):
             lines += [f"  {bullet} Reads where its program lies: {', '.join(allowed['installed'])}"] \
                 if allowed.get("installed") else []
             lines += [f"  {bullet} Unix sockets: {', '.join(allowed['unix'])}"] if allowed.get("unix") else []
+            lines += [f"  {bullet} Dropped: {grant} ({why})" for grant, why in allowed.get("dropped", {}).items()]
         else:
             lines.append(f"  {bullet} Not confined (skills.sandbox.mode; confined it would have: network "
                          f"{'yes' if allowed['network'] else 'no'}, writes {', '.join(allowed['write'])})")
@@ -207,6 +208,12 @@ def show(ctx):
         if shown["permissions"]["confined"]:
             shown["permissions"]["available"] = sandbox.describe(sandbox.availability())
             shown["permissions"]["installed"] = sandbox.installed(entry, ctx.config)
+            state, tmp = paths.sandbox_folders(entry["name"])
+            places = {"{cwd}": os.getcwd(), "{tmp}": tmp, "{state}": state}
+            allowed = sandbox.permissions(entry, ctx.config)
+            dropped = sandbox.unsound_grants(entry, allowed, places)[1]
+            if dropped:  # a grant a call would drop, and why
+                shown["permissions"]["dropped"] = dropped
     return shown
 
 

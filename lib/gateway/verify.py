@@ -8,6 +8,7 @@ Architecture invariant: only `nexus-verify` (and the porcelain's verify commands
 `nexus skill run` of a skill call verify(); listing, refreshing and showing never do.
 """
 
+import _thread
 import hashlib
 import os
 import select as selector  # verify.select is the skills --all verifies
@@ -220,7 +221,10 @@ def verify_all(entries, config, timeout=VERIFY_TIMEOUT, jobs=1):
         return
     from . import spawner  # verify --all alone
 
-    helper = spawner.fork()
+    try:
+        helper = spawner.fork()
+    except OSError:  # no process to spare (EAGAIN): each is verified as verify() does, in threads
+        helper = None
     batch = _Batch(entries, config, timeout, max(1, jobs), helper and spawner.Batch(helper), spawner.Gone)
     try:
         yield from batch.outcomes()
@@ -349,8 +353,6 @@ class _Batch:
 def _started(function, *args):
     """function(*args) in a thread of its own (not `threading`'s, which verify --all need not load): a lock held
     until it ends, to wait for it."""
-    import _thread
-
     ended = _thread.allocate_lock()
     ended.acquire()
 

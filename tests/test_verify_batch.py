@@ -42,7 +42,8 @@ def state(nexus_home, name):
 def test_what_a_verify_command_left_running_ends_with_verify_all(script_runner, workspace, bindir, tmp_path):
     make_tool(bindir, "tool")
     pidfile = tmp_path / "daemon"
-    write_skill(workspace, "leaves", meta={"tool": "tool", "verify": DAEMON.format(pid=pidfile) + "; true"})
+    write_skill(workspace, "leaves", meta={"tool": "tool", "verify": DAEMON.format(pid=pidfile) +
+                                           f'; while [ ! -s "{pidfile}" ]; do sleep 0.05; done'})
     write_skill(workspace, "plain", meta={"tool": "tool", "verify": "true"})
     try:
         result = script_runner.run(["nexus", "skills", "verify", "--all", "--json"])

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from helpers import make_tool, wait_for, write_skill
@@ -21,10 +22,9 @@ DAEMON = "( setsid sh -c 'echo $$ > \"$0\"; exec sleep 300' \"{pid}\" & )"
 
 
 def alive(pid):
-    """True while `pid` runs (a zombie nobody reaped yet does not count)."""
+    """True while `pid` runs: a process killed and not yet reaped (a zombie) does not."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text(errors="replace")
     except FileNotFoundError:
         return False
 

@@ -17,9 +17,14 @@ processes: they are neither P's descendants nor marked so. A process that both l
 (its parent dead) and clears its environment escapes a cancel; it still dies with the server.
 
 The server's side (Helper) sends each request over a Unix socket: marshal'd (argv, env, cwd, the file
-actions, the exec path) with the descriptors the tool gets (SCM_RIGHTS) and the write end of a pipe of the
-call's own, on which the helper answers the tool's pid (or why it could not start) and later its wait status.
-Confined calls are not the helper's: they fork from the server into their PID namespace (process.Contained).
+actions, the exec path, and optionally a dict of options: the call's mark, killing its group as it is reaped)
+with the descriptors the tool gets (SCM_RIGHTS) and the write end of a pipe of the call's own, on which the
+helper answers the tool's pid (or why it could not start) and later its wait status. Confined calls are not the
+helper's: they fork from the server into their PID namespace (process.Contained).
+
+`nexus skills verify --all` forks a helper of its own for the same reasons (each verify command in a group of
+its own, the reaper of what it leaves), and a Batch starts its commands there without waiting for each start,
+waiting on all of them in one select loop; their mark is NEXUS_SKILL, which their environment has already.
 """
 
 import _socket as socket  # the C module: socket.py makes enums of its constants, at a cost of milliseconds

@@ -397,7 +397,7 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
                 os.close(report)
                 _steps(actions, group, cwd, prctl if parent_death else None, parent, prepare, prctl if reaper else None)
                 if contained is not None:
-                    _contain(report_w, prctl)  # returns in the program's own process only
+                    _contain(report_w, prctl, where, argv, env)  # never returns
                 _exec(where, argv, env)
             except BaseException as e:  # noqa: B036 (whatever happened must reach the parent)
                 failed = e if isinstance(e, OSError) else OSError(0, f"{type(e).__name__}: {e}")
@@ -490,8 +490,9 @@ FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signa
 CLOSE_RANGE = 436  # close_range(2): the same number on every architecture
 
 
-def _contain(report_w, prctl):
-    """In the child, once confined: fork the init, which forks the program, and return in the program alone.
+def _contain(report_w, prctl, where, argv, env):
+    """In the child, once confined: fork the init, which starts the program (posix_spawn: no copy of our memory
+    to fault in, nothing of Python between its start and its exec), and exit as it does.
 
     The child (the pid the gateway holds) stays in the gateway's process group, passes the signals it gets
     on to the init and exits as the program did; the init leaves the session (no terminal to type into),
@@ -539,14 +540,7 @@ def _contain(report_w, prctl):
 
     for signum in FORWARDED:
         signal.signal(signum, forward)
-    tool = os.fork()
-    if tool == 0:
-        for signum in FORWARDED:
-            signal.signal(signum, signal.SIG_DFL)
-        os.close(say)
-        os.close(alive)
-        os.setpgid(0, 0)
-        return
+    tool = _spawn_first(where, argv, env)  # in a group of its own, our signals' handlers its defaults
     os.close(report_w)
     while True:
         try:
@@ -581,10 +575,21 @@ def _send(pid, signum):
 
 def _exec(where, argv, env):
     """execve the first of `where` that runs, as posix_spawnp tries PATH; the error that best says why not."""
+    _first(where, argv, lambda path: os.execve(path, argv, env))
+
+
+def _spawn_first(where, argv, env):
+    """_exec's program posix_spawned, in a process group of its own with the default action for FORWARDED: its
+    pid. Only where the child's signals' handlers are Python's, which posix_spawn's child never runs."""
+    return _first(where, argv, lambda path: os.posix_spawn(path, argv, env, setpgroup=0, setsigdef=FORWARDED))
+
+
+def _first(where, argv, start):
+    """start(path) for the first of `where` that runs; the error that best says why none did."""
     error = FileNotFoundError(2, os.strerror(2), argv[0])
     for path in where:
         try:
-            os.execve(path, argv, env)
+            return start(path)
         except (FileNotFoundError, NotADirectoryError):
             pass
         except PermissionError as e:

@@ -488,9 +488,9 @@ def _sha256(data):
         from _sha256 import sha256
     except ImportError:
         try:
-            from _sha2 import sha256
+            from _sha2 import sha256  # Python 3.12's name of it
         except ImportError:
-            from hashlib import sha256
+            from hashlib import sha256  # a Python built without it
     return sha256(data)
 
 

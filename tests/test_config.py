@@ -41,8 +41,8 @@ def listed(script_runner):
     ('[skills.log]\nmaxEntries = "lots"\n', "skills.log.maxEntries", 'a whole number from 1, not "lots"'),
     ("[skills.log]\nmaxBytes = -5\n", "skills.log.maxBytes", "a whole number from 1, not -5"),
     ('[skills.load]\nextraDirs = "/tmp"\n', "skills.load.extraDirs", "a list of folders, each absolute or starting "
-                                                                    'with ~, as ["~/bin"], not "/tmp"'),
-    ('[skills]\nbinPath = ["bin"]\n', "skills.binPath", 'a list of folders, each absolute or starting with ~, as '
+                                                                    'with ~ (no . or ..), as ["~/bin"], not "/tmp"'),
+    ('[skills]\nbinPath = ["bin"]\n', "skills.binPath", 'a list of folders, each absolute or starting with ~ (no . or ..), as '
                                                          '["~/bin"], not "bin"'),
     ("[skills.entries.gog.env]\nTOKEN = 5\n", "skills.entries.gog.env.TOKEN", "text"),  # a secret: not shown
     ('[capabilities.email_sender]\nprefer = "gog"\n', "capabilities.email_sender.prefer",

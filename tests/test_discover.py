@@ -301,4 +301,4 @@ def test_config_values_of_the_wrong_type_are_refused(script_runner, nexus_home):
     result = script_runner.run(["nexus-discover"])
     assert result.returncode == 2
     assert result.stderr == (f"nexus-discover: config '{path}', line 2: skills.binPath needs a list of folders, "
-                             'each absolute or starting with ~, as ["~/bin"], not 7\n')
+                             'each absolute or starting with ~ (no . or ..), as ["~/bin"], not 7\n')

@@ -33,6 +33,9 @@ FILES = (  # (where, what), in the order a reader meets them
                                         "that died is set aside by the skill's next call."),
     ("$NEXUS_HOME/state/nexus/set-aside/", "What a confined call wrote that would run outside the sandbox later "
                                            "(.git, hooks, a folder on PATH, ...), kept here and never applied."),
+    ("$NEXUS_HOME/state/nexus/probes.json", "What confinement this system gives (`nexus status`), as a child process "
+                                            "found it, with what that depends on: the boot, the user, the sysctls "
+                                            "of user namespaces."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
                                               "with when."),
@@ -285,6 +288,10 @@ def sandbox_folders(name):
 
 def stages_dir():
     return os.path.join(state_root(), "stages")
+
+
+def probes_file():
+    return os.path.join(state_root(), "probes.json")
 
 
 def set_aside_dir():

@@ -287,10 +287,10 @@ def status(ctx):
     if listed.profile:
         counts["profile"] = _filtered(listed)
     if ctx.json or "--check" in ctx.args:  # `status` (not `skills list --summary`): what confinement this system
-        # offers, a fork to see
-        from nexus.gateway import sandbox
+        # offers (kept: gateway.probes)
+        from nexus.gateway import probes
 
-        counts["sandbox"] = sandbox.status(ctx.config)
+        counts["sandbox"] = probes.status(ctx.config)
     if ctx.args.get("--check"):  # `skills list --summary` has no --check
         counts["unhealthy"] = listing.unhealthy(found) + _untrusted(ctx)
         ctx.status = 1 if counts["unhealthy"] or counts["sandbox"].get("problem") else 0

@@ -241,9 +241,9 @@ def test_the_lines_of_the_manifest_are_written_and_read_by_named_functions():
 def test_a_status_cache_row_has_named_fields_and_round_trips_through_its_list():
     from nexus.catalog.listing import Row
 
-    values = [1, ["gh"], ["TOKEN"], ["gh"], [], None, "ready", "{}", None, "ready", '{"verified":true}']
+    values = [1, ["gh"], ["TOKEN"], ["gh"], [], None, "ready", "{}", None, "ready", '{"verified":true}', None]
     row = Row(*values)
     assert (row.key, row.bins, row.status, row.added) == (1, ["gh"], "ready", '{"verified":true}')
     assert row.as_list() == values
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         Row(*values[:-1])  # a row of another shape: the cache is read as missing

@@ -52,26 +52,34 @@ class Row:
     manifest line; the binaries and env vars it names, and those of them `found` and `present`; the
     `stamp` of its state.json, NO_STATE for a prompt skill, None when it must be read again), then what
     was computed (`base`: the status without state; the JSON text of what is `missing`; the disabled
-    `reason`; the `status`, and `added`, the JSON text of what the state adds). The cache file holds
-    each as a list of these fields in this order."""
+    `reason`; the `status`, and `added`, the JSON text of what the state adds), and `listed`: the members
+    `nexus skills list --json` adds after those (',"permissions":{...}', '' for none; None until known, LIVE
+    when they are made anew each time). The cache file holds each as a list of these fields in this order."""
 
-    FIELDS = ("key", "bins", "env", "found", "present", "stamp", "base", "missing", "reason", "status", "added")
+    FIELDS = ("key", "bins", "env", "found", "present", "stamp", "base", "missing", "reason", "status", "added",
+              "listed")
     __slots__ = FIELDS
 
-    def __init__(self, *values):
-        for field, value in zip(self.FIELDS, values, strict=True):
-            setattr(self, field, value)
+    def __init__(self, key, bins, env, found, present, stamp, base, missing, reason, status, added, listed):
+        self.key, self.bins, self.env, self.found, self.present, self.stamp = key, bins, env, found, present, stamp
+        self.base, self.missing, self.reason, self.status, self.added, self.listed = \
+            base, missing, reason, status, added, listed
 
     def as_list(self):
-        return [getattr(self, field) for field in self.FIELDS]
+        return [self.key, self.bins, self.env, self.found, self.present, self.stamp, self.base, self.missing,
+                self.reason, self.status, self.added, self.listed]
+
+
+LIVE = "*"  # Row.listed of a record whose listed members depend on more than its row: made anew each time
 
 
 class Listing:
     """The records of a fresh manifest, skills by name and then the broken ones, with their statuses;
     with a profile, only those in its scope (a provider outside it is no provider for the agent)."""
 
-    def __init__(self, manifest, rows, profile=None):
+    def __init__(self, manifest, rows, profile=None, cache=None):
         self.manifest, self.rows, self.profile, self.hidden = manifest, rows, profile, 0
+        self.cache = cache  # (the inputs that key the status cache, whether a row changed since it was read)
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
         if profile:  # every record parsed, to match names, globs and capabilities against the profile
@@ -101,9 +109,10 @@ class Listing:
         """The JSON text of each record kept by keep(status): the entry merged with what evaluate() adds."""
         if self.settled is not None:
             return [fastjson.dumps(r).encode() for r in self.settled if keep(r["status"])]
-        return [text for text, status_ in self._texts() if keep(status_)]
+        return [text for text, status_, _ in self._texts() if keep(status_)]
 
     def _texts(self):
+        """(JSON text, status, row; None for a broken skill) of every record."""
         skill_lines, invalid_lines = self.manifest.lines()[:2]
         # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
         clash = self.manifest.head.get("evaluatedKeys", True)
@@ -115,14 +124,14 @@ class Listing:
             extra += row.added[1:-1]
             if clash and any(key in text for key in EVALUATED):
                 merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
-                yield fastjson.dumps(merged).encode(), row.status
+                yield fastjson.dumps(merged).encode(), row.status, row
             else:
-                yield manifestlib.with_members(text, extra.encode()), row.status
+                yield manifestlib.with_members(text, extra.encode()), row.status, row
         for line in invalid_lines:
-            yield line.rstrip(b","), "invalid"
+            yield line.rstrip(b","), "invalid", None
 
     def _records(self):
-        return [fastjson.loads(text) for text, _ in self._texts()]
+        return [fastjson.loads(text) for text, _, _ in self._texts()]
 
     def json(self, keep=lambda status: True):
         """The JSON array of the records kept, as bytes."""
@@ -131,33 +140,64 @@ class Listing:
     def records(self, keep=lambda status: True):
         if self.settled is not None:
             return [r for r in self.settled if keep(r["status"])]
-        return [fastjson.loads(text) for text, status_ in self._texts() if keep(status_)]
+        return [fastjson.loads(text) for text, status_, _ in self._texts() if keep(status_)]
+
+    def listed_texts(self, keep, members):
+        """The JSON text of each record kept, with the members `nexus skills list --json` adds (each row's
+        `listed`): `members(text)` -> (the record's text with them, the members to keep or LIVE) makes them
+        where they are not known or not kept, and for a broken skill. Outside a settled catalogue only; the
+        cache is written when one was made (`save`)."""
+        found = []
+        for text, status_, row in self._texts():
+            if not keep(status_):
+                continue
+            if row is None or row.listed is None or row.listed == LIVE:
+                text, kept = members(text)
+                if row is not None and row.listed is None:
+                    row.listed = kept
+                    self.cache[1] = True
+            elif row.listed:
+                text = text[:-1] + row.listed.encode() + b"}"
+            found.append(text)
+        return found
+
+    def save(self):
+        """Write the status cache when a row changed since it was read."""
+        if self.cache and self.cache[1]:
+            _write_cache(self.cache[0], dict(zip(self.manifest.names(), self.rows)))
+            self.cache[1] = False
 
 
-def listed(config, warn, states=True, scoped=True):
+def listed(config, warn, states=True, scoped=True, save=True):
     """The Listing of every skill in the scope of the profile in force (scoped=False: every skill). With
     states=False only the statuses are sure (as `nexus status` needs them): `verified` may be stale where
-    the status does not depend on the state."""
+    the status does not depend on the state. save=False: the caller writes the status cache (Listing.save)."""
     manifest = current_manifest(config, warn)
-    return Listing(manifest, _rows(manifest, config, warn, states), scope.chosen(config) if scoped else None)
+    rows, cache = _rows(manifest, config, warn, states)
+    found = Listing(manifest, rows, scope.chosen(config) if scoped else None, cache)
+    if save:
+        found.save()
+    return found
 
 
 def _rows(manifest, config, warn, states):
-    """A row per skill of the manifest: the cached one where nothing it depends on changed, else
-    computed again; the cache is written when a row was."""
+    """(a row per skill of the manifest: the cached one where nothing it depends on changed, else
+    computed again; [the inputs that key the cache, whether a row was computed again])."""
     cache = _read_cache()
     day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
     inputs = {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
               "nexus": __version__, "layout": CACHE_LAYOUT}
     cached = cache["skills"] if cache and all(cache.get(k) == v for k, v in inputs.items()) else {}
     checker, now, root = status.Checker(config), time.time_ns(), paths.skills_state()
-    rows, names, changed = [], [], not cached
+    rows, changed = [], not cached
     for line in manifest.lines()[0]:
         name, key = line[1:line.index(b'"', 1)].decode(), zlib.crc32(line)
         row, skill = cached.get(name), None
         if row is None or row.key != key or _present(checker, row.bins, row.env) != [row.found, row.present]:
             skill = _entry(line)
+            listed_ = row.listed if row is not None and row.key == key else None  # what the entry and config make
             row, changed = _computed(checker, skill, key), True
+            row.listed = listed_
         if row.stamp != NO_STATE and (states or row.base == "ready"):  # its state matters here
             path = f"{root}/{paths.checked_name(name)}/state.json"  # paths.state_file, its root found once
             if row.stamp is None or row.stamp != _stamp(path):
@@ -167,10 +207,7 @@ def _rows(manifest, config, warn, states):
                 row.status, row.added = _with_state(checker, skill, row.base, state)
                 changed = True
         rows.append(row)
-        names.append(name)
-    if changed:
-        _write_cache(inputs, dict(zip(names, rows)))
-    return rows
+    return rows, [inputs, changed]
 
 
 def _entry(line):
@@ -191,7 +228,7 @@ def _computed(checker, skill, key):
     prompt = skill.get("type") == "prompt"
     base, missing, reason = checker.without_state(skill)
     return Row(key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
-               fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {}))
+               fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {}), None)
 
 
 def _with_state(checker, skill, base, state):
@@ -214,7 +251,7 @@ def _stamp(path, now=None):
     return [info.st_ino, info.st_size, info.st_mtime_ns]
 
 
-TEXTS = tuple(Row.FIELDS.index(field) for field in ("missing", "added"))  # JSON texts that many rows share:
+TEXTS = tuple(Row.FIELDS.index(field) for field in ("missing", "added", "listed"))  # JSON texts that many rows share:
 # the cache file holds each different one once, in "texts", and a row its index there
 
 
@@ -247,7 +284,10 @@ def _write_cache(inputs, skills):
 
 def evaluate_all(manifest, config, warn):
     """Every record of `manifest` (fresh) in the profile's scope, with its status."""
-    return Listing(manifest, _rows(manifest, config, warn, True), scope.chosen(config)).records()
+    rows, cache = _rows(manifest, config, warn, True)
+    found = Listing(manifest, rows, scope.chosen(config), cache)
+    found.save()
+    return found.records()
 
 
 def records(config, warn):

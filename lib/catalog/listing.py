@@ -259,12 +259,18 @@ def _read_cache():
     """The cache, its rows as Rows, when it has the shape this nexus writes; None otherwise (it is only
     slower)."""
     try:
-        cache = fileio.read_json(paths.status_cache())
+        cache = fastjson.loads(fileio.read_own(paths.status_cache()) or b"null")  # another's, or a link: not ours
         texts, skills = cache["texts"], cache["skills"]
         for name, row in skills.items():
             for field in TEXTS:
                 row[field] = texts[row[field]]
-            skills[name] = Row(*row)
+            row = skills[name] = Row(*row)
+            "".join(row.bins + row.env + row.found + row.present)  # TypeError unless lists of names
+            if not (type(row.key) is int and row.status in STATUS_KEYS and row.base in STATUS_KEYS
+                    and (row.stamp is None or type(row.stamp) is list or row.stamp == NO_STATE)
+                    and row.missing[:1] == row.added[:1] == "{" and (row.reason is None or type(row.reason) is str)
+                    and (row.listed in (None, "", LIVE) or row.listed.startswith(',"permissions":{'))):
+                return None  # not what this nexus writes: computed again
         return cache
     except (BadInput, TypeError, KeyError, IndexError, AttributeError, ValueError):  # ValueError: a row's length
         return None

@@ -62,6 +62,19 @@ def unchanged(stamp):
             and (file_path is None or paths.mtime(file_path) == file_mtime))
 
 
+def all_unchanged(stamps):
+    """unchanged() of every stamp: the loop of every listing, two stats a skill, kept tight."""
+    stat = os.stat
+    try:
+        for folder, folder_mtime, file_path, file_mtime in stamps:
+            if (type(folder) is not str or stat(folder).st_mtime_ns != folder_mtime
+                    or file_path is not None and stat(file_path).st_mtime_ns != file_mtime):
+                return False
+    except OSError:  # a folder or SKILL.md gone
+        return False
+    return True
+
+
 # What a listing adds to an entry (status.Checker.evaluate), and what the line of a skill that requires
 # another holds: build() notes in the head whether any skill's line has one, so that a listing never
 # searches the lines for them.
@@ -285,7 +298,7 @@ class Manifest:
     def is_fresh(self, source_list):
         """True when no source, skill folder or watched folder changed since it was written."""
         try:
-            return (self.current(source_list) and all(map(unchanged, self.stamps()))
+            return (self.current(source_list) and all_unchanged(self.stamps())
                     and all(paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in self.folders()))
         except (ValueError, KeyError, TypeError, IndexError):
             return False

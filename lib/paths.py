@@ -20,6 +20,9 @@ FILES = (  # (where, what), in the order a reader meets them
     ("skills.load.extraDirs", "Extra skill folders named in the config: the lowest precedence."),
     ("$NEXUS_HOME/state/nexus/skills/manifest.json", "The manifest: the cache of discovered skills."),
     ("$NEXUS_HOME/state/nexus/skills/status-cache.json", "Each skill's status, with what it was computed from."),
+    ("$NEXUS_HOME/state/nexus/skills/listing-cache", "The last listing as a whole (its counts, its --json), with "
+                                                     "what it was computed from, so an unchanged catalogue is not "
+                                                     "computed again."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
@@ -201,6 +204,10 @@ def manifest_file():
 
 def status_cache():
     return os.path.join(skills_state(), "status-cache.json")
+
+
+def listing_cache():
+    return os.path.join(skills_state(), "listing-cache")
 
 
 def skill_state_dir(name):

@@ -325,3 +325,60 @@ def test_status_keeps_what_the_sandbox_probes_found_while_what_it_depends_on_hol
         forge(how, **changed)
         assert said() == found, (how, changed)
         assert not path.is_symlink() and json.loads(path.read_text())["found"] == kept["found"], (how, changed)
+
+
+def test_a_listing_kept_whole_is_used_only_while_nothing_it_was_made_from_changed(script_runner, workspace, bindir,
+                                                                                 nexus_home, monkeypatch):
+    make_tool(bindir, "have")
+    write_skill(workspace, "alpha", meta={"tool": "have"})
+    write_skill(workspace, "beta", meta={"tool": "later-bin"})
+    write_skill(workspace, "gamma", meta={"tool": "have", "requires": {"env": ["GAMMA_TOKEN"]}})
+    mine = {"alpha", "beta", "gamma"}
+
+    def both():
+        found = listed(script_runner)
+        counts = json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)
+        return {name: (r["status"], r["description"], r.get("verified")) for name, r in found.items()
+                if name in mine or name == "delta"}, counts
+
+    first = both()
+    assert {name: status_ for name, (status_, _, _) in first[0].items()} == {
+        "alpha": "ready", "beta": "not-installed", "gamma": "needs-setup"}
+    path = nexus_home / "state/nexus/skills/listing-cache"
+    time.sleep(2.1)  # a state.json made by the first listing is trusted once it is two seconds old
+    both()
+    assert both() == first and path.exists()
+    head, _, kept = path.read_bytes().partition(b"\n")
+    assert json.loads(kept) == json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+
+    forged = json.loads(head)
+    forged["summary"]["ready"] = 999
+    path.write_bytes(json.dumps(forged).encode() + b"\n" + kept)
+    os.chmod(path, 0o600)
+    assert json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)["ready"] == 999  # it is what is used
+    os.chmod(path, 0o640)  # not as nexus writes it: not used, and written again
+    assert both() == first and stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_bytes(head + b"\n" + kept.replace(b'"alpha"', b'"omega"'))  # not what was kept: its CRC differs
+    os.chmod(path, 0o600)
+    assert both() == first
+
+    make_tool(bindir, "later-bin")  # a binary installed
+    assert both()[0]["beta"][0] == "ready"
+    monkeypatch.setenv("GAMMA_TOKEN", "t")  # an env var
+    assert both()[0]["gamma"][0] == "ready"
+    write_skill(workspace, "alpha", description="Edited.", meta={"tool": "have"})  # an edit
+    assert both()[0]["alpha"][1] == "Edited."
+    write_skill(workspace, "delta", meta={"tool": "have"})  # a new skill
+    assert "delta" in both()[0]
+    shutil.rmtree(workspace / "delta")  # a skill removed
+    now = both()
+    assert "delta" not in now[0] and now[1]["ready"] == first[1]["ready"] + 2
+    write_config(nexus_home, "[skills.entries.alpha]\nenabled = false\n")  # the config
+    assert both()[0]["alpha"][0] == "disabled"
+    write_config(nexus_home, "")
+    time.sleep(2.1)
+    both()
+    state = nexus_home / "state/nexus/skills/alpha/state.json"  # the state, as a run records it
+    recorded = json.loads(state.read_text())
+    assert script_runner.run(["nexus", "skill", "run", "alpha"]).returncode == 0
+    assert json.loads(state.read_text()) != recorded and both()[0]["alpha"][2] is True

@@ -80,6 +80,7 @@ class Listing:
     def __init__(self, manifest, rows, profile=None, cache=None):
         self.manifest, self.rows, self.profile, self.hidden = manifest, rows, profile, 0
         self.cache = cache  # (the inputs that key the status cache, whether a row changed since it was read)
+        self.live = []  # the records listed_texts made anew (listing.LIVE): (index, the text made from)
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
         if profile:  # every record parsed, to match names, globs and capabilities against the profile
@@ -152,14 +153,27 @@ class Listing:
             if not keep(status_):
                 continue
             if row is None or row.listed is None or row.listed == LIVE:
-                text, kept = members(text)
+                made, kept = members(text)
+                if kept == LIVE:
+                    self.live.append((len(found), text))
                 if row is not None and row.listed is None:
                     row.listed = kept
                     self.cache[1] = True
+                text = made
             elif row.listed:
                 text = text[:-1] + row.listed.encode() + b"}"
             found.append(text)
         return found
+
+    def listed_json(self, keep, members):
+        """The JSON array of listed_texts(), as bytes; `live` holds where each record made anew lies in it:
+        [(start, end, the text members() made it from)]."""
+        texts, at, where = self.listed_texts(keep, members), 1, {}
+        for index, text in enumerate(texts):
+            where[index] = at
+            at += len(text) + 1
+        self.live = [(where[index], where[index] + len(texts[index]), text) for index, text in self.live]
+        return b"[" + b",".join(texts) + b"]"
 
     def save(self):
         """Write the status cache when a row changed since it was read."""
@@ -167,12 +181,39 @@ class Listing:
             _write_cache(self.cache[0], dict(zip(self.manifest.names(), self.rows)))
             self.cache[1] = False
 
+    def snapshot(self, complete, listed=None, keep=None):
+        """Keep this listing as a whole in the listing cache: its counts (summary()), and `listed`, the output of
+        `skills list --json` for the filter named `keep` (where its records made anew lie in it: `live`, from
+        listed_json), with what they were computed from (`snapshot`). Only for
+        a listing that its rows settle alone (no profile, no requirements) and whose every row is sure (no
+        state.json too recent to trust); `complete`: every row's state was read (Listing.rows of states=True),
+        else only where the status needs it."""
+        if self.settled is not None or self.profile is not None or not self.cache:
+            return
+        needs, states = {}, []
+        for name, row in zip(self.manifest.names(), self.rows):
+            needs.setdefault(fastjson.dumps([row.bins, row.env]), [row.bins, row.env, row.found, row.present])
+            if row.stamp != NO_STATE and (complete or row.base == "ready"):
+                if row.stamp is None:
+                    return  # it must be read again next time: nothing to keep
+                states.append([name, row.stamp, row.base == "ready"])  # the last: `nexus status` reads it
+        listed = listed or b""
+        live = [[start, end, text.decode("latin-1")] for start, end, text in self.live] if listed else []
+        head = {"key": [self.cache[0], zlib.crc32(self.manifest.whole())], "complete": complete,
+                "needs": list(needs.values()), "states": states, "summary": summary(self.briefs()),
+                "keep": keep if listed else None, "crc": zlib.crc32(listed), "live": live}
+        try:
+            fileio.write_atomic(paths.listing_cache(), fastjson.dumps(head).encode() + b"\n" + listed)
+        except OSError:
+            pass  # only slower
 
-def listed(config, warn, states=True, scoped=True, save=True):
+
+def listed(config, warn, states=True, scoped=True, save=True, manifest=None):
     """The Listing of every skill in the scope of the profile in force (scoped=False: every skill). With
     states=False only the statuses are sure (as `nexus status` needs them): `verified` may be stale where
-    the status does not depend on the state. save=False: the caller writes the status cache (Listing.save)."""
-    manifest = current_manifest(config, warn)
+    the status does not depend on the state. save=False: the caller writes the status cache (Listing.save).
+    `manifest`: current_manifest(), when the caller has it."""
+    manifest = manifest or current_manifest(config, warn)
     rows, cache = _rows(manifest, config, warn, states)
     found = Listing(manifest, rows, scope.chosen(config) if scoped else None, cache)
     if save:
@@ -183,10 +224,7 @@ def listed(config, warn, states=True, scoped=True, save=True):
 def _rows(manifest, config, warn, states):
     """(a row per skill of the manifest: the cached one where nothing it depends on changed, else
     computed again; [the inputs that key the cache, whether a row was computed again])."""
-    cache = _read_cache()
-    day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
-    inputs = {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
-              "nexus": __version__, "layout": CACHE_LAYOUT}
+    cache, inputs = _read_cache(), _inputs(config)
     cached = cache["skills"] if cache and all(cache.get(k) == v for k, v in inputs.items()) else {}
     checker, now, root = status.Checker(config), time.time_ns(), paths.skills_state()
     rows, changed = [], not cached
@@ -208,6 +246,13 @@ def _rows(manifest, config, warn, states):
                 changed = True
         rows.append(row)
     return rows, [inputs, changed]
+
+
+def _inputs(config):
+    """What keys the whole status cache."""
+    day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
+    return {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
+            "nexus": __version__, "layout": CACHE_LAYOUT}
 
 
 def _entry(line):
@@ -286,6 +331,56 @@ def _write_cache(inputs, skills):
         fileio.write_json(paths.status_cache(), {**inputs, "texts": list(texts), "skills": rows})
     except OSError:
         pass  # a cache that cannot be written is only slower
+
+
+SUMMARY_KEYS = {*STATUS_KEYS.values(), "degraded", "drifted", "failing"}
+
+
+def snapshot(manifest, config, complete, keep=None):
+    """(the counts, the output of `skills list --json` for the filter named `keep` or None, where its records
+    made anew lie in it: [(start, end, text)]) of the listing kept
+    by Listing.snapshot, when nothing it was computed from changed: the manifest (fresh) and the inputs of the
+    status cache, which of the binaries and env vars named are there, and the stamp of each state.json it
+    read (`complete`: of every skill, as a listing that shows what the state adds needs); else None. The
+    file is input: one not nexus's own, or of another shape, is not used."""
+    if manifest.head.get("requirements", True) or scope.chosen(config) is not None:
+        return None
+    data = fileio.read_own(paths.listing_cache())
+    head, _, listed = (data or b"").partition(b"\n")
+    try:
+        head = fastjson.loads(head)
+        counts = head["summary"]
+        if (head["key"] != [_inputs(config), zlib.crc32(manifest.whole())]
+                or (complete and head["complete"] is not True) or set(counts) != SUMMARY_KEYS
+                or any(type(count) is not int for count in counts.values())):
+            return None
+        checker, root = status.Checker(config), paths.skills_state()
+        for bins, env, found, present in head["needs"]:
+            if _present(checker, bins, env) != [found, present]:
+                return None
+        for name, stamp, ready in head["states"]:
+            if (complete or ready) and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
+                return None
+        live, at = [], 0
+        for start, end, text in head["live"]:  # where records are made anew: in order, within the output
+            if not (type(start) is int and type(end) is int and at <= start <= end <= len(listed)):
+                return None
+            live.append((start, end, text.encode("latin-1")))
+            at = end
+        listed = listed if keep is not None and head["keep"] == keep and zlib.crc32(listed) == head["crc"] else None
+    except (ValueError, TypeError, KeyError, AttributeError, NexusError):  # UsageError: a name that is none
+        return None
+    return counts, listed, live
+
+
+def filled(listed, live, members):
+    """The output of a listing kept (snapshot), each record that is made anew made (`members`, as listed_texts
+    takes it)."""
+    parts, at = [], 0
+    for start, end, text in live:
+        parts += [listed[at:start], members(text)[0]]
+        at = end
+    return b"".join(parts + [listed[at:]])
 
 
 def evaluate_all(manifest, config, warn):

@@ -254,17 +254,37 @@ class Manifest:
     def lines(self):
         """(skill lines, invalid lines, folders line, stamps line), each as written."""
         if self._lines is None:
-            self.data = bytes(self.data)  # read whole, once
-            lines = self.data.split(b"\n")
+            lines = self.whole().split(b"\n")
             skills_end = lines.index(b"},", 1)
             invalid_end = lines.index(b"],", skills_end + 2)
             self._lines = (lines[2:skills_end], lines[skills_end + 2:invalid_end], lines[invalid_end + 1],
                            lines[invalid_end + 2])
         return self._lines
 
+    def whole(self):
+        """The manifest's bytes, read whole once."""
+        if not isinstance(self.data, bytes):
+            self.data = bytes(self.data)
+        return self.data
+
+    def _tail(self, last):
+        """The folders line (last=False) or the stamps line (True), found from the end: a fresh listing reads
+        them without splitting the lines of every skill."""
+        if self._lines is not None:
+            return self._lines[3 if last else 2]
+        data = self.whole()
+        end = len(data) - 1 if data.endswith(b"\n") else len(data)
+        start = data.rfind(b"\n", 0, end) + 1
+        if not last:
+            end, start = start - 1, data.rfind(b"\n", 0, start - 1) + 1
+        return data[start:end]
+
     def stamps(self):
         """The stamp of every record, in their order."""
-        return fastjson.loads(self.lines()[3][len(b'"stamps":'):-1])
+        line = self._tail(True)
+        if not line.startswith(b'"stamps":'):
+            raise ValueError("not a manifest's stamps")
+        return fastjson.loads(line[len(b'"stamps":'):-1])
 
     def records(self):
         """Every record, skills by name and then the broken ones, each with its stamp."""
@@ -282,7 +302,10 @@ class Manifest:
 
     def folders(self):
         """The folders watched for a SKILL.md: [{"dir", "dirMtimeNs"}]."""
-        return fastjson.loads(self.lines()[2][len(b'"folders":'):-1])
+        line = self._tail(False)
+        if not line.startswith(b'"folders":'):
+            raise ValueError("not a manifest's folders")
+        return fastjson.loads(line[len(b'"folders":'):-1])
 
     def names(self):
         """The names of the skills, without reading their entries."""

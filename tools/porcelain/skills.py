@@ -208,11 +208,19 @@ def list_skills(ctx):
     """The manifest is rebuilt first when a skill or source folder changed since it was written."""
     if ctx.args["--summary"]:
         return status(ctx)
-    found = listing.listed(ctx.config, ctx.warn, save=not ctx.json or ctx.args["--locked"])  # --json: saved after
     keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
+    manifest = listing.current_manifest(ctx.config, ctx.warn)
+    if ctx.json and not ctx.args["--locked"]:
+        which = "ready" if ctx.args["--ready"] else "all" if ctx.args["--all"] else "shown"  # the filter's name
+        kept = listing.snapshot(manifest, ctx.config, True, which)
+        if kept and kept[1] is not None:  # nothing changed since the last listing: its output again
+            return Encoded(listing.filled(kept[1], kept[2], _members(ctx.config)))
+        found = listing.listed(ctx.config, ctx.warn, save=False, manifest=manifest)
+        shown = _with_permissions(found, keep, ctx.config)
+        found.snapshot(True, shown if found.settled is None else None, which)
+        return Encoded(shown)
+    found = listing.listed(ctx.config, ctx.warn, manifest=manifest)
     if not ctx.args["--locked"]:
-        if ctx.json:
-            return Encoded(_with_permissions(found, keep, ctx.config))
         shown = Shown(trust.marked(found.records(keep)))
         shown.filtered = _filtered(found)
         return shown
@@ -240,10 +248,10 @@ def _with_permissions(found, keep, config):
     members = _members(config)
     if found.settled is not None:
         texts = [members(text)[0] for text in found.texts(keep)]
-    else:
-        texts = found.listed_texts(keep, members)
-        found.save()
-    return b"[" + b",".join(texts) + b"]"
+        return b"[" + b",".join(texts) + b"]"
+    shown = found.listed_json(keep, members)
+    found.save()
+    return shown
 
 
 def _members(config):
@@ -302,11 +310,17 @@ def status(ctx):
       1  --check found a skill failing, degraded, drifted or untrusted, or a sandbox that cannot be given
       2  usage error
     """
-    listed = listing.listed(ctx.config, ctx.warn, states=False)
-    found = listed.briefs()
-    counts = listing.summary(found)
-    if listed.profile:
-        counts["profile"] = _filtered(listed)
+    manifest = listing.current_manifest(ctx.config, ctx.warn)
+    kept = None if ctx.args.get("--check") else listing.snapshot(manifest, ctx.config, False)
+    if kept:  # nothing changed since the last listing: its counts again
+        counts = dict(kept[0])
+    else:
+        listed = listing.listed(ctx.config, ctx.warn, states=False, manifest=manifest)
+        found = listed.briefs()
+        counts = listing.summary(found)
+        if listed.profile:
+            counts["profile"] = _filtered(listed)
+        listed.snapshot(False)
     if ctx.json or "--check" in ctx.args:  # `status` (not `skills list --summary`): what confinement this system
         # offers (kept: gateway.probes)
         from nexus.gateway import probes

@@ -101,6 +101,11 @@ def _read_all(reads):
         return shares.mapped(read_one, reads, least=IN_PROCESSES)
 
 
+def scan_one(source, skill_dir):
+    """The Scan of one skill folder of `source`, read (a manifest updated in place: manifest.updated)."""
+    return _read((source, skill_dir))
+
+
 def _read(read):
     """The Scan of one skill folder, read."""
     source, skill_dir = read

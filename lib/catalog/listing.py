@@ -192,7 +192,7 @@ class Listing:
             return
         needs, states = {}, []
         for name, row in zip(self.manifest.names(), self.rows):
-            needs.setdefault(fastjson.dumps([row.bins, row.env]), [row.bins, row.env, row.found, row.present])
+            needs.setdefault((*row.bins, None, *row.env), [row.bins, row.env, row.found, row.present])
             if row.stamp != NO_STATE and (complete or row.base == "ready"):
                 if row.stamp is None:
                     return  # it must be read again next time: nothing to keep

@@ -62,6 +62,19 @@ def unchanged(stamp):
             and (file_path is None or paths.mtime(file_path) == file_mtime))
 
 
+def stale(stamps):
+    """The indices of the stamps that do not hold (unchanged()), in order: every one stat'ed."""
+    stat, found = os.stat, []
+    for i, (folder, folder_mtime, file_path, file_mtime) in enumerate(stamps):
+        try:
+            if (type(folder) is not str or stat(folder).st_mtime_ns != folder_mtime
+                    or file_path is not None and stat(file_path).st_mtime_ns != file_mtime):
+                found.append(i)
+        except OSError:  # a folder or SKILL.md gone
+            found.append(i)
+    return found
+
+
 def all_unchanged(stamps):
     """unchanged() of every stamp: the loop of every listing, two stats a skill, kept tight."""
     stat = os.stat
@@ -217,7 +230,7 @@ class Manifest:
     def __init__(self, data):
         self.data = data  # bytes, or a _File
         self.head = self._head()
-        self._lines = self._records = None
+        self._lines = self._records = self._names = None
 
     def _head(self):
         end = self.data.find(b"\n")
@@ -309,7 +322,9 @@ class Manifest:
 
     def names(self):
         """The names of the skills, without reading their entries."""
-        return [line[1:line.index(b'"', 1)].decode() for line in self.lines()[0]]
+        if self._names is None:
+            self._names = [line[1:line.index(b'"', 1)].decode() for line in self.lines()[0]]
+        return self._names
 
     def skills(self):
         """{name: entry} of every skill."""
@@ -393,15 +408,82 @@ def _known(previous, source_list):
 
 
 def current(source_list, on_diagnostic=None):
-    """A fresh manifest: the cached one when nothing changed, else one refreshed where things changed."""
+    """A fresh manifest: the cached one when nothing changed, the same with the lines of a few edited skills
+    read again (updated), else one refreshed where things changed."""
     manifest = load()
-    if manifest is not None and manifest.is_fresh(source_list):
-        return manifest
-    manifest, scan = refresh(source_list, manifest, must_write=False)
+    found = updated(manifest, source_list) if manifest is not None else None  # the same when nothing changed
+    if found is not None:
+        manifest, diagnostics = found
+    else:
+        manifest, scan = refresh(source_list, manifest, must_write=False)
+        diagnostics = scan.diagnostics
     if on_diagnostic:
-        for line in scan.diagnostics:
+        for line in diagnostics:
             on_diagnostic(line)
     return manifest
+
+
+UPDATED_AT_MOST = 64  # skills edited since the manifest was written that it is updated for in place; more: refreshed
+ALONE = (b'"aliases":', b'"skillKey', b'"keyClaimed":', *EVALUATED, *DEPENDS)  # what ties a line to others or the head
+
+
+def updated(manifest, source_list):
+    """(the manifest with the lines of the skills edited since it was written read again, the diagnostics of
+    reading them), written; (the manifest, []) when it is fresh (is_fresh); None when more than that changed:
+    a source or a watched folder, a broken skill,
+    many skills, a skill that is now broken, gone, or has another name, or a line with what ties it to other
+    lines or the head (aliases, a skillKey, what a listing adds or another skill requires). The bytes are
+    those build() makes from the same skills (tests/test_manifest.py)."""
+    try:
+        if not manifest.current(source_list) or not all(
+                paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in manifest.folders()):
+            return None
+        stamps = manifest.stamps()
+        changed = stale(stamps)
+        if not changed:
+            return manifest, []
+        lines = manifest.whole().split(b"\n")
+        skills_end = lines.index(b"},", 1)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    count = skills_end - 2  # lines[2:skills_end] are the skills', then those of the broken ones
+    if len(changed) > UPDATED_AT_MOST or changed[-1] >= count or len(stamps) < count:
+        return None
+    folders = dict((source, folder) for source, folder in source_list)
+    from . import discovery  # as in build
+
+    diagnostics, entries = [], []
+    for i in changed:
+        line = lines[2 + i]
+        name, text = split_line(line)
+        try:
+            source = fastjson.loads(text).get("source")
+        except (ValueError, AttributeError):
+            return None
+        if folders.get(source) is None or os.path.dirname(stamps[i][0]) != folders[source]:
+            return None  # only a folder of its source is read
+        found = discovery.scan_one(source, stamps[i][0])
+        entry = next(iter(found.entries.values()), None)
+        if (len(found.entries) != 1 or found.invalid or found.folders or entry.get("name") != name
+                or any(key in text for key in ALONE)):
+            return None
+        record = Record.of(entry)
+        if any(key in record.text for key in ALONE):
+            return None
+        lines[2 + i] = skill_line(name, record.text) + line[len(line.rstrip(b",")):]  # its comma kept
+        stamps[i] = record.stamp
+        diagnostics += found.diagnostics
+        entries.append(entry)
+    head = {**manifest.head, "generatedAt": generated_at()}
+    lines[0] = head_line(head)
+    end = len(lines) - (lines[-1] == b"")  # the stamps line is the last
+    lines[end - 1] = b'"stamps":' + fastjson.dumps(stamps).encode() + b"}"
+    fresh = Manifest(b"\n".join(lines))
+    try:
+        write(fresh, entries)
+    except OSError as e:
+        diagnostics.append(f"cannot keep the manifest: {e.filename}: {e.strerror}; the next command scans again")
+    return fresh, diagnostics
 
 
 def entry(source_list, name, warn=None):

@@ -382,3 +382,43 @@ def test_a_listing_kept_whole_is_used_only_while_nothing_it_was_made_from_change
     recorded = json.loads(state.read_text())
     assert script_runner.run(["nexus", "skill", "run", "alpha"]).returncode == 0
     assert json.loads(state.read_text()) != recorded and both()[0]["alpha"][2] is True
+
+
+def test_a_few_skills_edited_put_their_records_in_place_in_the_listing_kept_whole(script_runner, workspace, bindir,
+                                                                                    nexus_home):
+    make_tool(bindir, "have")
+    for name in ("alpha", "beta", "gamma", "delta", "omega"):
+        write_skill(workspace, name, meta={"tool": "have"})
+    write_skill(workspace, "writer", meta={"tool": "have", "sandbox": {"write": ["~/out"]}})  # made anew each time
+    skills = nexus_home / "state/nexus/skills"
+    other = "win32" if sys.platform != "win32" else "linux"
+
+    def listing():
+        found = script_runner.run(["nexus", "skills", "list", "--json"])
+        counts = script_runner.run(["nexus", "status", "--json"])
+        assert found.returncode == counts.returncode == 0, found.stderr + counts.stderr
+        return found.stdout, {k: v for k, v in json.loads(counts.stdout).items() if k != "sandbox"}
+
+    def truth():
+        (skills / "listing-cache").unlink()
+        (skills / "status-cache.json").unlink()
+        return listing()
+
+    listing()
+    time.sleep(2.1)  # the state.json files the first listing made are trusted from now on
+    listing()
+    for edits in ([("alpha", {"description": "Longer than it was, by a good many words."})],
+                  [("beta", {"meta": {"tool": "not-here"}}), ("delta", {"description": "Short."})],  # not installed
+                  [("gamma", {"meta": {"tool": "have", "os": [other]}})],  # no longer shown: listed as a whole
+                  [("writer", {"description": "Made anew."})]):  # a record made anew each time: as a whole
+        for name, how in edits:
+            write_skill(workspace, name, **{"meta": {"tool": "have"}, **how})
+        (skills / "status-cache.json").write_text("kept as it is where the listing is updated in place")
+        edited = listing()
+        if "gamma" not in json.dumps(edits) and "writer" not in json.dumps(edits):
+            assert (skills / "status-cache.json").read_text().startswith("kept as it is")  # in place
+        assert edited == truth(), edits
+        time.sleep(2.1)
+        listing()
+    assert json.loads(edited[0])[0]["name"] == "alpha" and "Longer than" in edited[0]
+    assert edited[1]["notInstalled"] >= 1

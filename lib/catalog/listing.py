@@ -14,6 +14,7 @@ A catalogue where some skill requires a capability or another skill is settled a
 (capabilities.resolve): every record is parsed, since one skill's status then depends on others'.
 """
 
+import bisect
 import os
 import sys
 import time
@@ -81,6 +82,7 @@ class Listing:
         self.manifest, self.rows, self.profile, self.hidden = manifest, rows, profile, 0
         self.cache = cache  # (the inputs that key the status cache, whether a row changed since it was read)
         self.live = []  # the records listed_texts made anew (listing.LIVE): (index, the text made from)
+        self.shown = None  # where listed_json put each skill's record: [start, end], None where it is not shown
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
         if profile:  # every record parsed, to match names, globs and capabilities against the profile
@@ -118,16 +120,7 @@ class Listing:
         # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
         clash = self.manifest.head.get("evaluatedKeys", True)
         for line, row in zip(skill_lines, self.rows):
-            text = manifestlib.entry_text(line)
-            extra = f'"status":"{row.status}","missing":{row.missing},'
-            if row.reason:
-                extra += '"disabledReason":' + fastjson.dumps(row.reason) + ","
-            extra += row.added[1:-1]
-            if clash and any(key in text for key in EVALUATED):
-                merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
-                yield fastjson.dumps(merged).encode(), row.status, row
-            else:
-                yield manifestlib.with_members(text, extra.encode()), row.status, row
+            yield _spliced(line, row, clash), row.status, row
         for line in invalid_lines:
             yield line.rstrip(b","), "invalid", None
 
@@ -148,8 +141,10 @@ class Listing:
         `listed`): `members(text)` -> (the record's text with them, the members to keep or LIVE) makes them
         where they are not known or not kept, and for a broken skill. Outside a settled catalogue only; the
         cache is written when one was made (`save`)."""
-        found = []
+        found, self.shown = [], []
         for text, status_, row in self._texts():
+            if row is not None:
+                self.shown.append(len(found) if keep(status_) else None)  # where each skill's record lies
             if not keep(status_):
                 continue
             if row is None or row.listed is None or row.listed == LIVE:
@@ -173,6 +168,8 @@ class Listing:
             where[index] = at
             at += len(text) + 1
         self.live = [(where[index], where[index] + len(texts[index]), text) for index, text in self.live]
+        self.shown = [None if index is None else [where[index], where[index] + len(texts[index])]
+                      for index in self.shown]
         return b"[" + b",".join(texts) + b"]"
 
     def save(self):
@@ -199,13 +196,34 @@ class Listing:
                 states.append([name, row.stamp, row.base == "ready"])  # the last: `nexus status` reads it
         listed = listed or b""
         live = [[start, end, text.decode("latin-1")] for start, end, text in self.live] if listed else []
+        briefs = self.briefs()
         head = {"key": [self.cache[0], zlib.crc32(self.manifest.whole())], "complete": complete,
-                "needs": list(needs.values()), "states": states, "summary": summary(self.briefs()),
-                "keep": keep if listed else None, "crc": zlib.crc32(listed), "live": live}
-        try:
-            fileio.write_atomic(paths.listing_cache(), fastjson.dumps(head).encode() + b"\n" + listed)
-        except OSError:
-            pass  # only slower
+                "needs": list(needs.values()), "states": states, "summary": summary(briefs),
+                "keep": keep if listed else None, "crc": zlib.crc32(listed), "live": live,
+                # what patched() needs to put an edited skill's record in its place
+                "shown": self.shown if listed else None, "briefs": briefs[:len(self.rows)]}
+        _keep(head, listed)
+
+
+def _keep(head, listed):
+    try:
+        fileio.write_atomic(paths.listing_cache(), fastjson.dumps(head).encode() + b"\n" + listed)
+    except OSError:
+        pass  # only slower
+
+
+def _spliced(line, row, clash):
+    """The JSON text of a skill's record: its manifest line's entry with what its row adds. `clash`: some entry
+    may have one of those keys of its own (the manifest's head says), and is merged with them, not spliced."""
+    text = manifestlib.entry_text(line)
+    extra = f'"status":"{row.status}","missing":{row.missing},'
+    if row.reason:
+        extra += '"disabledReason":' + fastjson.dumps(row.reason) + ","
+    extra += row.added[1:-1]
+    if clash and any(key in text for key in EVALUATED):
+        merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
+        return fastjson.dumps(merged).encode()
+    return manifestlib.with_members(text, extra.encode())
 
 
 def listed(config, warn, states=True, scoped=True, save=True, manifest=None):
@@ -336,19 +354,28 @@ def _write_cache(inputs, skills):
 SUMMARY_KEYS = {*STATUS_KEYS.values(), "degraded", "drifted", "failing"}
 
 
-def snapshot(manifest, config, complete, keep=None):
+def read_kept():
+    """(the head of the listing cache, parsed, or None; the output after it): read once for snapshot() and
+    patched(). The file is input: one not nexus's own is not read (fileio.read_own)."""
+    data = fileio.read_own(paths.listing_cache())
+    head, _, listed = (data or b"").partition(b"\n")
+    try:
+        return fastjson.loads(head), listed
+    except ValueError:
+        return None, b""
+
+
+def snapshot(manifest, config, complete, keep=None, kept=None):
     """(the counts, the output of `skills list --json` for the filter named `keep` or None, where its records
     made anew lie in it: [(start, end, text)]) of the listing kept
     by Listing.snapshot, when nothing it was computed from changed: the manifest (fresh) and the inputs of the
     status cache, which of the binaries and env vars named are there, and the stamp of each state.json it
     read (`complete`: of every skill, as a listing that shows what the state adds needs); else None. The
-    file is input: one not nexus's own, or of another shape, is not used."""
+    file is input: one not nexus's own, or of another shape, is not used. `kept`: read_kept(), when read."""
     if manifest.head.get("requirements", True) or scope.chosen(config) is not None:
         return None
-    data = fileio.read_own(paths.listing_cache())
-    head, _, listed = (data or b"").partition(b"\n")
+    head, listed = kept if kept is not None else read_kept()
     try:
-        head = fastjson.loads(head)
         counts = head["summary"]
         if (head["key"] != [_inputs(config), zlib.crc32(manifest.whole())]
                 or (complete and head["complete"] is not True) or set(counts) != SUMMARY_KEYS
@@ -371,6 +398,82 @@ def snapshot(manifest, config, complete, keep=None):
     except (ValueError, TypeError, KeyError, AttributeError, NexusError):  # UsageError: a name that is none
         return None
     return counts, listed, live
+
+
+def patched(manifest, config, keep, selected, members, warn, kept=None):
+    """The output of `skills list --json` for the filter named `keep` (`selected(status)`), from the listing kept
+    whole (snapshot) where the manifest was updated in place since (manifest.updated: a few skills edited):
+    each edited skill's record made again and put in its place, the counts mended, the listing cache written
+    again (`kept`: read_kept(), when read). None where the listing kept is of another manifest or the filter, or
+    anything else changed (as
+    snapshot() checks), or an edited record moves in or out of what is shown, or is made anew each time."""
+    if not manifest.edited or manifest.head.get("requirements", True) or scope.chosen(config) is not None:
+        return None
+    head, listed = kept if kept is not None else read_kept()
+    try:
+        inputs = _inputs(config)
+        shown, briefs, counts, states = head["shown"], head["briefs"], head["summary"], head["states"]
+        skill_lines = manifest.lines()[0]
+        if (head["key"] != [inputs, manifest.before] or head["complete"] is not True or head["keep"] != keep
+                or zlib.crc32(listed) != head["crc"] or not len(shown) == len(skill_lines) == len(briefs)
+                or set(counts) != SUMMARY_KEYS):
+            return None
+        checker, root, now = status.Checker(config), paths.skills_state(), time.time_ns()
+        for bins, env, found, present in head["needs"]:
+            if _present(checker, bins, env) != [found, present]:
+                return None
+        edited = dict((name, i) for i, name in manifest.edited)
+        for name, stamp, _ in states:
+            if name not in edited and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
+                return None
+        states = [state for state in states if state[0] not in edited]
+        clash, parts, at, moved = manifest.head.get("evaluatedKeys", True), [], 0, []
+        for name, i in sorted(edited.items(), key=lambda item: item[1]):
+            line = skill_lines[i]
+            skill = _entry(line)
+            row = _computed(checker, skill, zlib.crc32(line))
+            if row.stamp != NO_STATE:
+                row.stamp = _stamp(f"{root}/{paths.checked_name(name)}/state.json", now)
+                if row.stamp is None:
+                    return None  # too recent to keep: the listing is made as a whole
+                row.status, row.added = _with_state(checker, skill, row.base, skill_state.of(skill, warn))
+                states.append([name, row.stamp, row.base == "ready"])
+            head["needs"].append([row.bins, row.env, row.found, row.present])
+            span = shown[i]
+            if (span is None) != (not selected(row.status)) or span is not None and any(
+                    start < span[1] and span[0] < end for start, end, _ in head["live"]):
+                return None
+            brief = {"name": name, "status": row.status}
+            if '"degraded":true' in row.added or '"drifted":true' in row.added:
+                brief.update(fastjson.loads(row.added))
+            for key, count in summary([briefs[i]]).items():
+                counts[key] -= count
+            for key, count in summary([brief]).items():
+                counts[key] += count
+            briefs[i] = brief
+            if span is not None:
+                made, kept = members(_spliced(line, row, clash))
+                if kept == LIVE:
+                    return None
+                parts += [listed[at:span[0]], made]
+                at = span[1]
+                moved.append((span[1], len(made) - (span[1] - span[0])))
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, NexusError):
+        return None
+    listed = b"".join(parts + [listed[at:]])
+
+    ends, by = [end for end, _ in moved], [0]
+    for _, change in moved:
+        by.append(by[-1] + change)
+
+    def shifted(where):  # a place in the output: moved by the records made again that end before it
+        return where + by[bisect.bisect_right(ends, where)]
+
+    head["shown"] = [span and [shifted(span[0]), shifted(span[1])] for span in shown]  # an edited one's end too
+    head["live"] = [[shifted(start), shifted(end), text] for start, end, text in head["live"]]
+    head.update(key=[inputs, zlib.crc32(manifest.whole())], states=states, crc=zlib.crc32(listed))
+    _keep(head, listed)
+    return filled(listed, [(start, end, text.encode("latin-1")) for start, end, text in head["live"]], members)
 
 
 def filled(listed, live, members):

@@ -21,6 +21,7 @@ Architecture invariant: one builder, build(), makes every manifest, whether from
 """
 
 import os
+import zlib
 
 from .. import __version__, fastjson, fileio, paths, schema
 from ..errors import NexusError, UsageError
@@ -231,6 +232,7 @@ class Manifest:
         self.data = data  # bytes, or a _File
         self.head = self._head()
         self._lines = self._records = self._names = None
+        self.edited = self.before = None  # set by updated(): [(index, name)] of the lines read again, the CRC before
 
     def _head(self):
         end = self.data.find(b"\n")
@@ -479,6 +481,8 @@ def updated(manifest, source_list):
     end = len(lines) - (lines[-1] == b"")  # the stamps line is the last
     lines[end - 1] = b'"stamps":' + fastjson.dumps(stamps).encode() + b"}"
     fresh = Manifest(b"\n".join(lines))
+    # what a listing kept whole needs to be updated in place too (listing.patched): which lines, and from what
+    fresh.edited, fresh.before = [(i, split_line(lines[2 + i])[0]) for i in changed], zlib.crc32(manifest.whole())
     try:
         write(fresh, entries)
     except OSError as e:

@@ -212,9 +212,13 @@ def list_skills(ctx):
     manifest = listing.current_manifest(ctx.config, ctx.warn)
     if ctx.json and not ctx.args["--locked"]:
         which = "ready" if ctx.args["--ready"] else "all" if ctx.args["--all"] else "shown"  # the filter's name
-        kept = listing.snapshot(manifest, ctx.config, True, which)
+        read = listing.read_kept()
+        kept = listing.snapshot(manifest, ctx.config, True, which, read)
         if kept and kept[1] is not None:  # nothing changed since the last listing: its output again
             return Encoded(listing.filled(kept[1], kept[2], _members(ctx.config)))
+        shown = listing.patched(manifest, ctx.config, which, keep, _members(ctx.config), ctx.warn, read)
+        if shown is not None:  # a few skills edited since: their records made again, in place
+            return Encoded(shown)
         found = listing.listed(ctx.config, ctx.warn, save=False, manifest=manifest)
         shown = _with_permissions(found, keep, ctx.config)
         found.snapshot(True, shown if found.settled is None else None, which)

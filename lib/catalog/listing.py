@@ -12,6 +12,11 @@ never parsed.
 
 A catalogue where some skill requires a capability or another skill is settled as a whole
 (capabilities.resolve): every record is parsed, since one skill's status then depends on others'.
+
+Above the rows, the listing cache keeps the last listing whole (Listing.snapshot): `nexus status`'s counts
+and `skills list --json`'s output, with everything they were computed from. While that holds (snapshot), a
+listing is the manifest's stats, a stat of each state.json and a byte copy; after a few skills were edited
+(manifest.updated), only their records are made again and put in place (patched).
 """
 
 import bisect

@@ -393,12 +393,7 @@ def snapshot(manifest, config, complete, keep=None, kept=None):
         for name, stamp, ready in head["states"]:
             if (complete or ready) and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
                 return None
-        live, at = [], 0
-        for start, end, text in head["live"]:  # where records are made anew: in order, within the output
-            if not (type(start) is int and type(end) is int and at <= start <= end <= len(listed)):
-                return None
-            live.append((start, end, text.encode("latin-1")))
-            at = end
+        live = _holes(head["live"], listed)
         listed = listed if keep is not None and head["keep"] == keep and zlib.crc32(listed) == head["crc"] else None
     except (ValueError, TypeError, KeyError, AttributeError, NexusError):  # UsageError: a name that is none
         return None
@@ -457,28 +452,41 @@ def patched(manifest, config, keep, selected, members, warn, kept=None):
                 counts[key] += count
             briefs[i] = brief
             if span is not None:
+                if not (type(span[0]) is int and type(span[1]) is int and at <= span[0] <= span[1] <= len(listed)):
+                    return None  # not where a record can lie
                 made, kept = members(_spliced(line, row, clash))
                 if kept == LIVE:
                     return None
                 parts += [listed[at:span[0]], made]
                 at = span[1]
                 moved.append((span[1], len(made) - (span[1] - span[0])))
+        listed = b"".join(parts + [listed[at:]])
+        ends, by = [end for end, _ in moved], [0]
+        for _, change in moved:
+            by.append(by[-1] + change)
+
+        def shifted(where):  # a place in the output: moved by the records made again that end before it
+            return where + by[bisect.bisect_right(ends, where)]
+
+        head["shown"] = [span and [shifted(span[0]), shifted(span[1])] for span in shown]  # an edited one's end too
+        head["live"] = [[shifted(start), shifted(end), text] for start, end, text in head["live"]]
+        live = _holes(head["live"], listed)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, NexusError):
         return None
-    listed = b"".join(parts + [listed[at:]])
-
-    ends, by = [end for end, _ in moved], [0]
-    for _, change in moved:
-        by.append(by[-1] + change)
-
-    def shifted(where):  # a place in the output: moved by the records made again that end before it
-        return where + by[bisect.bisect_right(ends, where)]
-
-    head["shown"] = [span and [shifted(span[0]), shifted(span[1])] for span in shown]  # an edited one's end too
-    head["live"] = [[shifted(start), shifted(end), text] for start, end, text in head["live"]]
     head.update(key=[inputs, zlib.crc32(manifest.whole())], states=states, crc=zlib.crc32(listed))
     _keep(head, listed)
-    return filled(listed, [(start, end, text.encode("latin-1")) for start, end, text in head["live"]], members)
+    return filled(listed, live, members)
+
+
+def _holes(live, listed):
+    """[(start, end, text)] of a listing cache's `live`: ValueError unless each lies in order within `listed`."""
+    found, at = [], 0
+    for start, end, text in live:
+        if not (type(start) is int and type(end) is int and at <= start <= end <= len(listed)):
+            raise ValueError("not where a record lies")
+        found.append((start, end, text.encode("latin-1")))
+        at = end
+    return found
 
 
 def filled(listed, live, members):

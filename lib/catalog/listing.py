@@ -19,7 +19,6 @@ listing is the manifest's stats, a stat of each state.json and a byte copy; afte
 (manifest.updated), only their records are made again and put in place (patched).
 """
 
-import bisect
 import os
 import sys
 import time
@@ -460,6 +459,8 @@ def patched(manifest, config, keep, selected, members, warn, kept=None):
                 parts += [listed[at:span[0]], made]
                 at = span[1]
                 moved.append((span[1], len(made) - (span[1] - span[0])))
+        import bisect  # an edit's listing only
+
         listed = b"".join(parts + [listed[at:]])
         ends, by = [end for end, _ in moved], [0]
         for _, change in moved:

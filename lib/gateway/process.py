@@ -658,13 +658,53 @@ def linux():
 
 
 def libc():
-    """The C library through ctypes, for the system calls Python has no binding of (prctl, unshare, Landlock)."""
+    """The C library, for the system calls Python has no binding of (prctl, unshare, Landlock): what
+    ctypes.CDLL(None, use_errno=True) is, a function an attribute (AttributeError when there is none), taking
+    ints, bytes and None and returning an int; errno() its last errno."""
     global _libc
     if _libc is None:
-        import ctypes  # only for a parent-death signal or confinement, never a plain run
-
-        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc = _Libc()
     return _libc
+
+
+class _Libc:
+    """ctypes' foreign functions straight from its C module (_ctypes), as CDLL makes them: the ctypes package
+    defines its many types on import, about 2 ms on every confined call, for the one type used here."""
+
+    def __init__(self):
+        import _ctypes  # only for a parent-death signal or confinement, never a plain run
+
+        class Int(_ctypes._SimpleCData):
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Int
+
+        class Char(_ctypes._SimpleCData):
+            _type_ = "c"
+
+        self._function, self._handle = Function, _ctypes.dlopen(None, 0)  # 0: RTLD_LOCAL, as CDLL's default
+        self._char, self._address = Char, _ctypes.addressof
+
+    def buffer(self, data):
+        """(a C buffer holding `data`, its address): for a struct that points to it; keep the buffer alive."""
+        held = (self._char * len(data)).from_buffer_copy(data)
+        return held, self._address(held)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        function = self._function((name, self))
+        setattr(self, name, function)
+        return function
+
+
+def errno():
+    """The errno of the last call through libc() in this thread."""
+    import _ctypes  # loaded by libc() already
+
+    return _ctypes.get_errno()
 
 
 def _prctl():

@@ -144,6 +144,32 @@ def test_the_pipeline_and_refresh_write_the_same_manifest(script_runner, workspa
     assert "empty" in {r["name"] for r in listed}
 
 
+def test_a_cold_refresh_read_in_processes_writes_what_the_pipeline_writes(script_runner, workspace, nexus_home, tmp_path,
+                                                                          monkeypatch):
+    """Enough folders to be read in a process per CPU (discovery.IN_PROCESSES): the children hand back finished
+    lines, and which tool skills have no state yet; the later shares, a child's, hold a warned, a broken and a
+    shadowed skill, and tool skills."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    for n in range(1200):
+        write_skill(workspace, f"skill-{n:04d}", meta={"tool": f"tool-{n}"} if n % 3 == 0 else None)
+    write_skill(workspace, "warned", folder="zz-warned")
+    write_raw(workspace, "zz-broken", "no frontmatter\n")
+    write_skill(tmp_path / "managed", "skill-0001", description="Hidden by the workspace's.")
+    refreshed = script_runner.run(["nexus", "skills", "refresh", "--json"])
+    assert refreshed.returncode == 0 and "zz-warned" in refreshed.stderr and "zz-broken" in refreshed.stderr
+    assert json.loads(refreshed.stdout)["shadowed"] == 1
+    state = nexus_home / "state/nexus/skills"
+    assert all((state / f"skill-{n:04d}" / "state.json").exists() == (n % 3 == 0) for n in range(1200))
+    assert json.loads((state / "skill-1197/state.json").read_text())["tool"] == "tool-1197"
+    manifest = manifest_path(nexus_home).read_bytes()
+    manifest_path(nexus_home).unlink()
+    pipeline(script_runner)
+    assert manifest_path(nexus_home).read_bytes() == manifest
+    skills = json.loads(manifest)["skills"]
+    assert skills["warned"]["dir"] == str(workspace / "zz-warned") and skills["skill-0001"]["source"] == "nexus-workspace"
+    assert [r["name"] for r in json.loads(manifest)["invalid"]] == ["zz-broken"]
+
+
 def test_a_skill_is_run_from_its_own_line_of_the_manifest(script_runner, workspace, nexus_home):
     write_skill(workspace, "alpha", body="Alpha's prompt.\n")
     write_skill(workspace, "beta")

@@ -29,11 +29,13 @@ MANY_FOLDERS = 200
 IN_PROCESSES = 500  # folders to read for each process before a scan reads them in more than one (shares)
 
 
-def scan(source_list, known=None):
+def scan(source_list, known=None, finish=None):
     """Read every skill folder of the sources; with `known` ({dir: a previous manifest's Record, or
     the mtime of a folder that had no SKILL.md}), a folder unchanged since is taken as it was. (A
     Record is the manifest's, which imports this module: it is known here by what it does.) Many
-    folders to read (a cold refresh) are read in a process per CPU, and taken in the same order."""
+    folders to read (a cold refresh) are read in a process per CPU, and taken in the same order.
+    `finish(entry)`: what to keep of each entry read (the manifest's Record), made in the process
+    that read it, so that a cold refresh's children hand back finished lines, not entries to encode."""
     result = Scan()
     known = dict(known or {})
     # In precedence order: a Record kept, a folder without a SKILL.md kept, a folder to read, or a Scan of
@@ -61,37 +63,40 @@ def scan(source_list, known=None):
                 steps.append((source, {"dir": skill_dir, "dirMtimeNs": before}))
             else:
                 steps.append((source, skill_dir))
-    reads = iter(_read_all([step for step in steps if isinstance(step[1], str)]))
+    reads = iter(_read_all([step for step in steps if isinstance(step[1], str)], finish))
     for source, step in steps:
         if isinstance(step, dict):
             result.folders.append(step)
         elif isinstance(step, (str, Scan)):
             found = next(reads) if isinstance(step, str) else step
+            if not isinstance(found, Scan):  # a folder that held one skill and nothing to say (_read)
+                _add(result, found, source)
+                continue
             result.diagnostics += found.diagnostics
             result.invalid += found.invalid
             result.folders += found.folders
-            for name, entry in found.entries.items():
-                _add(result, entry, name, source, entry["filePath"])
+            for entry in found.entries.values():
+                _add(result, entry, source)
         elif step.invalid:
             result.invalid.append(step)
         else:
-            _add(result, step, step.name, source, step.stamp[2])
+            _add(result, step, source)
     result.entries = dict(sorted(result.entries.items()))
     return result
 
 
-def _read_all(reads):
-    """A Scan of each (source, skill folder) read, in their order: many in a process per CPU (shares),
+def _read_all(reads, finish=None):
+    """What _read found in each (source, skill folder), in their order: many in a process per CPU (shares),
     this one saying on a terminal how far it got once it has read MANY_FOLDERS."""
     if len(reads) < MANY_FOLDERS:
-        return [_read(read) for read in reads]
+        return [_read(read, finish) for read in reads]
     from .. import shares  # both for a scan that reads many folders: a run that reads one never needs them
     from ..style import Progress  # as shares
 
     here = os.getpid()
     with Progress("reading skills", now=True) as progress:
         def read_one(read):
-            found = _read(read)
+            found = _read(read, finish)
             if os.getpid() == here:  # this process's own count, said once it is many: the others' come at the end
                 progress.count += 1
                 if progress.count >= MANY_FOLDERS:
@@ -101,11 +106,16 @@ def _read_all(reads):
         return shares.mapped(read_one, reads, least=IN_PROCESSES)
 
 
-def _read(read):
-    """The Scan of one skill folder, read."""
+def _read(read, finish=None):
+    """What one skill folder holds: its one skill's entry (or finish(entry)) when it was read without a word
+    to say, the most folders of a cold scan, and small to send back from a child; else a Scan."""
     source, skill_dir = read
     found = Scan()
     _load(skill_dir, source, found)
+    if finish is not None:
+        found.entries = {name: finish(entry) for name, entry in found.entries.items()}
+    if len(found.entries) == 1 and not (found.diagnostics or found.invalid or found.folders or found.shadowed):
+        return next(iter(found.entries.values()))
     return found
 
 
@@ -190,17 +200,24 @@ def _load(skill_dir, source, result):
     for warning in warnings:
         problem = skillmd.Problem("warning", f"metadata.{skill.meta_key}.{warning}", skill.lines.get("metadata"))
         result.diagnostics.append(problem.format(path))
-    _add(result, entry, skill.name, source, path)
+    _add(result, entry, source)
 
 
-def _add(result, entry, name, source, path):
+def _where(entry):
+    """(name, source, SKILL.md path) of an entry, or of a Record (a previous manifest's, or finish's)."""
+    if isinstance(entry, dict):
+        return entry["name"], entry["source"], entry["filePath"]
+    return entry.name, entry.source, entry.stamp[2]
+
+
+def _add(result, entry, source):
     """The first skill of a name wins; another of that name in the same source is reported, in a lower one shadowed."""
+    name, _, path = _where(entry)
     winner = result.entries.get(name)
     if winner is None:
         result.entries[name] = entry
         return
-    winner_source, winner_path = ((winner["source"], winner["filePath"]) if isinstance(winner, dict)
-                                  else (winner.source, winner.stamp[2]))
+    _, winner_source, winner_path = _where(winner)
     if winner_source == source:
         result.diagnostics.append(f"{path}: warning: skill '{name}' is also defined in {winner_path}; using that one")
     else:

@@ -33,10 +33,14 @@ class Record:
     """One record as the manifest keeps it: a skill's entry, or a broken skill, as its JSON text,
     with its stamp [dir, dirMtimeNs, filePath, fileMtimeNs] (the mtimes it was read at)."""
 
-    __slots__ = ("name", "source", "invalid", "text", "stamp")
+    __slots__ = ("name", "source", "invalid", "text", "stamp", "unset")
 
-    def __init__(self, name, source, invalid, text, stamp):
+    def __init__(self, name, source, invalid, text, stamp, unset=None):
         self.name, self.source, self.invalid, self.text, self.stamp = name, source, invalid, text, stamp
+        self.unset = unset  # the entry, when a cold read found its tool or script skill without a state (finished)
+
+    def __reduce__(self):  # a child of a cold refresh sends its Records back pickled: as their fields, compactly
+        return Record, (self.name, self.source, self.invalid, self.text, self.stamp, self.unset)
 
     @classmethod
     def of(cls, entry):
@@ -332,15 +336,26 @@ def refresh(source_list, previous=None, must_write=True):
     from . import discovery  # as in build: only a refresh reads SKILL.md files
 
     known = _known(previous, source_list) if previous is not None else None
-    scan = discovery.scan(source_list, known)
+    root = paths.skills_state()  # once: a cold refresh finishes thousands of entries
+    scan = discovery.scan(source_list, known, finish=lambda entry: finished(entry, root))
     manifest = build(scan.records(), source_list, stamps, scan.folders)
     try:
-        write(manifest, [e for e in scan.entries.values() if not isinstance(e, Record)])
+        write(manifest, [r.unset for r in scan.entries.values() if r.unset is not None])
     except OSError as e:
         if must_write:
             raise
         scan.diagnostics.append(f"cannot keep the manifest: {e.filename}: {e.strerror}; the next command scans again")
     return manifest, scan
+
+
+def finished(entry, root=None):
+    """An entry just read, as the manifest keeps it: its Record, with the entry when its skill has no state
+    yet (write gives it one). A cold refresh's children make these (discovery.scan's `finish`): the
+    parent merges lines and writes, and never encodes an entry nor looks for a state.json."""
+    record = Record.of(entry)
+    if skill_state.unset(entry, root):
+        record.unset = entry
+    return record
 
 
 def _known(previous, source_list):

@@ -25,13 +25,13 @@ The ruleset is built here, in the parent (`Confinement`); `Confinement.child` is
 runs in the child before exec. Only confined calls import this module (gateway.plan.confined decides).
 """
 
+import _thread
 import os
 import struct
 import sys
 
-from .. import config as configlib, fileio, paths, schema, urls
+from .. import config as configlib, fastjson, fileio, paths, schema, urls
 from ..catalog.status import injected_env
-from ..config import keys
 from ..errors import Refused
 from . import plan, process, stage
 
@@ -173,7 +173,7 @@ def permissions(entry, config):
 def grant(entry, network=False, write=(), read=()):
     """Widen what the skill may do when confined, in the config (skills.entries.KEY.sandbox, whose lists start
     from the skill's declaration): `nexus skill allow` and `skills add --allow-network`. True when it changed."""
-    from ..config import edit  # a grant only: config.edit brings tomllib and tomli-w
+    from ..config import edit, keys  # a grant only: config.edit brings tomllib and tomli-w
 
     table, own_declared = ("skills", "entries", configlib.own_key(entry), "sandbox"), declared(entry)
     wanted = {key: value for key, value in (("network", network), ("write", list(write)), ("read", list(read)))
@@ -313,6 +313,258 @@ def expand(path, places):
     return os.path.abspath(os.path.expanduser(path))
 
 
+def _resolved(entry, config, env, places, allowed, namespaces, unstaged):
+    """What a confined call's ruleset is made of, as real paths: {protect, cwd, withheld, write, read, deny,
+    installed, unread, system, git, xdg}. Taken from the skill's cache (state/sandbox/NAME.json) when every answer
+    of the file system it was built on is still the same (Resolution), built and cached otherwise."""
+    key = _key(entry, config, env, places, namespaces, unstaged)
+    path = os.path.join(paths.state_root(), "sandbox", paths.checked_name(entry["name"]) + ".json")
+    cached = _cached(path)
+    for kept in cached:
+        found = _valid(kept, key)
+        if found is not None:
+            return found
+    look = _local.look = Resolution()
+    try:
+        found = _resolve(entry, config, env, places, allowed, namespaces, unstaged)
+    finally:
+        _local.look = None
+    # an answer of lexists() or islink() on a path realpath() looked at is its sign in `seen`, checked first
+    asked = [a for a in look.asked.values() if not (a[0] in ("lexists", "islink") and a[1][0] in look.seen)]
+    kept = {"key": key, "seen": look.seen, "asked": asked, "found": found}
+    try:
+        fileio.private_dirs(os.path.dirname(path), paths.state_root())
+        fileio.write_atomic(path, fileio.encode(fastjson.dumps(
+            [kept, *[c for c in cached if isinstance(c, dict) and c.get("key") != key][:KEPT - 1]])))
+    except (OSError, TypeError, ValueError):
+        pass  # a cache not written only costs the next call its time
+    return found
+
+
+def _resolve(entry, config, env, places, allowed, namespaces, unstaged):
+    """_resolved, built: every question of the file system through _real and _asked, so that a Resolution
+    records it."""
+    _asked("file", entry.get("filePath"))  # its SKILL.md, as read
+    protect = sorted({_real(q) for p in protected(config) for q in in_homes(p, places)})
+    # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
+    cwd = _real(places["{cwd}"])
+    withheld = unsafe_cwd(cwd, protect) or (None if namespaces else NO_MOUNTS) or unstaged
+    # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
+    write = [_real(expand(p, places)) for p in writable(entry, allowed) if not (withheld and p.split("/")[0] == "{cwd}")]
+    # reads: the system (SYSTEM), and what is given: its own folder, {cwd} where it is safe, its grants; and where
+    # its program lies (a tool installed in ~/.local, ~/.cargo, a venv), which is inferred, so it never takes a
+    # path off the deny list
+    read = [_real(expand(p, places)) for p in allowed["read"]] + [_real(entry["dir"])]
+    read += [] if withheld else [cwd]
+    deny = deny_list(config, places)
+    denied = _denied(deny, read + write)
+    found = installed(entry, config, env, [] if withheld else [cwd], deny)
+    read += found
+    # the homes are left out of the system's folders that hold one (a service's home in /opt, /var/lib), unless a
+    # grant holds it; a home that is / or holds a system folder, as a service's may, is not left out whole
+    unread = [h for h in home_folders() if _asked("isdir", h) and not any(paths.within(h, p) for p in read)
+              and not any(paths.within(top, h) for top in SYSTEM)]
+    # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
+    # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
+    write = write[:2] + [p for p in write[2:] if not _guarded(p, protect)]
+    resolv = os.path.dirname(_real("/etc/resolv.conf"))  # where DNS's answer lies, when elsewhere
+    system = [*SYSTEM, *([] if any(paths.within(resolv, top) for top in SYSTEM) or resolv in WIDE else [resolv])]
+    xdg = {}
+    for var, (name, default) in XDG.items():
+        real = os.path.abspath(os.path.expanduser(env.get(var) or default))
+        if not any(paths.within(real, p) or paths.within(p, real) for p in read + write):
+            xdg[var] = os.path.join(places["{state}"], name)  # where tools cache and refresh their tokens
+    return {"protect": protect, "cwd": cwd, "withheld": withheld, "write": write, "read": read, "deny": denied,
+            "installed": found, "unread": unread, "system": system, "git": _git_settings(read, denied, env), "xdg": xdg}
+
+
+CACHE_FORMAT = 1
+
+
+def _key(entry, config, env, places, namespaces, unstaged):
+    """All a Resolution depends on besides the file system's answers, as text: the skill's entry (its SKILL.md
+    read), the config, the variables of the call and of nexus that name folders, who runs it, where nexus is, and
+    the skill sources (a project's among them, found from the current folder)."""
+    import site  # loaded by Python's start-up already: its user folders
+
+    names = ("PATH", "HOME", "NEXUS_CALLER_CWD", "XDG_RUNTIME_DIR", *XDG)
+    ours = sorted((k, v) for k, v in os.environ.items()
+                  if k in names or k.startswith(("NEXUS_", "XDG_", "PYTHON")) or k == "MANAGED_SKILLS_DIR")
+    return fastjson.dumps([CACHE_FORMAT, os.stat(__file__).st_mtime_ns, entry, config, [env.get(k) for k in names],
+                           ours, places, os.getcwd(), namespaces, unstaged, os.geteuid(), os.getuid(), os.getegid(),
+                           sys.prefix, sys.base_prefix, site.getusersitepackages(), paths.home(), paths.config_file(),
+                           paths.state_root(), configlib.sources(config), configlib.bin_path(config)])
+
+
+KEPT = 4  # resolutions kept a skill: a few callers' folders, a fallback's
+
+
+def _cached(path):
+    """The resolutions cached at `path`, when the file is ours (a regular file of our user, not readable by
+    others); [] otherwise (none, another user's, torn)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid() or info.st_mode & 0o170077 != 0o100000:
+            return []
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            cached = fastjson.loads(f.read())
+        return cached if isinstance(cached, list) else []
+    except (OSError, ValueError):
+        return []
+    finally:
+        os.close(fd)
+
+
+def _valid(kept, key):
+    """The resolution `kept` when it was built for `key` and each answer of the file system it was built on is
+    the same now; else None (stale, or not a resolution at all)."""
+    try:
+        if kept["key"] != key or any(_sign(p) != sign for p, sign in kept["seen"].items()):
+            return None
+        if any(ASKED[question](*args) != answer for question, args, answer in kept["asked"]):
+            return None
+        found = kept["found"]
+        return found if isinstance(found, dict) and set(found) == RESOLVED else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+RESOLVED = {"protect", "cwd", "withheld", "write", "read", "deny", "installed", "unread", "system", "git", "xdg"}
+
+
+class Resolution:
+    """The file system's answers a resolution was built on: `seen`, each path realpath() looked at, as _sign
+    says it (a link and where it leads, a folder, another file, nothing); `asked`, each other question
+    (ASKED) with its answer. The same answers give the same resolution."""
+
+    def __init__(self):
+        self.seen, self.asked = {}, {}
+
+    def real(self, path):
+        """os.path.realpath(path) (Python 3.11's, non-strict), each component it looks at recorded."""
+        path, _ = self._join("", path, {})
+        return os.path.abspath(path)
+
+    def _join(self, path, rest, seen):
+        if rest.startswith("/"):
+            rest, path = rest[1:], "/"
+        while rest:
+            name, _, rest = rest.partition("/")
+            if not name or name == ".":
+                continue
+            if name == "..":
+                if path:
+                    path, name = os.path.split(path)
+                    if name == "..":
+                        path = os.path.join(path, "..", "..")
+                else:
+                    path = ".."
+                continue
+            newpath = os.path.join(path, name)
+            sign = self.seen[newpath] = _sign(newpath)
+            if not sign.startswith("L"):
+                path = newpath
+                continue
+            if newpath in seen:
+                path = seen[newpath]
+                if path is not None:
+                    continue
+                return os.path.join(newpath, rest), False
+            seen[newpath] = None
+            path, ok = self._join(path, sign[1:], seen)
+            if not ok:
+                return os.path.join(path, rest), False
+            seen[newpath] = path
+        return path, True
+
+
+def _sign(path):
+    """What realpath() learns of `path`: 'L' and where it leads for a link, 'd' a folder, 'f' another file, '-'
+    nothing there (or nothing it may look at)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "-"
+    if mode & 0o170000 == 0o120000:
+        try:
+            return "L" + os.readlink(path)
+        except OSError:
+            return "-"
+    return "d" if mode & 0o170000 == 0o040000 else "f"
+
+
+_local = _thread._local()  # the Resolution being built by this thread (nexus-mcp's calls build theirs at once)
+
+
+def _real(path):
+    """os.path.realpath, recorded while a resolution is built."""
+    look = getattr(_local, "look", None)
+    return look.real(path) if look else os.path.realpath(path)
+
+
+def _asked(question, *args):
+    """ASKED[question](*args), its answer recorded while a resolution is built."""
+    answer = ASKED[question](*args)
+    look = getattr(_local, "look", None)
+    if look:
+        look.asked[fastjson.dumps([question, args])] = [question, args, answer]
+    return answer
+
+
+def _head(path):
+    """The first line of a file (a #! line, at most 256 bytes) as Latin-1 text, None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(256).split(b"\n")[0].decode("latin-1")
+    except (OSError, TypeError):
+        return None
+
+
+def _links(folder):
+    """The symlinks in `folder`, as paths."""
+    try:
+        return [e.path for e in os.scandir(folder) if e.is_symlink()]
+    except OSError:
+        return []
+
+
+def _raw_homes():
+    """$HOME and the password entry's home, as written."""
+    import pwd  # a confined call, or what it grants, only
+
+    found = [os.path.expanduser("~")]
+    try:
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:  # a uid without an entry (a container's): $HOME alone
+        pass
+    return found
+
+
+def _file(path):
+    """A file's identity and version (device, inode, size, modification time), None when there is none."""
+    try:
+        info = os.stat(path)
+    except (OSError, TypeError):
+        return None
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _which(name, dirs):
+    from ..catalog import status  # which(), as plan.command finds the program
+
+    return status.which(name, dirs)
+
+
+# The questions a resolution asks the file system besides realpath(), each cheap to ask again: answers in JSON's types
+ASKED = {"lexists": os.path.lexists, "exists": os.path.exists, "isdir": os.path.isdir, "islink": os.path.islink,
+         "which": _which, "head": _head, "links": _links, "homes": _raw_homes, "file": _file,
+         "matching": lambda pattern: _matching(pattern)}
+
+
 class Confinement:
     """One confined call: the folders it gets, its environment's changes, and the ruleset for its child.
 
@@ -336,30 +588,11 @@ class Confinement:
             if not os.path.isdir(made):
                 fileio.private_dirs(made, paths.state_root())
         places = {"{cwd}": env.get("NEXUS_CALLER_CWD") or os.getcwd(), "{tmp}": self.tmp, "{state}": state}
-        self.protect = sorted({os.path.realpath(q) for p in protected(config) for q in in_homes(p, places)})
-        # {cwd} where a file written would be run later, unconfined (~/.bashrc, ~/bin, ~/.config/...): none of it
-        cwd = os.path.realpath(places["{cwd}"])
-        self.withheld = unsafe_cwd(cwd, self.protect) or (None if self.namespaces else NO_MOUNTS) or unstaged
+        found = _resolved(entry, config, env, places, allowed, self.namespaces, unstaged)
+        self.protect, cwd, self.withheld = found["protect"], found["cwd"], found["withheld"]
+        self.write, self.read, self.deny = found["write"], found["read"], found["deny"]
+        self.installed, self.unread, self.system = found["installed"], found["unread"], found["system"]
         WITHHELD[self.name] = (cwd, self.withheld) if self.withheld else None
-        # real paths, as the denied ones are: a grant through a link must not cover what is denied inside it
-        self.write = [os.path.realpath(expand(p, places)) for p in writable(entry, allowed)
-                      if not (self.withheld and p.split("/")[0] == "{cwd}")]
-        # reads: the system (SYSTEM), and what is given: its own folder, {cwd} where it is safe, its grants; and where
-        # its program lies (a tool installed in ~/.local, ~/.cargo, a venv), which is inferred, so it never takes a
-        # path off the deny list
-        self.read = [os.path.realpath(expand(p, places)) for p in allowed["read"]] + [os.path.realpath(entry["dir"])]
-        self.read += [] if self.withheld else [cwd]
-        deny = deny_list(config, places)
-        self.deny = _denied(deny, self.read + self.write)
-        self.installed = installed(entry, config, env, [] if self.withheld else [cwd], deny)
-        self.read += self.installed
-        # the homes are left out of the system's folders that hold one (a service's home in /opt, /var/lib), unless a
-        # grant holds it; a home that is / or holds a system folder, as a service's may, is not left out whole
-        self.unread = [h for h in home_folders() if os.path.isdir(h) and not any(paths.within(h, p) for p in self.read)
-                       and not any(paths.within(top, h) for top in SYSTEM)]
-        # no grant makes these writable: a grant that holds one is narrowed to what lies around it, one inside is
-        # dropped ({tmp} and {state} lie in nexus's home, and are the skill's own)
-        self.write = self.write[:2] + [p for p in self.write[2:] if not _guarded(p, self.protect)]
         # what it writes to {cwd} is staged (an overlay in its mount namespace) and applied after the call
         self.stage = None
         if not self.withheld and cwd in self.write:
@@ -373,11 +606,8 @@ class Confinement:
         self.hidden, self.shown = self._sockets_hidden(env, places, cwd) if self.unix and self.namespaces else ([], [])
         self.given_env = env  # the call's PATH: a folder on it is never written through the stage
         self.env = dict(handed(entry, config, env, self.network), TMPDIR=self.tmp)
-        self.env.update(_git_settings(self.read, self.deny, self.env))
-        for var, (name, default) in XDG.items():
-            real = os.path.abspath(os.path.expanduser(env.get(var) or default))
-            if not any(paths.within(real, p) or paths.within(p, real) for p in self.read + self.write):
-                self.env[var] = os.path.join(state, name)  # where tools cache and refresh their tokens
+        self.env.update({name: value for name, value in found["git"].items() if name not in self.env})
+        self.env.update(found["xdg"])
         self.kind = "landlock+netns" if self.netns else "landlock+pidns" if self.namespaces else "landlock"
         self.fd = None
         self.filter = seccomp_filter(unix=bool(self.unix))
@@ -390,8 +620,6 @@ class Confinement:
 
     def _ruleset(self):
         """The Landlock ruleset, built here once; the child only restricts itself with it."""
-        import ctypes  # Landlock only: ctypes is not needed to decide whether to confine
-
         fs = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | MAKE | (REFER if self.abi >= 2 else 0) | (
             TRUNCATE if self.abi >= 3 else 0)
         # device ioctls (a camera's, a terminal's) are handled and granted to none: those of files opened before
@@ -403,15 +631,13 @@ class Confinement:
         scoped = (SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX) if self.abi >= 6 else 0
         attr = struct.pack("QQQ", handled, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
         libc = process.libc()
-        fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
+        fd = libc.syscall(CREATE_RULESET, attr, len(attr), 0)
         if fd < 0:
-            raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
+            raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(process.errno())}")
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
-        resolv = os.path.dirname(os.path.realpath("/etc/resolv.conf"))  # where DNS's answer lies, when elsewhere
-        system = [*SYSTEM, *([] if any(paths.within(resolv, top) for top in SYSTEM) or resolv in WIDE else [resolv])]
-        for top, deny in [(p, sorted({*self.deny, *self.unread})) for p in system] + [
+        for top, deny in [(p, sorted({*self.deny, *self.unread})) for p in self.system] + [
                 (p, sorted({*self.deny, "/dev"})) for p in self.read]:  # a grant of / reads no terminal in /dev
             rules += _allowed(top, deny, read)
         for top in self.write:
@@ -430,24 +656,24 @@ class Confinement:
         privileges, the seccomp filter and the ruleset; process.Contained then starts the program under an init."""
         libc = process.libc()
         if self.namespaces:
-            import ctypes  # namespaces only
-
             uid, gid = os.geteuid(), os.getegid()
             if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (CLONE_NEWNET if self.netns else 0)) != 0:
-                raise OSError(ctypes.get_errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
-                              + os.strerror(ctypes.get_errno()), "sandbox")
-            for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
-                with open(f"/proc/self/{name}", "w") as f:  # the same ids inside: files keep their owners
-                    f.write(text)
+                raise OSError(process.errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
+                              + os.strerror(process.errno()), "sandbox")
+            for name, text in (("uid_map", b"%d %d 1" % (uid, uid)), ("setgroups", b"deny"),
+                               ("gid_map", b"%d %d 1" % (gid, gid))):
+                fd = os.open(f"/proc/self/{name}", os.O_WRONLY | os.O_CLOEXEC)  # the same ids inside: files keep
+                try:  # their owners
+                    os.write(fd, text)
+                finally:
+                    os.close(fd)
             self._mount(libc)
         if os.geteuid() == 0:  # root's program would start with every capability (in its namespace): it gets none
             _no_root(libc)
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
-            import ctypes  # the error's text only
-
-            raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
+            raise OSError(process.errno(), "confinement: " + os.strerror(process.errno()), "sandbox")
 
     def _sockets_hidden(self, env, places, cwd):
         """For a `unix` grant: (the folders where sockets live, to hide: SOCKET_PLACES and the runtime folder;
@@ -468,10 +694,8 @@ class Confinement:
         and the rules on the files under it."""
         if not self.stage and not self.hidden:
             return
-        import ctypes  # a mount namespace only
-
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-            raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
+            raise OSError(process.errno(), "no mount namespace: " + os.strerror(process.errno()), "sandbox")
         layers = self.stage.layers() if self.stage else None
         if self.hidden:
             self._hide(libc)
@@ -487,12 +711,10 @@ class Confinement:
     def _hide(self, libc):
         """Each of `hidden` covered by an empty tmpfs, and each of `shown` bound back at its path (a socket onto an
         empty file): the same files, so the rules on them hold."""
-        import ctypes  # a mount namespace only
-
         found = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in self.shown]
         for folder in self.hidden:
             if libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
-                raise OSError(ctypes.get_errno(), f"cannot hide {folder}: {os.strerror(ctypes.get_errno())}", "sandbox")
+                raise OSError(process.errno(), f"cannot hide {folder}: {os.strerror(process.errno())}", "sandbox")
         for path, fd in found:
             source = f"/proc/self/fd/{fd}"
             if os.path.isdir(source):
@@ -501,7 +723,7 @@ class Confinement:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
             if libc.mount(os.fsencode(source), os.fsencode(path), None, MS_BIND | MS_REC, None) != 0:
-                raise OSError(ctypes.get_errno(), f"cannot show {path}: {os.strerror(ctypes.get_errno())}", "sandbox")
+                raise OSError(process.errno(), f"cannot show {path}: {os.strerror(process.errno())}", "sandbox")
             os.close(fd)
         for path, target in self.relinked:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -545,8 +767,6 @@ class Confinement:
 def _add_rules(libc, fd, rules):
     """Each (path, access, whether a folder: None when unknown) added to the Landlock ruleset `fd`; a path not
     there is nothing to allow. OSError when Landlock refuses one."""
-    import ctypes  # Landlock only
-
     for path, access, folder in rules:
         try:
             target = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -556,8 +776,8 @@ def _add_rules(libc, fd, rules):
             if folder is None:
                 folder = os.stat(target).st_mode & 0o170000 == 0o040000
             rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
-            if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
-                error = ctypes.get_errno()
+            if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, rule, 0) != 0:
+                error = process.errno()
                 raise OSError(error, f"Landlock refused a rule for {path}: {os.strerror(error)}")
         finally:
             os.close(target)
@@ -570,14 +790,15 @@ def _no_root(libc):
     """In the child of root's call: exec grants no capability (no bounding set, and uid 0 is not special to exec),
     so that the program, still uid 0 (files keep their owner: git, ssh), holds none, and cannot reach the child
     and init it runs under, which keep theirs (gateway.process._contain)."""
-    with open("/proc/sys/kernel/cap_last_cap") as f:
-        last = int(f.read())
+    fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        last = int(os.read(fd, 16))
+    finally:
+        os.close(fd)
     for cap in range(last + 1):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
     if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:
-        import ctypes  # the error's text only
-
-        raise OSError(ctypes.get_errno(), "cannot drop root's capabilities: " + os.strerror(ctypes.get_errno()))
+        raise OSError(process.errno(), "cannot drop root's capabilities: " + os.strerror(process.errno()))
 
 
 def installed(entry, config, env=None, written=(), deny=None):
@@ -588,32 +809,28 @@ def installed(entry, config, env=None, written=(), deny=None):
     Inferred from what the skill names, so never more: no link (a prefix's lib that leads to ~/.ssh), nothing a
     confined skill writes (nexus's state, which holds every skill's {tmp} and {state}; `written`: {cwd}), nothing
     of the deny list (`deny`: deny_list(), when known). Real paths, in the order found."""
-    from ..catalog import status  # which(), as plan.command finds the program
+    from ..catalog import status  # search_dirs(), as plan.command finds the program
 
     env = os.environ if env is None else env
-    found = status.which(plan.runs(entry) or "", status.search_dirs(config, env))
+    found = _asked("which", plan.runs(entry) or "", status.search_dirs(config, env))
     programs = [found] if found else []
-    try:
-        with open(found, "rb") as f:
-            line = f.read(256).split(b"\n")[0]
-        words = line[2:].split() if line.startswith(b"#!") else []
-    except (OSError, TypeError):
-        words = []
+    line = _asked("head", found) if found else None
+    words = line.encode("latin-1")[2:].split() if line and line.startswith("#!") else []
     if words:
         programs.append(os.fsdecode(words[0]))
     if len(words) > 1 and os.path.basename(words[0]) == b"env":  # the first word that is neither option nor VAR=
         name = next((os.fsdecode(w) for w in words[1:] if not w.startswith(b"-") and b"=" not in w), None)
-        programs += [p for p in [name and status.which(name, status.search_dirs(config, env))] if p]
+        programs += [p for p in [name and _asked("which", name, status.search_dirs(config, env))] if p]
     homes = home_folders()
-    held = [os.path.realpath(p) for p in [paths.state_root(), *written, *(deny or deny_list(config, {}))]]
+    held = [_real(p) for p in [paths.state_root(), *written, *(deny or deny_list(config, {}))]]
 
     def wide(folder):
         return folder in WIDE or any(paths.within(h, folder) for h in homes)
 
     folders = []
     for program in programs:
-        for path in (os.path.abspath(program), os.path.realpath(program)):
-            where = os.path.realpath(os.path.dirname(path))
+        for path in (os.path.abspath(program), _real(program)):
+            where = _real(os.path.dirname(path))
             prefix = os.path.dirname(where)
             if any(paths.within(where, top) for top in SYSTEM):
                 continue
@@ -621,21 +838,14 @@ def installed(entry, config, env=None, written=(), deny=None):
                 folders += [where] + [os.path.join(prefix, name) for name in ("lib", "lib64", "libexec", "pyvenv.cfg")]
             else:
                 folders.append(os.path.join(where, os.path.basename(path)) if wide(where) else where)
-    return [f for f in dict.fromkeys(folders) if os.path.lexists(f) and not os.path.islink(f)
+    return [f for f in dict.fromkeys(folders) if _asked("lexists", f) and not _asked("islink", f)
             and not any(paths.within(f, h) for h in held)]
 
 
 def home_folders():
     """The user's home folders, real: $HOME's and the password entry's, which differ where a harness, a service
     or an MCP client sets HOME elsewhere (or to /): what is left out of reads and the deny list's ~ follow both."""
-    import pwd  # a confined call, or what it grants, only
-
-    found = [os.path.expanduser("~")]
-    try:
-        found.append(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:  # a uid without an entry (a container's): $HOME alone
-        pass
-    return list(dict.fromkeys(os.path.realpath(h) for h in found if h))
+    return list(dict.fromkeys(_real(h) for h in _asked("homes") if h))
 
 
 def in_homes(path, places, homes=None):
@@ -648,22 +858,25 @@ def in_homes(path, places, homes=None):
 def _git_settings(read, deny, env):
     """What git needs to work confined: no optional lock (`git status` would rewrite .git/index, which a staged
     {cwd} sets aside: the call would fail), and no global config where ~/.gitconfig is not given to read (git
-    takes its "Permission denied" as fatal, a missing file not); what the skill's environment sets stays."""
+    takes its "Permission denied" as fatal, a missing file not). What the skill's environment sets stays: the
+    caller leaves those out."""
     found = {"GIT_OPTIONAL_LOCKS": "0"}
     config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gitconfig")
-    real = os.path.realpath(config)
-    if os.path.exists(config) and (not any(paths.within(real, p) for p in read) or any(paths.within(real, d) for d in deny)):
+    real = _real(config)
+    if _asked("exists", config) and (not any(paths.within(real, p) for p in read) or any(paths.within(real, d) for d in deny)):
         found["GIT_CONFIG_GLOBAL"] = "/dev/null"
-    return {name: value for name, value in found.items() if name not in env}
+    return found
 
 
 def deny_list(config, places):
     """skills.sandbox.deny made absolute, its ~ in each of the user's homes and its * matched, with nexus's own
     config and state."""
+    from ..config import keys  # its SECRETS: a confinement built anew (not cached), what a grant shows or hints
+
     homes = home_folders()
     found = [q for p in configlib.get(config, "skills.sandbox.deny", keys.SECRETS) for q in in_homes(p, places, homes)]
     found += ROOT_SECRETS if os.geteuid() == 0 else []  # what no other account may read anyway
-    found = [match for path in found for match in (_matching(path) if "*" in path else [path])]
+    found = [match for path in found for match in (_asked("matching", path) if "*" in path else [path])]
     return found + [paths.config_file(), paths.state_root()]
 
 
@@ -736,8 +949,6 @@ def seccomp_filter(unix=False):
     stay, for event loops. A program of another architecture is killed
     (i386's socketcall would go around it). (the filter, its instructions: kept alive together), or None where
     the architecture is not one of ARCHES."""
-    import ctypes  # confined calls only
-
     arch = ARCHES.get(os.uname().machine)
     if arch is None:
         return None
@@ -763,9 +974,8 @@ def seccomp_filter(unix=False):
     jump = {}
     for i, (op, true, false, k) in enumerate(instructions):
         jump[i] = (op, *(labels[t] - i - 1 if isinstance(t, str) else t for t in (true, false)), k)
-    packed = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *jump[i]) for i in range(len(instructions))))
-    program = ctypes.create_string_buffer(struct.pack("=HxxxxxxQ", len(instructions), ctypes.addressof(packed)))
-    return program, packed
+    packed, address = process.libc().buffer(b"".join(struct.pack("=HBBI", *jump[i]) for i in range(len(instructions))))
+    return struct.pack("=HxxxxxxQ", len(instructions), address), packed
 
 
 def hint(entry, config, stderr):
@@ -869,10 +1079,7 @@ def linked(folders):
     confined skill that wrote one's run.py ran its code with that skill's grants."""
     found = []
     for folder in folders:
-        try:
-            found += [os.path.realpath(e.path) for e in os.scandir(folder) if e.is_symlink()]
-        except OSError:
-            continue
+        found += [_real(link) for link in _asked("links", folder)]
     return found
 
 
@@ -883,8 +1090,8 @@ def _guarded(path, protect):
 
 def _denied(deny, granted):
     """The paths to deny, real (the walk from / never follows a link), unless granted as a whole."""
-    found = {os.path.realpath(p) for p in deny if os.path.lexists(p)}
-    return sorted(found - {g for p in granted for g in (p, os.path.realpath(p))})
+    found = {_real(p) for p in deny if _asked("lexists", p)}
+    return sorted(found - {g for p in granted for g in (p, _real(p))})
 
 
 def _allowed(folder, deny, access, is_folder=None):

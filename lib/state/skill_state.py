@@ -206,7 +206,13 @@ def populate(entries):
     """Create the state of tool and script skills that have none yet, so that a refresh sets them up."""
     root = paths.skills_state()  # once: a refresh passes thousands of entries
     for entry in entries:
-        if entry.get("type") in ("tool", "script") and paths.is_valid_name(entry.get("name")):
-            if not os.path.exists(os.path.join(root, entry["name"], "state.json")):
-                with Update(entry["name"], entry):
-                    pass
+        if unset(entry, root):
+            with Update(entry["name"], entry):
+                pass
+
+
+def unset(entry, root=None):
+    """Whether the entry is of a tool or script skill that has no state yet (populate makes it one). `root`:
+    paths.skills_state(), when known."""
+    return (entry.get("type") in ("tool", "script") and paths.is_valid_name(entry.get("name"))
+            and not os.path.exists(os.path.join(root or paths.skills_state(), entry["name"], "state.json")))

@@ -106,5 +106,14 @@ def rows(bench):
     times = rounds([plain, confined], 31)
     ratio = paired(times, "confined", minus="unconfined")
     figure = median(times["confined"]) - median(times["unconfined"])
-    yield Row("confined skill run of a trivial tool, overhead over the unconfined run", f"{figure:.1f} ms", ratio,
-              "<= 0.3x", ratio <= 0.3)
+    # The target (issue 44): 0.3x, or where the kernel's own cost is above that, the floors of the layers this call
+    # uses plus 0.1x, in `python -c pass` of these rounds. This call (no network grant, a tool skill staging {cwd})
+    # uses them all: a user namespace with network, PID and mount namespaces in it, Landlock, seccomp, and as root
+    # no capabilities. A floor measured below zero (noise) counts as none.
+    used = [userns, netns, pid, mount, restrict, filtered or 0, unrooted or 0]
+    floors = sum(max(0.0, f) for f in used)
+    floor_ratio = floors / median(times["python -c pass"])
+    target = max(0.3, floor_ratio + 0.1)
+    yield Row(f"confined skill run of a trivial tool, overhead over the unconfined run (its layers' floors: "
+              f"{floors:.1f} ms, {floor_ratio:.2f}x)", f"{figure:.1f} ms", ratio,
+              f"<= {target:.2f}x", ratio <= target)

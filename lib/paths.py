@@ -295,6 +295,17 @@ def upgrades_file():
     return os.path.join(state_root(), "upgrades.json")
 
 
+def upgrade_steps_stamp(done):
+    """What upgrades.json keeps as "through" once every step of nexus.upgrade is done: that module's size and
+    mtime and the number of steps done. Every command compares it (cli.command.upgraded) without loading the
+    module: a nexus installed anew, or a step added, changes it. None where the module cannot be seen."""
+    try:
+        found = os.stat(os.path.join(os.path.dirname(__file__), "upgrade.py"))
+    except OSError:
+        return None
+    return [found.st_size, found.st_mtime_ns, len(done)]
+
+
 def connectors_file():
     return os.path.join(state_root(), "connectors.json")
 

@@ -12,7 +12,8 @@ To add a notice: write a function `def _my_change(config):` that returns the lin
 the command that restores the old behaviour) when the change concerns this user, else None, and add
 `("my-change", _my_change)` to STEPS. Keep it cheap and quiet: it runs once per user, before a command.
 
-The check on every command is one read of a small file (this is on the gateway's way).
+The check on every command is one read of a small file and a stat of this module, which it does not load
+(cli.command.upgraded: this is on the gateway's way).
 """
 
 import os
@@ -186,11 +187,19 @@ def pending():
     return [step for step, _ in STEPS if not isinstance(done, dict) or step not in done]
 
 
+def _stamp():
+    """Every step was done before "through" was kept (or nexus was installed anew): keep it now."""
+    with fileio.Locked(paths.upgrades_file(), _read, paths.home()) as doc:
+        stamp = paths.upgrade_steps_stamp(doc.setdefault("done", {}))
+        if stamp is not None and all(step in doc["done"] for step, _ in STEPS):
+            doc["through"] = stamp
+
+
 def run(warn):
     """Do and say, once, what the steps not done yet bring; quiet when there are none. A step that
     fails is reported and tried again on the next command."""
     if not pending():
-        return
+        return _stamp()
     from . import config as configlib, schema  # only when a step is pending: the check itself reads one file
 
     upgrading = os.path.exists(paths.manifest_file()) or any(map(os.path.exists, _legacy_files()))
@@ -209,5 +218,6 @@ def run(warn):
                     warn(f"upgrade step {step} failed: {e}; it runs again on the next command")
                     continue
             done[step] = schema.now_iso()
+        doc["through"] = paths.upgrade_steps_stamp(done) if all(step in done for step, _ in STEPS) else None
     if said:
         warn("\n".join([HEADER, *("  - " + line for line in said)]))

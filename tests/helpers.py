@@ -154,7 +154,7 @@ def drained(leader, shown=b""):
 
 def console_scripts(root):
     """{program: the module it starts from} of the commands' scripts in root/tools/bin (pyproject.toml's
-    script-files): `nexus` runs nexus.tools.nexus's main(), `nexus-run` nexus.tools.gateway's, any other
+    script-files): `nexus` runs nexus.tools.nexus's main(), `nexus-run` nexus.tools.plumbing.run's, any other
     plumbing tool its row of the command table (nexus.tools.commands's script(NAME))."""
     found = {}
     for script in sorted((root / "tools" / "bin").iterdir()):

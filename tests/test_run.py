@@ -128,6 +128,19 @@ def test_script_skill_runs_in_its_folder(script_runner, workspace, tmp_path, arg
     assert seen["env"]["NEXUS_CALLER_CWD"] == str(caller)
 
 
+def test_the_gateway_lends_its_folder_to_a_script_only_for_the_spawn(script_runner, workspace, tmp_path):
+    """A script skill starts in its folder without a fork (gateway.process._in_folder): the gateway's own
+    folder is its caller's again once the script runs, as the script sees it in /proc."""
+    skill_dir = write_skill(workspace, "where", meta={"runner": "sh", "script": "where.sh"})
+    (skill_dir / "where.sh").write_text('i=0\nwhile [ "$(readlink /proc/$PPID/cwd)" != "$1" ] && [ $i -lt 50 ]; do\n'
+                                        '  sleep 0.1; i=$((i+1))\ndone\nreadlink /proc/$PPID/cwd\npwd\n')
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    result = script_runner.run(["nexus-run", "where", "--", str(caller)], cwd=str(caller))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == [str(caller), str(skill_dir)]
+
+
 def test_script_outside_its_folder_is_refused(script_runner, workspace, tmp_path):
     (tmp_path / "evil.py").write_text("print('escaped')\n")
     write_skill(workspace, "escape", meta={"runner": "python3", "script": "../../../evil.py"})

@@ -102,6 +102,29 @@ def test_an_upgrade_says_what_changed_once(script_runner, workspace, nexus_home)
     assert oct(upgrades.stat().st_mode & 0o777) == "0o600"
 
 
+def test_the_upgrade_check_trusts_its_stamp_only_for_the_steps_it_names(script_runner, workspace, nexus_home):
+    """Once every step is done, upgrades.json keeps a stamp of the steps' module (paths.upgrade_steps_stamp),
+    which every command compares instead of loading the module: a stamp that no longer fits is taken anew,
+    quietly, and a step missing from "done" runs whatever the stamp says."""
+    write_skill(workspace, "api", meta={"requires": {"env": ["SPEC_API_TOKEN"]}})
+    write_config(nexus_home, '[skills.entries.api]\napiKey = "k-123456"\n')
+    run(script_runner, "skills", "list")
+    upgrades = nexus_home / "state" / "nexus" / "upgrades.json"
+    kept = json.loads(upgrades.read_text())
+    stamp = kept["through"]
+    assert stamp[2] == len(kept["done"]) and stamp[0] > 0
+    upgrades.write_text(json.dumps({**kept, "through": [0, 0, 0]}))  # as a nexus installed anew finds it
+    quiet = run(script_runner, "skills", "list")
+    assert quiet.returncode == 0 and "this version changes" not in quiet.stderr
+    assert json.loads(upgrades.read_text())["through"] == stamp
+    del kept["done"]["api-key-primary-env"]  # a step not done, under a stamp of when all were
+    upgrades.write_text(json.dumps(kept))
+    said = run(script_runner, "skills", "list")
+    assert "primaryEnv only" in said.stderr and said.stderr.count("this version changes") == 1
+    assert json.loads(upgrades.read_text())["through"] == stamp
+    assert "this version changes" not in run(script_runner, "skills", "list").stderr
+
+
 def test_an_upgrade_that_does_not_concern_the_user_says_nothing(script_runner, workspace, nexus_home):
     write_skill(workspace, "plain")
     run(script_runner, "skills", "list")

@@ -16,7 +16,7 @@ from nexus.catalog import scope
 from nexus.cli.records import (CAPABILITY, COMMAND, DIR, FILE, JOB, KEY, PLUMBING, SESSION, SKILL, STRING, WIDTH, Command,
                                Option, choice, definition, number, reflow, whole, wrap)
 from nexus.errors import NexusError, UsageError
-from nexus.tools.gateway import NEXUS_RUN, SKILL_RUN
+from nexus.tools.plumbing.run import NEXUS_RUN, SKILL_RUN
 
 
 # -- what the layer prepares before a command runs (git's RUN_SETUP) -------------------------------------
@@ -171,8 +171,9 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
                                                "that is confined has none."),
                      Option("--allow-write PATH", "A folder the skills added may write when they run confined (as "
                                                   "`nexus skill allow NAME --write PATH`).", FILE, repeat=True),
-                     Option("--allow-read PATH", "A folder or file of skills.sandbox.deny the skills added may read "
-                                                 "when they run confined.", FILE, repeat=True),
+                     Option("--allow-read PATH", "A folder or file the skills added may read when they run confined "
+                                                 "(a secret of skills.sandbox.deny only when granted whole).", FILE,
+                            repeat=True),
                      Option("--yes", "Accept what each skill declares it needs (network, folders to write or read) "
                                      "without asking: a skill that would run confined and declares more than the "
                                      "default is asked about at a terminal, and refused (exit 1) where there is "
@@ -321,8 +322,8 @@ COMMANDS = (  # the porcelain: `nexus WORDS`
             usage=("NAME [network] [--write PATH]... [--read PATH]... [--json]",),
             options=(Option("--write PATH", "A folder the skill may write (and read) when it runs confined.", FILE,
                             repeat=True),
-                     Option("--read PATH", "A folder or file of skills.sandbox.deny the skill may read when it "
-                                           "runs confined.", FILE, repeat=True),
+                     Option("--read PATH", "A folder or file the skill may read when it runs confined (a secret "
+                                           "of skills.sandbox.deny only when granted whole).", FILE, repeat=True),
                      Option("--json", '{"skill", "granted", "changed", "key"}.')),
             arguments={"NAME": SKILL},
             needs=(ENTRY,)),
@@ -605,7 +606,7 @@ def find(words):
 def script(name):
     """The main(argv=None) -> int of the console script `name`, a plumbing row of the table (its script in
     tools/bin/ calls it: the tool's module never imports the table that names it). nexus-mcp takes --profile
-    NAME before anything else (see prepared); nexus-run's script starts from tools/gateway.py, which does too."""
+    NAME before anything else (see prepared); nexus-run's script starts from tools/plumbing/run.py, which does too."""
     command = find(name)
     prepare = scope.take_option if name == "nexus-mcp" else None
 

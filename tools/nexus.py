@@ -1,5 +1,5 @@
 """nexus: the dispatcher of `nexus COMMAND`. What each command is, and the help made from that, is the
-command table's (tools/commands.py); `nexus skill run` takes its row alone (tools/gateway.py), without the
+command table's (tools/commands.py); `nexus skill run` takes its row alone (tools/plumbing/run.py), without the
 table."""
 
 import sys
@@ -17,7 +17,7 @@ def main(argv=None):
     if failed is not None:
         return failed
     if argv[:2] == ["skill", "run"]:  # the gateway: its row alone, and run as a script, it leaves at once
-        from nexus.tools.gateway import SKILL_RUN
+        from nexus.tools.plumbing.run import SKILL_RUN
 
         status = call(SKILL_RUN, argv[2:], "nexus")
         return leave(status) if as_script else status

@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 
-from .. import config as configlib, upgrade
+from .. import config as configlib, fastjson, paths
 from ..errors import NexusError, UsageError
 from . import output, records
 from .records import PORCELAIN
@@ -397,6 +397,16 @@ def call(command, argv, prog=None):
 def upgraded():
     """Do and say once what an upgrade changes (nexus.upgrade), before the first command after it. A
     home nexus cannot write to leaves it to a later command, quietly: it never stops this one."""
+    try:
+        with open(paths.upgrades_file(), "rb") as f:
+            kept = fastjson.loads(f.read())
+        stamp = paths.upgrade_steps_stamp(kept["done"])
+        if stamp is not None and kept["through"] == stamp:
+            return  # every step done: the steps' module is not even loaded
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    from .. import upgrade  # a step to do, or the stamp to take: rarely
+
     try:
         upgrade.run(lambda text: print(text, file=sys.stderr))
     except OSError:

@@ -12,15 +12,16 @@ from ..skill import entry as entrylib
 MIN_SECRET_CHARS = 6  # shorter values are not secrets: masking "a" would garble every line and show where "a" is
 
 
-def environment(entry, config, caller=None, profile=None, call=None):
+def environment(entry, config, caller=None, profile=None, call=None, base=None):
     """(the environment a tool or script skill's program gets, the secrets to mask in all that is shown or
     logged of its call): the one place both are made, from the skill, its caller (a gateway.call.Caller;
     None: a verify command's, for no caller) and the config. Ours,
     plus the skill's injected vars, with skills.binPath before PATH; the folder the caller works in
     (NEXUS_CALLER_CWD), the mark of a gateway call (NEXUS_SKILL), the `profile` in force (which what the
     tool runs through nexus keeps) and the call's id (NEXUS_PARENT_CALL). A confined call's is narrowed
-    further (gateway.sandbox)."""
-    env = dict(os.environ)
+    further (gateway.sandbox). `base`: a copy of ours made once for many (verify --all): copying a dict is
+    cheaper than copying os.environ, which decodes each variable."""
+    env = dict(os.environ if base is None else base)
     if caller is not None and caller.model:
         withhold(env, entry, config)
     env.update(status.injected_env(entry, config))

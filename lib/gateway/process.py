@@ -27,6 +27,7 @@ import sys
 import time
 
 import _signal as signal  # the C module: `signal` wraps its constants in enums, at a cost of ~2 ms
+import _thread  # its count of threads, without threading
 
 DEVNULL, CAPTURE, TEE = "devnull", "capture", "tee"
 KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL after a timeout
@@ -375,9 +376,15 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
     reaper = reaper and linux()
     contained = prepare if isinstance(prepare, Contained) else None
     parent_death = parent_death or contained is not None  # a contained program dies with the gateway
-    if cwd is None and not parent_death and prepare is None and not reaper:
+    if not parent_death and prepare is None and not reaper:
         spawn = os.posix_spawn if "/" in argv[0] else os.posix_spawnp  # a bare name is looked up on PATH
-        return spawn(argv[0], argv, env, file_actions=actions, setsigdef=RESETS, **({"setpgroup": 0} if group else {}))
+
+        def start():
+            return spawn(argv[0], argv, env, file_actions=actions, setsigdef=RESETS, **({"setpgroup": 0} if group else {}))
+        if cwd is None:
+            return start()
+        if _thread._count() == 0:  # one thread: our folder is ours to lend for the spawn (a script skill's)
+            return _in_folder(cwd, start)
     # posix_spawnp looks a bare name up on our PATH, not the program's: so does this
     where = [argv[0]] if "/" in argv[0] else [os.path.join(d, argv[0]) for d in os.get_exec_path()]
     prctl = _prctl() if parent_death or reaper else None
@@ -418,6 +425,21 @@ def _spawn(argv, env, actions, group, cwd=None, parent_death=False, prepare=None
         raise OSError(int(number), text.decode(errors="replace") or os.strerror(int(number)),
                       os.fsdecode(filename) or None)
     return pid
+
+
+def _in_folder(cwd, start):
+    """start() with `cwd` as our working folder, then ours again: posix_spawn has no step to change the
+    child's, and a fork to do it costs a copy of our memory's map and Python in the child. Ours is
+    kept by descriptor, so that it comes back even if renamed meanwhile."""
+    ours = os.open(".", os.O_PATH | os.O_CLOEXEC)
+    try:
+        os.chdir(cwd)
+        try:
+            return start()
+        finally:
+            os.fchdir(ours)
+    finally:
+        os.close(ours)
 
 
 def _steps(actions, group, cwd, prctl, parent, prepare, reaper=None):
@@ -636,13 +658,53 @@ def linux():
 
 
 def libc():
-    """The C library through ctypes, for the system calls Python has no binding of (prctl, unshare, Landlock)."""
+    """The C library, for the system calls Python has no binding of (prctl, unshare, Landlock): what
+    ctypes.CDLL(None, use_errno=True) is, a function an attribute (AttributeError when there is none), taking
+    ints, bytes and None and returning an int; errno() its last errno."""
     global _libc
     if _libc is None:
-        import ctypes  # only for a parent-death signal or confinement, never a plain run
-
-        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc = _Libc()
     return _libc
+
+
+class _Libc:
+    """ctypes' foreign functions straight from its C module (_ctypes), as CDLL makes them: the ctypes package
+    defines its many types on import, about 2 ms on every confined call, for the one type used here."""
+
+    def __init__(self):
+        import _ctypes  # only for a parent-death signal or confinement, never a plain run
+
+        class Int(_ctypes._SimpleCData):
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Int
+
+        class Char(_ctypes._SimpleCData):
+            _type_ = "c"
+
+        self._function, self._handle = Function, _ctypes.dlopen(None, 0)  # 0: RTLD_LOCAL, as CDLL's default
+        self._char, self._address = Char, _ctypes.addressof
+
+    def buffer(self, data):
+        """(a C buffer holding `data`, its address): for a struct that points to it; keep the buffer alive."""
+        held = (self._char * len(data)).from_buffer_copy(data)
+        return held, self._address(held)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        function = self._function((name, self))
+        setattr(self, name, function)
+        return function
+
+
+def errno():
+    """The errno of the last call through libc() in this thread."""
+    import _ctypes  # loaded by libc() already
+
+    return _ctypes.get_errno()
 
 
 def _prctl():

@@ -620,8 +620,6 @@ class Confinement:
 
     def _ruleset(self):
         """The Landlock ruleset, built here once; the child only restricts itself with it."""
-        import ctypes  # Landlock only: ctypes is not needed to decide whether to confine
-
         fs = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | MAKE | (REFER if self.abi >= 2 else 0) | (
             TRUNCATE if self.abi >= 3 else 0)
         # device ioctls (a camera's, a terminal's) are handled and granted to none: those of files opened before
@@ -633,9 +631,9 @@ class Confinement:
         scoped = (SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX) if self.abi >= 6 else 0
         attr = struct.pack("QQQ", handled, net, scoped)[:8 if self.abi < 4 else 16 if self.abi < 6 else 24]
         libc = process.libc()
-        fd = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr), len(attr), 0)
+        fd = libc.syscall(CREATE_RULESET, attr, len(attr), 0)
         if fd < 0:
-            raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(ctypes.get_errno())}")
+            raise Refused("sandbox", f"Landlock refused a ruleset: {os.strerror(process.errno())}")
         read = EXECUTE | READ_FILE | READ_DIR
         rules = [(p, READ_FILE | WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0), None) for p in DEVICES]
         rules.append(("/dev", READ_DIR, True))  # /dev itself is listed: its devices are only those of DEVICES
@@ -658,12 +656,10 @@ class Confinement:
         privileges, the seccomp filter and the ruleset; process.Contained then starts the program under an init."""
         libc = process.libc()
         if self.namespaces:
-            import ctypes  # namespaces only
-
             uid, gid = os.geteuid(), os.getegid()
             if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (CLONE_NEWNET if self.netns else 0)) != 0:
-                raise OSError(ctypes.get_errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
-                              + os.strerror(ctypes.get_errno()), "sandbox")
+                raise OSError(process.errno(), ("no network namespace: " if self.netns else "no PID namespace: ")
+                              + os.strerror(process.errno()), "sandbox")
             for name, text in (("uid_map", b"%d %d 1" % (uid, uid)), ("setgroups", b"deny"),
                                ("gid_map", b"%d %d 1" % (gid, gid))):
                 fd = os.open(f"/proc/self/{name}", os.O_WRONLY | os.O_CLOEXEC)  # the same ids inside: files keep
@@ -677,9 +673,7 @@ class Confinement:
         if (libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 or self.filter is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.filter[0], 0, 0) != 0
                 or libc.syscall(RESTRICT_SELF, self.fd, 0) != 0):
-            import ctypes  # the error's text only
-
-            raise OSError(ctypes.get_errno(), "confinement: " + os.strerror(ctypes.get_errno()), "sandbox")
+            raise OSError(process.errno(), "confinement: " + os.strerror(process.errno()), "sandbox")
 
     def _sockets_hidden(self, env, places, cwd):
         """For a `unix` grant: (the folders where sockets live, to hide: SOCKET_PLACES and the runtime folder;
@@ -700,10 +694,8 @@ class Confinement:
         and the rules on the files under it."""
         if not self.stage and not self.hidden:
             return
-        import ctypes  # a mount namespace only
-
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-            raise OSError(ctypes.get_errno(), "no mount namespace: " + os.strerror(ctypes.get_errno()), "sandbox")
+            raise OSError(process.errno(), "no mount namespace: " + os.strerror(process.errno()), "sandbox")
         layers = self.stage.layers() if self.stage else None
         if self.hidden:
             self._hide(libc)
@@ -719,12 +711,10 @@ class Confinement:
     def _hide(self, libc):
         """Each of `hidden` covered by an empty tmpfs, and each of `shown` bound back at its path (a socket onto an
         empty file): the same files, so the rules on them hold."""
-        import ctypes  # a mount namespace only
-
         found = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in self.shown]
         for folder in self.hidden:
             if libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
-                raise OSError(ctypes.get_errno(), f"cannot hide {folder}: {os.strerror(ctypes.get_errno())}", "sandbox")
+                raise OSError(process.errno(), f"cannot hide {folder}: {os.strerror(process.errno())}", "sandbox")
         for path, fd in found:
             source = f"/proc/self/fd/{fd}"
             if os.path.isdir(source):
@@ -733,7 +723,7 @@ class Confinement:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
             if libc.mount(os.fsencode(source), os.fsencode(path), None, MS_BIND | MS_REC, None) != 0:
-                raise OSError(ctypes.get_errno(), f"cannot show {path}: {os.strerror(ctypes.get_errno())}", "sandbox")
+                raise OSError(process.errno(), f"cannot show {path}: {os.strerror(process.errno())}", "sandbox")
             os.close(fd)
         for path, target in self.relinked:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -777,8 +767,6 @@ class Confinement:
 def _add_rules(libc, fd, rules):
     """Each (path, access, whether a folder: None when unknown) added to the Landlock ruleset `fd`; a path not
     there is nothing to allow. OSError when Landlock refuses one."""
-    import ctypes  # Landlock only
-
     for path, access, folder in rules:
         try:
             target = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -788,8 +776,8 @@ def _add_rules(libc, fd, rules):
             if folder is None:
                 folder = os.stat(target).st_mode & 0o170000 == 0o040000
             rule = struct.pack("=Qi", access if folder else access & FILE_ONLY, target)
-            if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, ctypes.c_char_p(rule), 0) != 0:
-                error = ctypes.get_errno()
+            if libc.syscall(ADD_RULE, fd, RULE_PATH_BENEATH, rule, 0) != 0:
+                error = process.errno()
                 raise OSError(error, f"Landlock refused a rule for {path}: {os.strerror(error)}")
         finally:
             os.close(target)
@@ -810,9 +798,7 @@ def _no_root(libc):
     for cap in range(last + 1):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
     if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:
-        import ctypes  # the error's text only
-
-        raise OSError(ctypes.get_errno(), "cannot drop root's capabilities: " + os.strerror(ctypes.get_errno()))
+        raise OSError(process.errno(), "cannot drop root's capabilities: " + os.strerror(process.errno()))
 
 
 def installed(entry, config, env=None, written=(), deny=None):
@@ -963,8 +949,6 @@ def seccomp_filter(unix=False):
     stay, for event loops. A program of another architecture is killed
     (i386's socketcall would go around it). (the filter, its instructions: kept alive together), or None where
     the architecture is not one of ARCHES."""
-    import ctypes  # confined calls only
-
     arch = ARCHES.get(os.uname().machine)
     if arch is None:
         return None
@@ -990,9 +974,8 @@ def seccomp_filter(unix=False):
     jump = {}
     for i, (op, true, false, k) in enumerate(instructions):
         jump[i] = (op, *(labels[t] - i - 1 if isinstance(t, str) else t for t in (true, false)), k)
-    packed = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *jump[i]) for i in range(len(instructions))))
-    program = ctypes.create_string_buffer(struct.pack("=HxxxxxxQ", len(instructions), ctypes.addressof(packed)))
-    return program, packed
+    packed, address = process.libc().buffer(b"".join(struct.pack("=HBBI", *jump[i]) for i in range(len(instructions))))
+    return struct.pack("=HxxxxxxQ", len(instructions), address), packed
 
 
 def hint(entry, config, stderr):

@@ -66,11 +66,11 @@ class Stage:
         """In the child, in its own mount namespace, before Landlock: the overlay of the layers `fds` over {cwd},
         and the child's folder entered again through it. Layers named by descriptor: any path, with no option
         syntax to escape."""
-        import ctypes  # the child of a confined call only
+        from . import process  # loaded: the child of a confined call; its errno() without the ctypes package
 
         options = "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr" % (*fds,)
         if libc.mount(b"overlay", os.fsencode(self.cwd), b"overlay", 0, options.encode()) != 0:
-            error = ctypes.get_errno()
+            error = process.errno()
             raise OSError(error, f"{NO_OVERLAY}: {os.strerror(error)}", "stage")
         for fd in fds:
             os.close(fd)

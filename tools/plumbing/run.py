@@ -1,18 +1,24 @@
-"""nexus-run and `nexus skill run`: the gateway's command side. What it reads on the command line and what
-it prints; who calls (a Caller) and the call itself (gate, verify, spawn, record) are nexus.gateway.call.
+"""nexus-run and `nexus skill run`: the gateway's command side. Its two rows of the command table, what
+it reads on the command line and what it prints; who calls (a Caller) and the call itself (gate, verify,
+spawn, record) are nexus.gateway.call.
 
 This is the hot path: an agent calls it hundreds of times a session, so it imports no docopt, YAML,
 subprocess or `re` (its record's parser reads argv by hand), and reads the cached manifest and config.
+Its rows live here, not with the table's others (tools/commands.py lists them from here), so that a call
+builds no other row and loads no module more: each module costs about 0.3 M instructions of the import
+system's own, whatever its size (tests/bench/bench_run.py). The table loads this module for the rows
+only: the call's modules are loaded by `run`.
 """
 
 import os
 import sys
 
 from nexus import config as configlib, fastjson, schema
-from nexus.catalog import manifest
-from nexus.cli.command import quiet_stdout
+from nexus.catalog import scope
+from nexus.cli.command import call as command_call, leave, options_first, prepared, quiet_stdout
+from nexus.cli.output import PROCESS
+from nexus.cli.records import FILE, PLUMBING, SKILL, Command, Option, number
 from nexus.errors import UsageError
-from nexus.gateway import call as gateway
 
 
 def run(ctx):
@@ -22,9 +28,11 @@ def run(ctx):
     run, after a failed run, and after its SKILL.md changed. Every call is appended to the skill's
     usage log and counted in its state. `nexus skill run` and `nexus-run` are the same command.
 
-    A skill added from elsewhere runs confined (skills.sandbox.mode): it reads all but the secrets of
-    skills.sandbox.deny and nexus's own files, writes only {tmp}, {state} and (a tool) {cwd}, and has no
-    network, unless its metadata.nexus.sandbox or `nexus skill allow` grants more. On Linux, Landlock and a
+    A skill added from elsewhere runs confined (skills.sandbox.mode): it gets what it is given, never
+    everything but a list. It reads the system (/usr, /etc, /opt, ...), its own folder, {cwd}, {tmp}, {state}
+    and its grants, never the secrets of skills.sandbox.deny nor nexus's own files inside them; writes only
+    {tmp}, {state} and (a tool) {cwd}, staged; and has no network, unless its metadata.nexus.sandbox or
+    `nexus skill allow` grants more. On Linux, Landlock and a
     network namespace enforce it; where they cannot, the call is refused (exit 1) unless
     skills.sandbox.fallback is "warn". The README's Security section says what is cut and what is not.
 
@@ -63,6 +71,9 @@ def run(ctx):
       PROG disk-report --timeout 60 -- ~/Downloads --top 5
       PROG disk-report --json -- ~/Downloads | jq -r .stdout
     """
+    from nexus.catalog import manifest  # the call's: the table loads this module for its rows alone
+    from nexus.gateway import call as gateway
+
     args, config = ctx.args, ctx.config
     entry = manifest.entry(configlib.sources(config), args["NAME"], ctx.warn)
     caller = gateway.Caller(gateway.COMMAND, ctx.warn, ctx.note, session=os.environ.get("NEXUS_SESSION_ID"),
@@ -148,3 +159,43 @@ def dry_run(entry, argv, cwd, env_names, args):
         print(f"cwd: {shell_word(planned['cwd'])}")
         print("env: " + (shell_line(env_names) or "(none injected)"))
     return 0
+
+
+SECONDS = number()
+RUN = "nexus.tools.plumbing.run:run"
+RUN_SUMMARY = "The gateway: run a skill's tool or script, or print its prompt; every call is logged."
+RUN_USAGE = ("NAME [--dry-run] [--no-verify] [--no-log] [--json] [--background] [--no-sandbox] [--timeout SECONDS] "
+             "[--var NAME=VALUE]... [-- ARGS...]",)
+RUN_ARGUMENTS = {"NAME": SKILL, "ARGS": FILE}
+RUN_OPTIONS = (Option("--dry-run", "Print the exact argv, working directory and injected env names; run nothing."),
+               Option("--no-verify", "Skip the verification a first run would do."),
+               Option("--no-log", "Leave this call out of the usage log (the state counters still count it)."),
+               Option("--json", "Capture the tool's output into one JSON object: skill, type, exit, ms, stdout, "
+                                "stderr."),
+               Option("--background", "Verify, then start the tool detached and print its job id at once (see "
+                                      "`nexus jobs`): stdin /dev/null, stdout and stderr kept in files, the call "
+                                      "recorded when it ends."),
+               Option("--no-sandbox", "Run a skill that would run confined (see skills.sandbox.mode) with all your "
+                                      "rights: for a person at a terminal; refused elsewhere, and from inside a "
+                                      "gateway call."),
+               Option("--timeout SECONDS", "End the tool after SECONDS as timeout(1) does: SIGTERM to its process "
+                                           "group, SIGKILL 5 s later; the exit status is then 124.", SECONDS),
+               Option("--var NAME=VALUE", "A variable the skill declares (metadata.nexus.variables): filled in for "
+                                          "${NAME} in a prompt skill's text, and in the environment of a tool or "
+                                          "script skill. A variable not given comes from the environment, else its "
+                                          "default; one still missing is a refusal that names it.", repeat=True))
+
+SKILL_RUN = Command("skill run", RUN, PROCESS, RUN_SUMMARY, usage=RUN_USAGE, options=RUN_OPTIONS,
+                    arguments=RUN_ARGUMENTS, parser=options_first)
+NEXUS_RUN = Command("nexus-run", RUN, PROCESS,
+                    "the gateway. Run a skill's tool or script, or print its prompt; log every call.",
+                    usage=RUN_USAGE, options=RUN_OPTIONS, arguments=RUN_ARGUMENTS, parser=options_first,
+                    category=PLUMBING)
+
+
+def main(argv=None):
+    """nexus-run's: --profile NAME before anything else (catalog.scope.take_option), then the row; run as its
+    script (argv None), it leaves at once (cli.command.leave)."""
+    words, failed = prepared("nexus-run", sys.argv[1:] if argv is None else list(argv), scope.take_option)
+    status = failed if failed is not None else command_call(NEXUS_RUN, words)
+    return leave(status) if argv is None else status

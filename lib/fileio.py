@@ -64,6 +64,24 @@ def read_bytes(path):
         raise BadInput(f"cannot read '{path}': {e.strerror}") from None
 
 
+def read_own(path):
+    """The bytes of a file nexus wrote for itself (a cache), None when there is none, or when it is not what nexus
+    writes: a link, not a regular file, another user's, or one that others may write. Such a file is input like
+    any other: a command ignores it and writes its own again, never trusts it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # NONBLOCK: a FIFO never hangs
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if info.st_mode & 0o170000 != 0o100000 or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            return None
+        try:
+            return f.read()
+        except OSError:
+            return None
+
+
 def read_json(path):
     """The parsed JSON document at `path`, None when there is no file."""
     data = read_bytes(path)

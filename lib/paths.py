@@ -20,6 +20,9 @@ FILES = (  # (where, what), in the order a reader meets them
     ("skills.load.extraDirs", "Extra skill folders named in the config: the lowest precedence."),
     ("$NEXUS_HOME/state/nexus/skills/manifest.json", "The manifest: the cache of discovered skills."),
     ("$NEXUS_HOME/state/nexus/skills/status-cache.json", "Each skill's status, with what it was computed from."),
+    ("$NEXUS_HOME/state/nexus/skills/listing-cache", "The last listing as a whole (its counts, its --json), with "
+                                                     "what it was computed from, so an unchanged catalogue is not "
+                                                     "computed again."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/state.json", "A skill's state: verification and lifetime counters."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/usage.log", "A skill's usage log, one JSON object per call."),
     ("$NEXUS_HOME/state/nexus/skills/NAME/.lock", "Held while a skill's state or usage log changes."),
@@ -33,6 +36,9 @@ FILES = (  # (where, what), in the order a reader meets them
                                         "that died is set aside by the skill's next call."),
     ("$NEXUS_HOME/state/nexus/set-aside/", "What a confined call wrote that would run outside the sandbox later "
                                            "(.git, hooks, a folder on PATH, ...), kept here and never applied."),
+    ("$NEXUS_HOME/state/nexus/probes.json", "What confinement this system gives (`nexus status`), as a child process "
+                                            "found it, with what that depends on: the boot, the user, the sysctls "
+                                            "of user namespaces."),
     ("$NEXUS_HOME/state/nexus/config-cache.json", "The parsed config, so that running a skill never parses TOML."),
     ("$NEXUS_HOME/state/nexus/upgrades.json", "The upgrade steps done and said once (lib/upgrade.py), each "
                                               "with when."),
@@ -200,6 +206,10 @@ def status_cache():
     return os.path.join(skills_state(), "status-cache.json")
 
 
+def listing_cache():
+    return os.path.join(skills_state(), "listing-cache")
+
+
 def skill_state_dir(name):
     """The state folder of one skill; the name is validated before it becomes a path."""
     return os.path.join(skills_state(), checked_name(name))
@@ -285,6 +295,10 @@ def sandbox_folders(name):
 
 def stages_dir():
     return os.path.join(state_root(), "stages")
+
+
+def probes_file():
+    return os.path.join(state_root(), "probes.json")
 
 
 def set_aside_dir():

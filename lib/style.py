@@ -6,7 +6,6 @@ no-color.org asks.
 """
 
 import os
-import shutil
 
 from .schema import parse_iso
 
@@ -20,12 +19,19 @@ def utf8_locale():
     return "utf8" in value.lower().replace("-", "")
 
 
+def columns():
+    """The terminal's width (COLUMNS first)."""
+    import shutil  # at a terminal only: with what it loads (fnmatch, re), a tenth of a piped `nexus status`
+
+    return shutil.get_terminal_size().columns
+
+
 class Style:
     def __init__(self, stream):
         terminal = stream.isatty() and not os.environ.get("NO_COLOR")
         self.colors = terminal and os.environ.get("TERM") != "dumb"
         self.fancy = terminal and utf8_locale()
-        self.columns = shutil.get_terminal_size().columns if stream.isatty() else None  # piped: nothing is cut
+        self.columns = columns() if stream.isatty() else None  # piped: nothing is cut
 
     def color(self, text, name):
         return f"\033[{COLORS[name]}m{text}\033[0m" if self.colors else text
@@ -154,7 +160,7 @@ class Progress:
     def _write(self, text):
         import sys  # as in __init__: only when progress is shown
 
-        line = clip(text, max(shutil.get_terminal_size().columns - 1, 10))  # the cursor stays on this row
+        line = clip(text, max(columns() - 1, 10))  # the cursor stays on this row
         width, before = cells(line), Progress.on_screen.shown if Progress.on_screen else 0  # this one's or another's
         sys.stderr.write(f"\r{line}" + (" " * max(before - width, 0) if _plain() else "\033[K"))
         sys.stderr.flush()

@@ -112,7 +112,7 @@ def test_each_row_of_the_files_table_is_the_path_nexus_uses(monkeypatch, tmp_pat
     used = {paths.home(), paths.config_file(), paths.workspace_skills(), paths.managed_skills(),
             paths.managed_lockfile(), paths.manifest_file(), paths.state_file("name"),
             paths.usage_log("name"), paths.skill_lock("name"), paths.config_cache(), paths.links_file(), paths.upgrades_file(),
-            paths.cache_dir(), paths.bin_dir(), *paths.sandbox_folders("name"), paths.stages_dir(), paths.set_aside_dir(), paths.tokens_file(), paths.auth_log(),
+            paths.cache_dir(), paths.bin_dir(), *paths.sandbox_folders("name"), paths.stages_dir(), paths.set_aside_dir(), paths.probes_file(), paths.listing_cache(), paths.tokens_file(), paths.auth_log(),
             paths.session_folder("ID"), paths.telemetry_cursor(), paths.mcp_lock(), paths.telemetry_lock(), paths.mcp_servers()}
     table = {where.rstrip("/").replace("$NEXUS_HOME", "/H").replace("$MANAGED_SKILLS_DIR", "/M").replace("NAME", "name")
              for where, _ in paths.FILES}

@@ -3,7 +3,10 @@
 import io
 import json
 import os
+import shutil
+import stat
 import sys
+import time
 
 import pytest
 from helpers import by_name, make_tool, write_config, write_skill
@@ -222,3 +225,200 @@ def test_root_is_told_an_install_without_sudo_and_the_command_that_runs_it(scrip
     assert "Install no-such-clip: nexus skill install clip (it runs: apt-get install -y no-such-clip)" in shown
     planned = script_runner.run(["nexus", "skill", "install", "clip", "--dry-run"]).stdout
     assert "sudo" not in planned and "apt-get install -y no-such-clip" in planned
+
+
+def test_listed_permissions_kept_in_the_status_cache_follow_the_config_the_entry_and_the_file_system(
+        script_runner, workspace, bindir, nexus_home, tmp_path):
+    home_dir = tmp_path / "home"
+    make_tool(bindir, "have")
+    write_skill(workspace, "writer", meta={"tool": "have", "sandbox": {"write": ["~/out"]}})
+    write_skill(workspace, "plain", meta={"tool": "have"})
+    (home_dir / "work").mkdir(parents=True)
+    (home_dir / "out").symlink_to(home_dir / "work")
+
+    def permissions():
+        return {name: record.get("permissions") for name, record in listed(script_runner).items()}
+
+    first = permissions()
+    assert first["plain"]["network"] is False and "~/out" in first["writer"]["write"]
+    assert permissions() == first  # the second listing splices what the rows keep
+    cache = json.loads((nexus_home / "state/nexus/skills/status-cache.json").read_text())
+    assert any(text and text.startswith(',"permissions":') for text in cache["texts"])
+
+    write_config(nexus_home, "[skills.entries.plain.sandbox]\nnetwork = true\n")  # the config
+    assert permissions()["plain"]["network"] is True
+    write_skill(workspace, "plain", meta={"tool": "have", "sandbox": {"read": ["/srv/data"]}})  # the entry
+    write_config(nexus_home, "")
+    assert permissions()["plain"]["read"] == ["/srv/data"]
+    (home_dir / ".ssh").mkdir()
+    (home_dir / "out").unlink()
+    (home_dir / "out").symlink_to(home_dir / ".ssh")  # a write grant now leads where nothing may be granted
+    assert "~/out" not in permissions()["writer"]["write"]
+    shutil.rmtree(workspace / "plain")  # a skill removed
+    assert "plain" not in permissions()
+
+
+def test_a_status_cache_that_is_not_nexuss_own_is_ignored_and_written_again(script_runner, workspace, bindir,
+                                                                             nexus_home):
+    make_tool(bindir, "have")
+    write_skill(workspace, "tool-skill", meta={"tool": "have"})
+    first = listed(script_runner)
+    path = nexus_home / "state/nexus/skills/status-cache.json"
+    written = json.loads(path.read_text())
+    forged = json.dumps({**written, "texts": [',"permissions":{"forged":true}' if text and "permissions" in text
+                                              else text for text in written["texts"]]})
+    for how in ("loose", "link", "corrupt", "shape") + (("foreign",) if os.geteuid() == 0 else ()):
+        path.unlink()
+        if how == "link":
+            (path.parent / "elsewhere.json").write_text(forged)
+            os.chmod(path.parent / "elsewhere.json", 0o600)
+            path.symlink_to(path.parent / "elsewhere.json")
+        else:
+            path.write_text({"corrupt": "{not json", "shape": json.dumps({**written, "skills": {
+                "tool-skill": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}})}.get(how, forged))
+            os.chmod(path, 0o664 if how == "loose" else 0o600)
+            if how == "foreign":
+                os.chown(path, 4321, 4321)
+        assert listed(script_runner) == first, how
+        assert not path.is_symlink() and path.stat().st_uid == os.geteuid(), how
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600 and json.loads(path.read_text())["skills"], how
+
+
+def test_status_keeps_what_the_sandbox_probes_found_while_what_it_depends_on_holds(script_runner, nexus_home,
+                                                                                  monkeypatch):
+    def said():
+        result = script_runner.run(["nexus", "status", "--json"])
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)["sandbox"]
+
+    found = said()
+    path = nexus_home / "state/nexus/probes.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    kept = json.loads(path.read_text())
+    assert kept["found"] == {key: found[key] for key in ("landlock", "netns", "overlay")}
+
+    def forge(how="", **changed):
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        document = json.dumps({**kept, "found": {**kept["found"], "landlock": 42}, **changed})
+        if how == "link":
+            (path.parent / "elsewhere.json").write_text(document)
+            os.chmod(path.parent / "elsewhere.json", 0o600)
+            path.symlink_to(path.parent / "elsewhere.json")
+            return
+        path.write_text(document if how != "corrupt" else "{not json")
+        os.chmod(path, 0o644 if how == "loose" else 0o600)
+        if how == "foreign":
+            os.chown(path, 4321, 4321)
+
+    forge()
+    assert said()["landlock"] == 42  # kept: no child forked to ask again
+    assert "landlock ABI 42" in script_runner.run(["nexus", "status"]).stdout
+    monkeypatch.setenv("NEXUS_SANDBOX_UNAVAILABLE", "1")  # what it depends on, changed: asked again
+    assert said()["landlock"] == 0
+    monkeypatch.delenv("NEXUS_SANDBOX_UNAVAILABLE")
+    assert said() == found
+    for how, changed in [("", {"key": kept["key"].replace("[", "[1,", 1)}),  # another boot, user, sysctl...
+                         ("", {"at": time.time() - 7200}), ("", {"at": time.time() + 600}),  # too old, or to come
+                         ("", {"found": {"landlock": "42", "netns": True, "overlay": True}}),  # not its shape
+                         ("loose", {}), ("link", {}), ("corrupt", {})] + ([("foreign", {})] if os.geteuid() == 0 else []):
+        forge(how, **changed)
+        assert said() == found, (how, changed)
+        assert not path.is_symlink() and json.loads(path.read_text())["found"] == kept["found"], (how, changed)
+
+
+def test_a_listing_kept_whole_is_used_only_while_nothing_it_was_made_from_changed(script_runner, workspace, bindir,
+                                                                                 nexus_home, monkeypatch):
+    make_tool(bindir, "have")
+    write_skill(workspace, "alpha", meta={"tool": "have"})
+    write_skill(workspace, "beta", meta={"tool": "later-bin"})
+    write_skill(workspace, "gamma", meta={"tool": "have", "requires": {"env": ["GAMMA_TOKEN"]}})
+    mine = {"alpha", "beta", "gamma"}
+
+    def both():
+        found = listed(script_runner)
+        counts = json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)
+        return {name: (r["status"], r["description"], r.get("verified")) for name, r in found.items()
+                if name in mine or name == "delta"}, counts
+
+    first = both()
+    assert {name: status_ for name, (status_, _, _) in first[0].items()} == {
+        "alpha": "ready", "beta": "not-installed", "gamma": "needs-setup"}
+    path = nexus_home / "state/nexus/skills/listing-cache"
+    time.sleep(2.1)  # a state.json made by the first listing is trusted once it is two seconds old
+    both()
+    assert both() == first and path.exists()
+    head, _, kept = path.read_bytes().partition(b"\n")
+    assert json.loads(kept) == json.loads(script_runner.run(["nexus", "skills", "list", "--json"]).stdout)
+
+    forged = json.loads(head)
+    forged["summary"]["ready"] = 999
+    path.write_bytes(json.dumps(forged).encode() + b"\n" + kept)
+    os.chmod(path, 0o600)
+    assert json.loads(script_runner.run(["nexus", "status", "--json"]).stdout)["ready"] == 999  # it is what is used
+    os.chmod(path, 0o640)  # not as nexus writes it: not used, and written again
+    assert both() == first and stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_bytes(head + b"\n" + kept.replace(b'"alpha"', b'"omega"'))  # not what was kept: its CRC differs
+    os.chmod(path, 0o600)
+    assert both() == first
+
+    make_tool(bindir, "later-bin")  # a binary installed
+    assert both()[0]["beta"][0] == "ready"
+    monkeypatch.setenv("GAMMA_TOKEN", "t")  # an env var
+    assert both()[0]["gamma"][0] == "ready"
+    write_skill(workspace, "alpha", description="Edited.", meta={"tool": "have"})  # an edit
+    assert both()[0]["alpha"][1] == "Edited."
+    write_skill(workspace, "delta", meta={"tool": "have"})  # a new skill
+    assert "delta" in both()[0]
+    shutil.rmtree(workspace / "delta")  # a skill removed
+    now = both()
+    assert "delta" not in now[0] and now[1]["ready"] == first[1]["ready"] + 2
+    write_config(nexus_home, "[skills.entries.alpha]\nenabled = false\n")  # the config
+    assert both()[0]["alpha"][0] == "disabled"
+    write_config(nexus_home, "")
+    time.sleep(2.1)
+    both()
+    state = nexus_home / "state/nexus/skills/alpha/state.json"  # the state, as a run records it
+    recorded = json.loads(state.read_text())
+    assert script_runner.run(["nexus", "skill", "run", "alpha"]).returncode == 0
+    assert json.loads(state.read_text()) != recorded and both()[0]["alpha"][2] is True
+
+
+def test_a_few_skills_edited_put_their_records_in_place_in_the_listing_kept_whole(script_runner, workspace, bindir,
+                                                                                    nexus_home):
+    make_tool(bindir, "have")
+    for name in ("alpha", "beta", "gamma", "delta", "omega"):
+        write_skill(workspace, name, meta={"tool": "have"})
+    write_skill(workspace, "writer", meta={"tool": "have", "sandbox": {"write": ["~/out"]}})  # made anew each time
+    skills = nexus_home / "state/nexus/skills"
+    other = "win32" if sys.platform != "win32" else "linux"
+
+    def listing():
+        found = script_runner.run(["nexus", "skills", "list", "--json"])
+        counts = script_runner.run(["nexus", "status", "--json"])
+        assert found.returncode == counts.returncode == 0, found.stderr + counts.stderr
+        return found.stdout, {k: v for k, v in json.loads(counts.stdout).items() if k != "sandbox"}
+
+    def truth():
+        (skills / "listing-cache").unlink()
+        (skills / "status-cache.json").unlink()
+        return listing()
+
+    listing()
+    time.sleep(2.1)  # the state.json files the first listing made are trusted from now on
+    listing()
+    for edits in ([("alpha", {"description": "Longer than it was, by a good many words."})],
+                  [("beta", {"meta": {"tool": "not-here"}}), ("delta", {"description": "Short."})],  # not installed
+                  [("gamma", {"meta": {"tool": "have", "os": [other]}})],  # no longer shown: listed as a whole
+                  [("writer", {"description": "Made anew."})]):  # a record made anew each time: as a whole
+        for name, how in edits:
+            write_skill(workspace, name, **{"meta": {"tool": "have"}, **how})
+        (skills / "status-cache.json").write_text("kept as it is where the listing is updated in place")
+        edited = listing()
+        if "gamma" not in json.dumps(edits) and "writer" not in json.dumps(edits):
+            assert (skills / "status-cache.json").read_text().startswith("kept as it is")  # in place
+        assert edited == truth(), edits
+        time.sleep(2.1)
+        listing()
+    assert json.loads(edited[0])[0]["name"] == "alpha" and "Longer than" in edited[0]
+    assert edited[1]["notInstalled"] >= 1

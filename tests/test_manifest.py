@@ -267,9 +267,40 @@ def test_the_lines_of_the_manifest_are_written_and_read_by_named_functions():
 def test_a_status_cache_row_has_named_fields_and_round_trips_through_its_list():
     from nexus.catalog.listing import Row
 
-    values = [1, ["gh"], ["TOKEN"], ["gh"], [], None, "ready", "{}", None, "ready", '{"verified":true}']
+    values = [1, ["gh"], ["TOKEN"], ["gh"], [], None, "ready", "{}", None, "ready", '{"verified":true}', None]
     row = Row(*values)
     assert (row.key, row.bins, row.status, row.added) == (1, ["gh"], "ready", '{"verified":true}')
     assert row.as_list() == values
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         Row(*values[:-1])  # a row of another shape: the cache is read as missing
+
+
+def test_a_few_edited_skills_are_read_again_in_place_into_the_bytes_a_full_scan_writes(script_runner, workspace,
+                                                                                       nexus_home, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    for name in ("alpha", "beta", "gamma", "delta"):
+        write_skill(workspace, name)
+    write_warned(workspace)
+    assert script_runner.run(["nexus", "skills", "list", "--json"]).returncode == 0
+
+    def edited(change):
+        change()
+        listed = script_runner.run(["nexus", "skills", "list", "--json"])
+        assert listed.returncode == 0
+        kept = manifest_path(nexus_home).read_bytes()
+        assert script_runner.run(["nexus", "skills", "refresh"]).returncode == 0
+        assert manifest_path(nexus_home).read_bytes() == kept  # what a full scan writes, byte for byte
+        return listed, by_name(json.loads(listed.stdout))
+
+    listed, found = edited(lambda: write_skill(workspace, "alpha", description="Edited in place."))
+    assert found["alpha"]["description"] == "Edited in place." and listed.stderr == ""  # warned was not read
+    listed, found = edited(lambda: write_skill(workspace, "beta", meta={"tool": "sh"}))  # now a tool: its state made
+    assert found["beta"]["type"] == "tool" and (nexus_home / "state/nexus/skills/beta/state.json").exists()
+    # What ties a line to others: read again as a whole
+    listed, found = edited(lambda: write_skill(workspace, "gamma", meta={"aliases": ["gee"]}))
+    assert json.loads(manifest_path(nexus_home).read_bytes().split(b"\n")[0][:-1] + b"}")["aliases"] == {
+        "gee": "gamma"}
+    listed, found = edited(lambda: write_raw(workspace, "delta", "no frontmatter\n"))  # now broken
+    assert found["delta"]["status"] == "invalid"
+    listed, found = edited(lambda: write_skill(workspace, "omega", folder="alpha"))  # another name
+    assert "omega" in found and "alpha" not in found

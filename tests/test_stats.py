@@ -408,6 +408,8 @@ def test_usage_logs_read_the_same_with_orjson_and_without(workspace, nexus_home,
     {"ts": "NOW", "type": "tool", "ms": 1},  # no skill
     {"ts": "NOW", "skill": "tmux", "ms": 1},  # no type
     {"ts": "NOW", "skill": "tmux", "type": "shell", "ms": 1},
+    {"ts": "NOW", "skill": "tmux", "type": ["tool"], "ms": 1},  # a list or an object: a traceback before
+    {"ts": "NOW", "skill": "tmux", "type": {"tool": 1}, "ms": 1},
     {"ts": "NOW", "skill": "tmux", "type": "tool"},  # no ms
     {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": "12"},
     {"ts": "NOW", "skill": "tmux", "type": "tool", "ms": -5},

@@ -517,3 +517,13 @@ def test_nexus_mcp_refuses_every_call_of_a_changed_added_skill(tmp_path, marked,
     assert direct.is_error and CHANGED in direct.content[0].text
     assert replay.is_error, replay.content[0].text
     assert marker.read_text() == ""
+
+
+def test_an_edit_behind_nexuss_back_is_listed_even_when_the_listing_before_it_was_kept(script_runner, added):
+    def hello():
+        listed = script_runner.run(["nexus", "skills", "list", "--json"])
+        return next(r for r in json.loads(listed.stdout) if r["name"] == "hello")
+
+    assert "untrusted" not in hello() and "untrusted" not in hello()  # the second from the status cache
+    (added / "scripts" / "helper.py").write_text("GREETING = 'pwned!'\n")
+    assert "scripts/helper.py changed" in hello()["untrusted"]["reason"]

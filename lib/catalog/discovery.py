@@ -113,6 +113,13 @@ def _read_all(reads, finish=None):
             gc.enable()
 
 
+def scan_one(source, skill_dir):
+    """The Scan of one skill folder of `source`, read (a manifest updated in place: manifest.updated)."""
+    found = Scan()
+    _load(skill_dir, source, found)
+    return found
+
+
 def _read(read, finish=None):
     """What one skill folder holds: its one skill's entry (or finish(entry)) when it was read without a word
     to say, the most folders of a cold scan, and small to send back from a child; else a Scan."""

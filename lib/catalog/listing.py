@@ -12,6 +12,11 @@ never parsed.
 
 A catalogue where some skill requires a capability or another skill is settled as a whole
 (capabilities.resolve): every record is parsed, since one skill's status then depends on others'.
+
+Above the rows, the listing cache keeps the last listing whole (Listing.snapshot): `nexus status`'s counts
+and `skills list --json`'s output, with everything they were computed from. While that holds (snapshot), a
+listing is the manifest's stats, a stat of each state.json and a byte copy; after a few skills were edited
+(manifest.updated), only their records are made again and put in place (patched).
 """
 
 import os
@@ -52,26 +57,36 @@ class Row:
     manifest line; the binaries and env vars it names, and those of them `found` and `present`; the
     `stamp` of its state.json, NO_STATE for a prompt skill, None when it must be read again), then what
     was computed (`base`: the status without state; the JSON text of what is `missing`; the disabled
-    `reason`; the `status`, and `added`, the JSON text of what the state adds). The cache file holds
-    each as a list of these fields in this order."""
+    `reason`; the `status`, and `added`, the JSON text of what the state adds), and `listed`: the members
+    `nexus skills list --json` adds after those (',"permissions":{...}', '' for none; None until known, LIVE
+    when they are made anew each time). The cache file holds each as a list of these fields in this order."""
 
-    FIELDS = ("key", "bins", "env", "found", "present", "stamp", "base", "missing", "reason", "status", "added")
+    FIELDS = ("key", "bins", "env", "found", "present", "stamp", "base", "missing", "reason", "status", "added",
+              "listed")
     __slots__ = FIELDS
 
-    def __init__(self, *values):
-        for field, value in zip(self.FIELDS, values, strict=True):
-            setattr(self, field, value)
+    def __init__(self, key, bins, env, found, present, stamp, base, missing, reason, status, added, listed):
+        self.key, self.bins, self.env, self.found, self.present, self.stamp = key, bins, env, found, present, stamp
+        self.base, self.missing, self.reason, self.status, self.added, self.listed = \
+            base, missing, reason, status, added, listed
 
     def as_list(self):
-        return [getattr(self, field) for field in self.FIELDS]
+        return [self.key, self.bins, self.env, self.found, self.present, self.stamp, self.base, self.missing,
+                self.reason, self.status, self.added, self.listed]
+
+
+LIVE = "*"  # Row.listed of a record whose listed members depend on more than its row: made anew each time
 
 
 class Listing:
     """The records of a fresh manifest, skills by name and then the broken ones, with their statuses;
     with a profile, only those in its scope (a provider outside it is no provider for the agent)."""
 
-    def __init__(self, manifest, rows, profile=None):
+    def __init__(self, manifest, rows, profile=None, cache=None):
         self.manifest, self.rows, self.profile, self.hidden = manifest, rows, profile, 0
+        self.cache = cache  # (the inputs that key the status cache, whether a row changed since it was read)
+        self.live = []  # the records listed_texts made anew (listing.LIVE): (index, the text made from)
+        self.shown = None  # where listed_json put each skill's record: [start, end], None where it is not shown
         # One skill's status depends on others' only when some skill requires something.
         self.settled = None
         if profile:  # every record parsed, to match names, globs and capabilities against the profile
@@ -101,28 +116,20 @@ class Listing:
         """The JSON text of each record kept by keep(status): the entry merged with what evaluate() adds."""
         if self.settled is not None:
             return [fastjson.dumps(r).encode() for r in self.settled if keep(r["status"])]
-        return [text for text, status_ in self._texts() if keep(status_)]
+        return [text for text, status_, _ in self._texts() if keep(status_)]
 
     def _texts(self):
+        """(JSON text, status, row; None for a broken skill) of every record."""
         skill_lines, invalid_lines = self.manifest.lines()[:2]
         # An entry with one of these keys of its own (piped in, say) is merged with them, not spliced.
         clash = self.manifest.head.get("evaluatedKeys", True)
         for line, row in zip(skill_lines, self.rows):
-            text = manifestlib.entry_text(line)
-            extra = f'"status":"{row.status}","missing":{row.missing},'
-            if row.reason:
-                extra += '"disabledReason":' + fastjson.dumps(row.reason) + ","
-            extra += row.added[1:-1]
-            if clash and any(key in text for key in EVALUATED):
-                merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
-                yield fastjson.dumps(merged).encode(), row.status
-            else:
-                yield manifestlib.with_members(text, extra.encode()), row.status
+            yield _spliced(line, row, clash), row.status, row
         for line in invalid_lines:
-            yield line.rstrip(b","), "invalid"
+            yield line.rstrip(b","), "invalid", None
 
     def _records(self):
-        return [fastjson.loads(text) for text, _ in self._texts()]
+        return [fastjson.loads(text) for text, _, _ in self._texts()]
 
     def json(self, keep=lambda status: True):
         """The JSON array of the records kept, as bytes."""
@@ -131,33 +138,126 @@ class Listing:
     def records(self, keep=lambda status: True):
         if self.settled is not None:
             return [r for r in self.settled if keep(r["status"])]
-        return [fastjson.loads(text) for text, status_ in self._texts() if keep(status_)]
+        return [fastjson.loads(text) for text, status_, _ in self._texts() if keep(status_)]
+
+    def listed_texts(self, keep, members):
+        """The JSON text of each record kept, with the members `nexus skills list --json` adds (each row's
+        `listed`): `members(text)` -> (the record's text with them, the members to keep or LIVE) makes them
+        where they are not known or not kept, and for a broken skill. Outside a settled catalogue only; the
+        cache is written when one was made (`save`)."""
+        found, self.shown = [], []
+        for text, status_, row in self._texts():
+            if row is not None:
+                self.shown.append(len(found) if keep(status_) else None)  # where each skill's record lies
+            if not keep(status_):
+                continue
+            if row is None or row.listed is None or row.listed == LIVE:
+                made, kept = members(text)
+                if kept == LIVE:
+                    self.live.append((len(found), text))
+                if row is not None and row.listed is None:
+                    row.listed = kept
+                    self.cache[1] = True
+                text = made
+            elif row.listed:
+                text = text[:-1] + row.listed.encode() + b"}"
+            found.append(text)
+        return found
+
+    def listed_json(self, keep, members):
+        """The JSON array of listed_texts(), as bytes; `live` holds where each record made anew lies in it:
+        [(start, end, the text members() made it from)]."""
+        texts, at, where = self.listed_texts(keep, members), 1, {}
+        for index, text in enumerate(texts):
+            where[index] = at
+            at += len(text) + 1
+        self.live = [(where[index], where[index] + len(texts[index]), text) for index, text in self.live]
+        self.shown = [None if index is None else [where[index], where[index] + len(texts[index])]
+                      for index in self.shown]
+        return b"[" + b",".join(texts) + b"]"
+
+    def save(self):
+        """Write the status cache when a row changed since it was read."""
+        if self.cache and self.cache[1]:
+            _write_cache(self.cache[0], dict(zip(self.manifest.names(), self.rows)))
+            self.cache[1] = False
+
+    def snapshot(self, complete, listed=None, keep=None):
+        """Keep this listing as a whole in the listing cache: its counts (summary()), and `listed`, the output of
+        `skills list --json` for the filter named `keep` (where its records made anew lie in it: `live`, from
+        listed_json), with what they were computed from (`snapshot`). Only for
+        a listing that its rows settle alone (no profile, no requirements) and whose every row is sure (no
+        state.json too recent to trust); `complete`: every row's state was read (Listing.rows of states=True),
+        else only where the status needs it."""
+        if self.settled is not None or self.profile is not None or not self.cache:
+            return
+        needs, states = {}, []
+        for name, row in zip(self.manifest.names(), self.rows):
+            needs.setdefault((*row.bins, None, *row.env), [row.bins, row.env, row.found, row.present])
+            if row.stamp != NO_STATE and (complete or row.base == "ready"):
+                if row.stamp is None:
+                    return  # it must be read again next time: nothing to keep
+                states.append([name, row.stamp, row.base == "ready"])  # the last: `nexus status` reads it
+        listed = listed or b""
+        live = [[start, end, text.decode("latin-1")] for start, end, text in self.live] if listed else []
+        briefs = self.briefs()
+        head = {"key": [self.cache[0], zlib.crc32(self.manifest.whole())], "complete": complete,
+                "needs": list(needs.values()), "states": states, "summary": summary(briefs),
+                "keep": keep if listed else None, "crc": zlib.crc32(listed), "live": live,
+                # what patched() needs to put an edited skill's record in its place
+                "shown": self.shown if listed else None, "briefs": briefs[:len(self.rows)]}
+        _keep(head, listed)
 
 
-def listed(config, warn, states=True, scoped=True):
+def _keep(head, listed):
+    try:
+        fileio.write_atomic(paths.listing_cache(), fastjson.dumps(head).encode() + b"\n" + listed)
+    except OSError:
+        pass  # only slower
+
+
+def _spliced(line, row, clash):
+    """The JSON text of a skill's record: its manifest line's entry with what its row adds. `clash`: some entry
+    may have one of those keys of its own (the manifest's head says), and is merged with them, not spliced."""
+    text = manifestlib.entry_text(line)
+    extra = f'"status":"{row.status}","missing":{row.missing},'
+    if row.reason:
+        extra += '"disabledReason":' + fastjson.dumps(row.reason) + ","
+    extra += row.added[1:-1]
+    if clash and any(key in text for key in EVALUATED):
+        merged = {**fastjson.loads(text), **fastjson.loads("{" + extra + "}")}  # its keys keep their place
+        return fastjson.dumps(merged).encode()
+    return manifestlib.with_members(text, extra.encode())
+
+
+def listed(config, warn, states=True, scoped=True, save=True, manifest=None):
     """The Listing of every skill in the scope of the profile in force (scoped=False: every skill). With
     states=False only the statuses are sure (as `nexus status` needs them): `verified` may be stale where
-    the status does not depend on the state."""
-    manifest = current_manifest(config, warn)
-    return Listing(manifest, _rows(manifest, config, warn, states), scope.chosen(config) if scoped else None)
+    the status does not depend on the state. save=False: the caller writes the status cache (Listing.save).
+    `manifest`: current_manifest(), when the caller has it."""
+    manifest = manifest or current_manifest(config, warn)
+    rows, cache = _rows(manifest, config, warn, states)
+    found = Listing(manifest, rows, scope.chosen(config) if scoped else None, cache)
+    if save:
+        found.save()
+    return found
 
 
 def _rows(manifest, config, warn, states):
-    """A row per skill of the manifest: the cached one where nothing it depends on changed, else
-    computed again; the cache is written when a row was."""
-    cache = _read_cache()
-    day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
-    inputs = {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
-              "nexus": __version__, "layout": CACHE_LAYOUT}
+    """(a row per skill of the manifest: the cached one where nothing it depends on changed, else
+    computed again; [the inputs that key the cache, whether a row was computed again])."""
+    cache, inputs = _read_cache(), _inputs(config)
     cached = cache["skills"] if cache and all(cache.get(k) == v for k, v in inputs.items()) else {}
     checker, now, root = status.Checker(config), time.time_ns(), paths.skills_state()
-    rows, names, changed = [], [], not cached
+    rows, changed = [], not cached
     for line in manifest.lines()[0]:
         name, key = line[1:line.index(b'"', 1)].decode(), zlib.crc32(line)
         row, skill = cached.get(name), None
         if row is None or row.key != key or _present(checker, row.bins, row.env) != [row.found, row.present]:
             skill = _entry(line)
+            listed_ = row.listed if row is not None and row.key == key else None  # what the entry and config make
             row, changed = _computed(checker, skill, key), True
+            row.listed = listed_
         if row.stamp != NO_STATE and (states or row.base == "ready"):  # its state matters here
             path = f"{root}/{paths.checked_name(name)}/state.json"  # paths.state_file, its root found once
             if row.stamp is None or row.stamp != _stamp(path):
@@ -167,10 +267,14 @@ def _rows(manifest, config, warn, states):
                 row.status, row.added = _with_state(checker, skill, row.base, state)
                 changed = True
         rows.append(row)
-        names.append(name)
-    if changed:
-        _write_cache(inputs, dict(zip(names, rows)))
-    return rows
+    return rows, [inputs, changed]
+
+
+def _inputs(config):
+    """What keys the whole status cache."""
+    day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
+    return {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
+            "nexus": __version__, "layout": CACHE_LAYOUT}
 
 
 def _entry(line):
@@ -191,7 +295,7 @@ def _computed(checker, skill, key):
     prompt = skill.get("type") == "prompt"
     base, missing, reason = checker.without_state(skill)
     return Row(key, bins, env, *_present(checker, bins, env), NO_STATE if prompt else None, base,
-               fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {}))
+               fastjson.dumps(missing), reason, *_with_state(checker, skill, base, {}), None)
 
 
 def _with_state(checker, skill, base, state):
@@ -214,7 +318,7 @@ def _stamp(path, now=None):
     return [info.st_ino, info.st_size, info.st_mtime_ns]
 
 
-TEXTS = tuple(Row.FIELDS.index(field) for field in ("missing", "added"))  # JSON texts that many rows share:
+TEXTS = tuple(Row.FIELDS.index(field) for field in ("missing", "added", "listed"))  # JSON texts that many rows share:
 # the cache file holds each different one once, in "texts", and a row its index there
 
 
@@ -222,12 +326,18 @@ def _read_cache():
     """The cache, its rows as Rows, when it has the shape this nexus writes; None otherwise (it is only
     slower)."""
     try:
-        cache = fileio.read_json(paths.status_cache())
+        cache = fastjson.loads(fileio.read_own(paths.status_cache()) or b"null")  # another's, or a link: not ours
         texts, skills = cache["texts"], cache["skills"]
         for name, row in skills.items():
             for field in TEXTS:
                 row[field] = texts[row[field]]
-            skills[name] = Row(*row)
+            row = skills[name] = Row(*row)
+            "".join(row.bins + row.env + row.found + row.present)  # TypeError unless lists of names
+            if not (type(row.key) is int and row.status in STATUS_KEYS and row.base in STATUS_KEYS
+                    and (row.stamp is None or type(row.stamp) is list or row.stamp == NO_STATE)
+                    and row.missing[:1] == row.added[:1] == "{" and (row.reason is None or type(row.reason) is str)
+                    and (row.listed in (None, "", LIVE) or row.listed.startswith(',"permissions":{'))):
+                return None  # not what this nexus writes: computed again
         return cache
     except (BadInput, TypeError, KeyError, IndexError, AttributeError, ValueError):  # ValueError: a row's length
         return None
@@ -245,9 +355,157 @@ def _write_cache(inputs, skills):
         pass  # a cache that cannot be written is only slower
 
 
+SUMMARY_KEYS = {*STATUS_KEYS.values(), "degraded", "drifted", "failing"}
+
+
+def read_kept():
+    """(the head of the listing cache, parsed, or None; the output after it): read once for snapshot() and
+    patched(). The file is input: one not nexus's own is not read (fileio.read_own)."""
+    data = fileio.read_own(paths.listing_cache())
+    head, _, listed = (data or b"").partition(b"\n")
+    try:
+        return fastjson.loads(head), listed
+    except ValueError:
+        return None, b""
+
+
+def snapshot(manifest, config, complete, keep=None, kept=None):
+    """(the counts, the output of `skills list --json` for the filter named `keep` or None, where its records
+    made anew lie in it: [(start, end, text)]) of the listing kept
+    by Listing.snapshot, when nothing it was computed from changed: the manifest (fresh) and the inputs of the
+    status cache, which of the binaries and env vars named are there, and the stamp of each state.json it
+    read (`complete`: of every skill, as a listing that shows what the state adds needs); else None. The
+    file is input: one not nexus's own, or of another shape, is not used. `kept`: read_kept(), when read."""
+    if manifest.head.get("requirements", True) or scope.chosen(config) is not None:
+        return None
+    head, listed = kept if kept is not None else read_kept()
+    try:
+        counts = head["summary"]
+        if (head["key"] != [_inputs(config), zlib.crc32(manifest.whole())]
+                or (complete and head["complete"] is not True) or set(counts) != SUMMARY_KEYS
+                or any(type(count) is not int for count in counts.values())):
+            return None
+        checker, root = status.Checker(config), paths.skills_state()
+        for bins, env, found, present in head["needs"]:
+            if _present(checker, bins, env) != [found, present]:
+                return None
+        for name, stamp, ready in head["states"]:
+            if (complete or ready) and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
+                return None
+        live = _holes(head["live"], listed)
+        listed = listed if keep is not None and head["keep"] == keep and zlib.crc32(listed) == head["crc"] else None
+    except (ValueError, TypeError, KeyError, AttributeError, NexusError):  # UsageError: a name that is none
+        return None
+    return counts, listed, live
+
+
+def patched(manifest, config, keep, selected, members, warn, kept=None):
+    """The output of `skills list --json` for the filter named `keep` (`selected(status)`), from the listing kept
+    whole (snapshot) where the manifest was updated in place since (manifest.updated: a few skills edited):
+    each edited skill's record made again and put in its place, the counts mended, the listing cache written
+    again (`kept`: read_kept(), when read). None where the listing kept is of another manifest or the filter, or
+    anything else changed (as
+    snapshot() checks), or an edited record moves in or out of what is shown, or is made anew each time."""
+    if not manifest.edited or manifest.head.get("requirements", True) or scope.chosen(config) is not None:
+        return None
+    head, listed = kept if kept is not None else read_kept()
+    try:
+        inputs = _inputs(config)
+        shown, briefs, counts, states = head["shown"], head["briefs"], head["summary"], head["states"]
+        skill_lines = manifest.lines()[0]
+        if (head["key"] != [inputs, manifest.before] or head["complete"] is not True or head["keep"] != keep
+                or zlib.crc32(listed) != head["crc"] or not len(shown) == len(skill_lines) == len(briefs)
+                or set(counts) != SUMMARY_KEYS):
+            return None
+        checker, root, now = status.Checker(config), paths.skills_state(), time.time_ns()
+        for bins, env, found, present in head["needs"]:
+            if _present(checker, bins, env) != [found, present]:
+                return None
+        edited = dict((name, i) for i, name in manifest.edited)
+        for name, stamp, _ in states:
+            if name not in edited and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
+                return None
+        states = [state for state in states if state[0] not in edited]
+        clash, parts, at, moved = manifest.head.get("evaluatedKeys", True), [], 0, []
+        for name, i in sorted(edited.items(), key=lambda item: item[1]):
+            line = skill_lines[i]
+            skill = _entry(line)
+            row = _computed(checker, skill, zlib.crc32(line))
+            if row.stamp != NO_STATE:
+                row.stamp = _stamp(f"{root}/{paths.checked_name(name)}/state.json", now)
+                if row.stamp is None:
+                    return None  # too recent to keep: the listing is made as a whole
+                row.status, row.added = _with_state(checker, skill, row.base, skill_state.of(skill, warn))
+                states.append([name, row.stamp, row.base == "ready"])
+            head["needs"].append([row.bins, row.env, row.found, row.present])
+            span = shown[i]
+            if (span is None) != (not selected(row.status)) or span is not None and any(
+                    start < span[1] and span[0] < end for start, end, _ in head["live"]):
+                return None
+            brief = {"name": name, "status": row.status}
+            if '"degraded":true' in row.added or '"drifted":true' in row.added:
+                brief.update(fastjson.loads(row.added))
+            for key, count in summary([briefs[i]]).items():
+                counts[key] -= count
+            for key, count in summary([brief]).items():
+                counts[key] += count
+            briefs[i] = brief
+            if span is not None:
+                if not (type(span[0]) is int and type(span[1]) is int and at <= span[0] <= span[1] <= len(listed)):
+                    return None  # not where a record can lie
+                made, kept = members(_spliced(line, row, clash))
+                if kept == LIVE:
+                    return None
+                parts += [listed[at:span[0]], made]
+                at = span[1]
+                moved.append((span[1], len(made) - (span[1] - span[0])))
+        import bisect  # an edit's listing only
+
+        listed = b"".join(parts + [listed[at:]])
+        ends, by = [end for end, _ in moved], [0]
+        for _, change in moved:
+            by.append(by[-1] + change)
+
+        def shifted(where):  # a place in the output: moved by the records made again that end before it
+            return where + by[bisect.bisect_right(ends, where)]
+
+        head["shown"] = [span and [shifted(span[0]), shifted(span[1])] for span in shown]  # an edited one's end too
+        head["live"] = [[shifted(start), shifted(end), text] for start, end, text in head["live"]]
+        live = _holes(head["live"], listed)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, NexusError):
+        return None
+    head.update(key=[inputs, zlib.crc32(manifest.whole())], states=states, crc=zlib.crc32(listed))
+    _keep(head, listed)
+    return filled(listed, live, members)
+
+
+def _holes(live, listed):
+    """[(start, end, text)] of a listing cache's `live`: ValueError unless each lies in order within `listed`."""
+    found, at = [], 0
+    for start, end, text in live:
+        if not (type(start) is int and type(end) is int and at <= start <= end <= len(listed)):
+            raise ValueError("not where a record lies")
+        found.append((start, end, text.encode("latin-1")))
+        at = end
+    return found
+
+
+def filled(listed, live, members):
+    """The output of a listing kept (snapshot), each record that is made anew made (`members`, as listed_texts
+    takes it)."""
+    parts, at = [], 0
+    for start, end, text in live:
+        parts += [listed[at:start], members(text)[0]]
+        at = end
+    return b"".join(parts + [listed[at:]])
+
+
 def evaluate_all(manifest, config, warn):
     """Every record of `manifest` (fresh) in the profile's scope, with its status."""
-    return Listing(manifest, _rows(manifest, config, warn, True), scope.chosen(config)).records()
+    rows, cache = _rows(manifest, config, warn, True)
+    found = Listing(manifest, rows, scope.chosen(config), cache)
+    found.save()
+    return found.records()
 
 
 def records(config, warn):

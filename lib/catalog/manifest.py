@@ -21,6 +21,7 @@ Architecture invariant: one builder, build(), makes every manifest, whether from
 """
 
 import os
+import zlib
 
 from .. import __version__, fastjson, fileio, paths, schema
 from ..errors import NexusError, UsageError
@@ -64,6 +65,32 @@ def unchanged(stamp):
     folder, folder_mtime, file_path, file_mtime = stamp
     return (isinstance(folder, str) and paths.mtime(folder) == folder_mtime
             and (file_path is None or paths.mtime(file_path) == file_mtime))
+
+
+def stale(stamps):
+    """The indices of the stamps that do not hold (unchanged()), in order: every one stat'ed."""
+    stat, found = os.stat, []
+    for i, (folder, folder_mtime, file_path, file_mtime) in enumerate(stamps):
+        try:
+            if (type(folder) is not str or stat(folder).st_mtime_ns != folder_mtime
+                    or file_path is not None and stat(file_path).st_mtime_ns != file_mtime):
+                found.append(i)
+        except OSError:  # a folder or SKILL.md gone
+            found.append(i)
+    return found
+
+
+def all_unchanged(stamps):
+    """unchanged() of every stamp: the loop of every listing, two stats a skill, kept tight."""
+    stat = os.stat
+    try:
+        for folder, folder_mtime, file_path, file_mtime in stamps:
+            if (type(folder) is not str or stat(folder).st_mtime_ns != folder_mtime
+                    or file_path is not None and stat(file_path).st_mtime_ns != file_mtime):
+                return False
+    except OSError:  # a folder or SKILL.md gone
+        return False
+    return True
 
 
 # What a listing adds to an entry (status.Checker.evaluate), and what the line of a skill that requires
@@ -211,7 +238,8 @@ class Manifest:
     def __init__(self, data):
         self.data = data  # bytes, or a _File
         self.head = self._head()
-        self._lines = self._records = None
+        self._lines = self._records = self._names = None
+        self.edited = self.before = None  # set by updated(): [(index, name)] of the lines read again, the CRC before
 
     def _head(self):
         end = self.data.find(b"\n")
@@ -248,17 +276,37 @@ class Manifest:
     def lines(self):
         """(skill lines, invalid lines, folders line, stamps line), each as written."""
         if self._lines is None:
-            self.data = bytes(self.data)  # read whole, once
-            lines = self.data.split(b"\n")
+            lines = self.whole().split(b"\n")
             skills_end = lines.index(b"},", 1)
             invalid_end = lines.index(b"],", skills_end + 2)
             self._lines = (lines[2:skills_end], lines[skills_end + 2:invalid_end], lines[invalid_end + 1],
                            lines[invalid_end + 2])
         return self._lines
 
+    def whole(self):
+        """The manifest's bytes, read whole once."""
+        if not isinstance(self.data, bytes):
+            self.data = bytes(self.data)
+        return self.data
+
+    def _tail(self, last):
+        """The folders line (last=False) or the stamps line (True), found from the end: a fresh listing reads
+        them without splitting the lines of every skill."""
+        if self._lines is not None:
+            return self._lines[3 if last else 2]
+        data = self.whole()
+        end = len(data) - 1 if data.endswith(b"\n") else len(data)
+        start = data.rfind(b"\n", 0, end) + 1
+        if not last:
+            end, start = start - 1, data.rfind(b"\n", 0, start - 1) + 1
+        return data[start:end]
+
     def stamps(self):
         """The stamp of every record, in their order."""
-        return fastjson.loads(self.lines()[3][len(b'"stamps":'):-1])
+        line = self._tail(True)
+        if not line.startswith(b'"stamps":'):
+            raise ValueError("not a manifest's stamps")
+        return fastjson.loads(line[len(b'"stamps":'):-1])
 
     def records(self):
         """Every record, skills by name and then the broken ones, each with its stamp."""
@@ -276,11 +324,16 @@ class Manifest:
 
     def folders(self):
         """The folders watched for a SKILL.md: [{"dir", "dirMtimeNs"}]."""
-        return fastjson.loads(self.lines()[2][len(b'"folders":'):-1])
+        line = self._tail(False)
+        if not line.startswith(b'"folders":'):
+            raise ValueError("not a manifest's folders")
+        return fastjson.loads(line[len(b'"folders":'):-1])
 
     def names(self):
         """The names of the skills, without reading their entries."""
-        return [line[1:line.index(b'"', 1)].decode() for line in self.lines()[0]]
+        if self._names is None:
+            self._names = [line[1:line.index(b'"', 1)].decode() for line in self.lines()[0]]
+        return self._names
 
     def skills(self):
         """{name: entry} of every skill."""
@@ -292,7 +345,7 @@ class Manifest:
     def is_fresh(self, source_list):
         """True when no source, skill folder or watched folder changed since it was written."""
         try:
-            return (self.current(source_list) and all(map(unchanged, self.stamps()))
+            return (self.current(source_list) and all_unchanged(self.stamps())
                     and all(paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in self.folders()))
         except (ValueError, KeyError, TypeError, IndexError):
             return False
@@ -375,15 +428,84 @@ def _known(previous, source_list):
 
 
 def current(source_list, on_diagnostic=None):
-    """A fresh manifest: the cached one when nothing changed, else one refreshed where things changed."""
+    """A fresh manifest: the cached one when nothing changed, the same with the lines of a few edited skills
+    read again (updated), else one refreshed where things changed."""
     manifest = load()
-    if manifest is not None and manifest.is_fresh(source_list):
-        return manifest
-    manifest, scan = refresh(source_list, manifest, must_write=False)
+    found = updated(manifest, source_list) if manifest is not None else None  # the same when nothing changed
+    if found is not None:
+        manifest, diagnostics = found
+    else:
+        manifest, scan = refresh(source_list, manifest, must_write=False)
+        diagnostics = scan.diagnostics
     if on_diagnostic:
-        for line in scan.diagnostics:
+        for line in diagnostics:
             on_diagnostic(line)
     return manifest
+
+
+UPDATED_AT_MOST = 64  # skills edited since the manifest was written that it is updated for in place; more: refreshed
+ALONE = (b'"aliases":', b'"skillKey', b'"keyClaimed":', *EVALUATED, *DEPENDS)  # what ties a line to others or the head
+
+
+def updated(manifest, source_list):
+    """(the manifest with the lines of the skills edited since it was written read again, the diagnostics of
+    reading them), written; (the manifest, []) when it is fresh (is_fresh); None when more than that changed:
+    a source or a watched folder, a broken skill,
+    many skills, a skill that is now broken, gone, or has another name, or a line with what ties it to other
+    lines or the head (aliases, a skillKey, what a listing adds or another skill requires). The bytes are
+    those build() makes from the same skills (tests/test_manifest.py)."""
+    try:
+        if not manifest.current(source_list) or not all(
+                paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in manifest.folders()):
+            return None
+        stamps = manifest.stamps()
+        changed = stale(stamps)
+        if not changed:
+            return manifest, []
+        lines = manifest.whole().split(b"\n")
+        skills_end = lines.index(b"},", 1)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    count = skills_end - 2  # lines[2:skills_end] are the skills', then those of the broken ones
+    if len(changed) > UPDATED_AT_MOST or changed[-1] >= count or len(stamps) < count:
+        return None
+    folders = dict((source, folder) for source, folder in source_list)
+    from . import discovery  # as in build
+
+    diagnostics, entries = [], []
+    for i in changed:
+        line = lines[2 + i]
+        name, text = split_line(line)
+        try:
+            source = fastjson.loads(text).get("source")
+        except (ValueError, AttributeError):
+            return None
+        if folders.get(source) is None or os.path.dirname(stamps[i][0]) != folders[source]:
+            return None  # only a folder of its source is read
+        found = discovery.scan_one(source, stamps[i][0])
+        entry = next(iter(found.entries.values()), None)
+        if (len(found.entries) != 1 or found.invalid or found.folders or entry.get("name") != name
+                or any(key in text for key in ALONE)):
+            return None
+        record = Record.of(entry)
+        if any(key in record.text for key in ALONE):
+            return None
+        lines[2 + i] = skill_line(name, record.text) + line[len(line.rstrip(b",")):]  # its comma kept
+        stamps[i] = record.stamp
+        diagnostics += found.diagnostics
+        entries.append(entry)
+    head = {**manifest.head, "generatedAt": generated_at()}
+    lines[0] = head_line(head)
+    end = len(lines) - (lines[-1] == b"")  # the stamps line is the last
+    lines[end - 1] = b'"stamps":' + fastjson.dumps(stamps).encode() + b"}"
+    fresh = Manifest(b"\n".join(lines))
+    # what a listing kept whole needs to be updated in place too (listing.patched): which lines, and from what
+    fresh.edited, fresh.before = [(i, split_line(lines[2 + i])[0]) for i in changed], zlib.crc32(manifest.whole())
+    try:
+        write(fresh, entries)
+    except OSError as e:
+        diagnostics.append(f"cannot keep the manifest: {e.filename}: {e.strerror}; the next command scans again")
+    return fresh, diagnostics
 
 
 def entry(source_list, name, warn=None):

@@ -261,38 +261,6 @@ def availability():
     return {"landlock": abi, "netns": netns, "overlay": overlay}
 
 
-def status(config):
-    """What `nexus status` says of confinement: {mode, landlock, netns, text, and problem when the mode asks for
-    what this system cannot give}."""
-    found = availability()
-    chosen = configlib.get(config, "skills.sandbox.mode", "untrusted")
-    shown = {"mode": chosen, **found, "text": describe(found)}
-    problems = [f"a call of {skill} ended before its writes to {cwd} were applied (nexus was killed): they are not "
-                f"applied, and its next call keeps them in {paths.set_aside_dir()}"
-                for _, skill, cwd in stage.leftovers()]
-    if chosen != "off" and found["netns"] and not found["overlay"]:
-        problems.append(f"{shown['text']}: confined skills do not write the folder they are called from "
-                        f"({stage.NO_OVERLAY}, in {paths.stages_dir()})")
-    if chosen != "off" and fallback(config) == "refuse":
-        if not found["landlock"]:
-            shown["problem"] = f"{shown['text']}: skills.sandbox.mode is {chosen}, and confined skills are refused"
-        elif not found["netns"]:
-            shown["problem"] = (f"{shown['text']} (user namespaces blocked): skills.sandbox.mode is {chosen}, and "
-                                "confined skills without network are refused; those with network run without a PID "
-                                "namespace, and without writing the folder they are called from (no mount "
-                                "namespace to stage what they write there)")
-    if problems:
-        shown["problem"] = "; ".join(([shown["problem"]] if "problem" in shown else []) + problems)
-    return shown
-
-
-def describe(found):
-    """'landlock ABI 7, network namespace yes, overlay yes', as status --check and skill show say it."""
-    landlock = f"landlock ABI {found['landlock']}" if found["landlock"] else "no landlock"
-    return f"{landlock}, network namespace {'yes' if found['netns'] else 'no'}, overlay " \
-           f"{'yes' if found.get('overlay') else 'no'}"
-
-
 def landlock_abi():
     """The kernel's Landlock ABI version, 0 where there is none (not Linux, too old, or turned off)."""
     if not process.linux():

@@ -201,11 +201,11 @@ def show(ctx):
     if came_back:
         shown["recovered"] = came_back
     if entry["type"] != "prompt":
-        from nexus.gateway import sandbox  # a tool or script skill's permissions only
+        from nexus.gateway import probes, sandbox  # a tool or script skill's permissions only
 
         shown["permissions"] = sandbox.effective(entry, ctx.config)
         if shown["permissions"]["confined"]:
-            shown["permissions"]["available"] = sandbox.describe(sandbox.availability())
+            shown["permissions"]["available"] = probes.describe(probes.availability())
             shown["permissions"]["installed"] = sandbox.installed(entry, ctx.config)
     return shown
 

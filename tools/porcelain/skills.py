@@ -208,11 +208,23 @@ def list_skills(ctx):
     """The manifest is rebuilt first when a skill or source folder changed since it was written."""
     if ctx.args["--summary"]:
         return status(ctx)
-    found = listing.listed(ctx.config, ctx.warn)
     keep = lambda found_status: _selected(found_status, ctx.args)  # noqa: E731
+    manifest = listing.current_manifest(ctx.config, ctx.warn)
+    if ctx.json and not ctx.args["--locked"]:
+        which = "ready" if ctx.args["--ready"] else "all" if ctx.args["--all"] else "shown"  # the filter's name
+        read = listing.read_kept()
+        kept = listing.snapshot(manifest, ctx.config, True, which, read)
+        if kept and kept[1] is not None:  # nothing changed since the last listing: its output again
+            return Encoded(listing.filled(kept[1], kept[2], _members(ctx.config)))
+        shown = listing.patched(manifest, ctx.config, which, keep, _members(ctx.config), ctx.warn, read)
+        if shown is not None:  # a few skills edited since: their records made again, in place
+            return Encoded(shown)
+        found = listing.listed(ctx.config, ctx.warn, save=False, manifest=manifest)
+        shown = _with_permissions(found, keep, ctx.config)
+        found.snapshot(True, shown if found.settled is None else None, which)
+        return Encoded(shown)
+    found = listing.listed(ctx.config, ctx.warn, manifest=manifest)
     if not ctx.args["--locked"]:
-        if ctx.json:
-            return Encoded(_with_permissions(found.texts(keep), ctx.config))
         shown = Shown(trust.marked(found.records(keep)))
         shown.filtered = _filtered(found)
         return shown
@@ -232,29 +244,50 @@ def _filtered(found):
     return {**filtered, "origin": scope.origin(None)} if filtered else None
 
 
-def _with_permissions(texts, config):
-    """The JSON array of the records, each tool or script skill's with "permissions": what it may do when it
+def _with_permissions(found, keep, config):
+    """The JSON array of the records kept, each tool or script skill's with "permissions": what it may do when it
     runs confined, as `nexus skill show --json` has them (but "available", which takes a fork to see), and
-    an added skill changed behind nexus's back with "untrusted" (trust.marked)."""
-    from nexus import fastjson  # --json only: the config and declaration make them, not the status cache
-    from nexus.gateway import sandbox
+    an added skill changed behind nexus's back with "untrusted" (trust.marked). What a record's entry and the
+    config make is kept in its row of the status cache (Listing.listed_texts): a fresh listing splices it in."""
+    members = _members(config)
+    if found.settled is not None:
+        texts = [members(text)[0] for text in found.texts(keep)]
+        return b"[" + b",".join(texts) + b"]"
+    shown = found.listed_json(keep, members)
+    found.save()
+    return shown
 
-    found, made = [], {}  # the permissions' JSON by what makes them: most skills share one
-    for text in texts:
+
+def _members(config):
+    """members(text) for Listing.listed_texts: (the record's text with what a listing adds, those members as
+    a row keeps them, or listing.LIVE where they depend on more than its entry and the config)."""
+    from nexus import fastjson  # --json only
+
+    made = {}  # the permissions' JSON by what makes them: most skills share one
+
+    def members(text):
         record = fastjson.loads(text)
+        # An added skill's trust follows its files; a record with a "permissions" of its own is encoded again.
         rewrite = "untrusted" in trust.marked([record])[0] or "permissions" in record
-        if record.get("type") in ("tool", "script") and record.get("name"):
-            own, given = record.get("sandbox"), configlib.skill_entry(config, record).get("sandbox")
-            key = fastjson.dumps([record["type"], record.get("source"), own, given,
-                                  (own or given) and record.get("dir")])
-            if key not in made:
-                made[key] = fastjson.dumps(sandbox.effective(record, config)).encode()
-            if not rewrite:  # added at the end of the text as it is: no second encoding of each record
-                found.append(text[:-1] + b',"permissions":' + made[key] + b"}")
-                continue
+        live = rewrite or record.get("source") in paths.ADDED
+        if record.get("type") not in ("tool", "script") or not record.get("name"):
+            return (fastjson.dumps(record).encode() if rewrite else text), listing.LIVE if live else ""
+        own, given = record.get("sandbox"), configlib.skill_entry(config, record).get("sandbox")
+        key = fastjson.dumps([record["type"], record.get("source"), own, given,
+                              (own or given) and record.get("dir")])
+        from nexus.gateway import sandbox  # only where a row does not have them yet
+
+        if key not in made:
+            made[key] = fastjson.dumps(sandbox.effective(record, config)).encode()
+        if rewrite:
             record["permissions"] = fastjson.loads(made[key])  # last, and once, even if an entry had one
-        found.append(fastjson.dumps(record).encode() if rewrite else text)
-    return b"[" + b",".join(found) + b"]"
+            return fastjson.dumps(record).encode(), listing.LIVE
+        added = b',"permissions":' + made[key]  # at the end of the text as it is: no second encoding of it
+        # a write grant is checked against the file system (sandbox.protected: links followed) each time
+        live = live or bool(sandbox.permissions(record, config)["write"])
+        return text[:-1] + added + b"}", listing.LIVE if live else added.decode()
+
+    return members
 
 
 @renders(render_summary, {"--check": render_unhealthy})
@@ -281,16 +314,22 @@ def status(ctx):
       1  --check found a skill failing, degraded, drifted or untrusted, or a sandbox that cannot be given
       2  usage error
     """
-    listed = listing.listed(ctx.config, ctx.warn, states=False)
-    found = listed.briefs()
-    counts = listing.summary(found)
-    if listed.profile:
-        counts["profile"] = _filtered(listed)
+    manifest = listing.current_manifest(ctx.config, ctx.warn)
+    kept = None if ctx.args.get("--check") else listing.snapshot(manifest, ctx.config, False)
+    if kept:  # nothing changed since the last listing: its counts again
+        counts = dict(kept[0])
+    else:
+        listed = listing.listed(ctx.config, ctx.warn, states=False, manifest=manifest)
+        found = listed.briefs()
+        counts = listing.summary(found)
+        if listed.profile:
+            counts["profile"] = _filtered(listed)
+        listed.snapshot(False)
     if ctx.json or "--check" in ctx.args:  # `status` (not `skills list --summary`): what confinement this system
-        # offers, a fork to see
-        from nexus.gateway import sandbox
+        # offers (kept: gateway.probes)
+        from nexus.gateway import probes
 
-        counts["sandbox"] = sandbox.status(ctx.config)
+        counts["sandbox"] = probes.status(ctx.config)
     if ctx.args.get("--check"):  # `skills list --summary` has no --check
         counts["unhealthy"] = listing.unhealthy(found) + _untrusted(ctx)
         ctx.status = 1 if counts["unhealthy"] or counts["sandbox"].get("problem") else 0

@@ -118,13 +118,16 @@ def build(records, source_list, stamps=None, folders=None):
             invalid.append(record)
         else:
             skills[record.name] = record
-    _claimed_keys(skills)
+    names = sorted(skills)
+    skill_lines = b",\n".join(skill_line(name, skills[name].text) for name in names)
+    # Looked for in the lines at once: a search of each record's text costs more than one of them all.
+    if (b'"skillKey' in skill_lines or b'"keyClaimed' in skill_lines) and _claimed_keys(skills):
+        skill_lines = b",\n".join(skill_line(name, skills[name].text) for name in names)
     if folders is None:
         from . import discovery  # it reads SKILL.md files: the gateway's way (one line of a fresh manifest) never does
 
         folders = discovery.folders_without_skill(source_list, dirs)
-    records = [skills[name] for name in sorted(skills)] + invalid
-    skill_lines = b",\n".join(skill_line(r.name, r.text) for r in records[:len(skills)])
+    records = [skills[name] for name in names] + invalid
     head = {"version": schema.MANIFEST_VERSION, "nexusVersion": __version__, "generatedAt": generated_at(),
             "sources": paths.source_stamps(source_list) if stamps is None else stamps,
             "evaluatedKeys": any(key in skill_lines for key in EVALUATED),
@@ -580,11 +583,11 @@ def _claimed_keys(skills):
     """An added skill's skillKey that claims another skill's (key_claims) is ignored: kept aside as
     skillKeyIgnored, and given back once no other skill has it; an added skill whose name another skill takes as
     its key (name_claims) is marked keyClaimed: it has no config (config.skill_key), until none does.
-    `skills`: {name: Record}, changed in place."""
+    `skills`: {name: Record}, changed in place; True when one changed."""
     keyed = [r.entry() for r in skills.values() if b'"skillKey' in r.text]
     marked = {name for name, r in skills.items() if b'"keyClaimed' in r.text}
     if not keyed and not marked:
-        return
+        return False
     named = {e["name"] for e in keyed}
     claims = key_claims(keyed + [{"name": name} for name in skills if name not in named])
     changed = {}
@@ -612,6 +615,7 @@ def _claimed_keys(skills):
             changed[name] = entry
     for name, entry in changed.items():
         skills[name] = Record.of(entry)
+    return bool(changed)
 
 
 def alias_table(entries, names=None):

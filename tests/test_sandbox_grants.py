@@ -184,3 +184,20 @@ def test_a_path_that_answers_twice_in_one_build_tears_it(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "b")
     look.real(str(tmp_path / "link"))
     assert look.torn
+
+
+@needs_sandbox
+def test_a_program_where_the_skill_writes_never_widens_its_reads(managed, bindir, home, tmp_path, nexus_home):
+    """Its program in a write grant (a project's bin/ on PATH): the skill can make it a link to a file in any
+    folder, which installed() would grant whole; nothing of it is followed."""
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "diary").write_text("secret\n")
+    probe_skill(managed, bindir, sandbox={"write": ["~/proj"]})
+    (private / "probe").write_bytes((bindir / "probe").read_bytes())
+    (private / "probe").chmod(0o755)
+    (home / "proj" / "bin").mkdir(parents=True)
+    (home / "proj" / "bin" / "probe").symlink_to(private / "probe")
+    path = f"{home / 'proj' / 'bin'}:{os.environ['PATH']}"
+    done = run("probe", "--", "read", str(private / "diary"), cwd=home / "work", env={"PATH": path})
+    assert done.returncode != 0 and "secret" not in done.stdout, done.stdout

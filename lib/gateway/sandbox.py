@@ -440,15 +440,7 @@ def _code():
     """Where nexus's package lies, and each of RESOLVING's files as it is now (inode, size, modified and changed
     times): a new version, an edit, a reinstall that keeps the times (Nix, a reproducible wheel) all differ."""
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    found = [top]
-    for name in RESOLVING:
-        try:
-            info = os.stat(os.path.join(top, name))
-        except OSError:
-            found.append(None)
-            continue
-        found.append([info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns])
-    return found
+    return [top, *(_file(os.path.join(top, name)) for name in RESOLVING)]
 
 
 def _sha256(data):

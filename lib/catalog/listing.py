@@ -235,7 +235,7 @@ def listed(config, warn, states=True, scoped=True, save=True, manifest=None):
     states=False only the statuses are sure (as `nexus status` needs them): `verified` may be stale where
     the status does not depend on the state. save=False: the caller writes the status cache (Listing.save).
     `manifest`: current_manifest(), when the caller has it."""
-    manifest = manifest or current_manifest(config, warn)
+    manifest = manifest if manifest is not None else current_manifest(config, warn)  # an empty one is one
     rows, cache = _rows(manifest, config, warn, states)
     found = Listing(manifest, rows, scope.chosen(config) if scoped else None, cache)
     if save:
@@ -275,6 +275,11 @@ def _inputs(config):
     day = time.strftime("%Y-%m-%d", time.gmtime())  # health looks back a number of days
     return {"config": zlib.crc32(fastjson.dumps(config).encode()), "platform": sys.platform, "day": day,
             "nexus": __version__, "layout": CACHE_LAYOUT}
+
+
+def _needs_hold(checker, needs):
+    """True when each [bins, env, found, present] kept is still what is found and present."""
+    return all(_present(checker, bins, env) == [found, present] for bins, env, found, present in needs)
 
 
 def _entry(line):
@@ -386,9 +391,8 @@ def snapshot(manifest, config, complete, keep=None, kept=None):
                 or any(type(count) is not int for count in counts.values())):
             return None
         checker, root = status.Checker(config), paths.skills_state()
-        for bins, env, found, present in head["needs"]:
-            if _present(checker, bins, env) != [found, present]:
-                return None
+        if not _needs_hold(checker, head["needs"]):
+            return None
         for name, stamp, ready in head["states"]:
             if (complete or ready) and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
                 return None
@@ -418,9 +422,8 @@ def patched(manifest, config, keep, selected, members, warn, kept=None):
                 or set(counts) != SUMMARY_KEYS):
             return None
         checker, root, now = status.Checker(config), paths.skills_state(), time.time_ns()
-        for bins, env, found, present in head["needs"]:
-            if _present(checker, bins, env) != [found, present]:
-                return None
+        if not _needs_hold(checker, head["needs"]):
+            return None
         edited = dict((name, i) for i, name in manifest.edited)
         for name, stamp, _ in states:
             if name not in edited and _stamp(f"{root}/{paths.checked_name(name)}/state.json") != stamp:
@@ -502,10 +505,7 @@ def filled(listed, live, members):
 
 def evaluate_all(manifest, config, warn):
     """Every record of `manifest` (fresh) in the profile's scope, with its status."""
-    rows, cache = _rows(manifest, config, warn, True)
-    found = Listing(manifest, rows, scope.chosen(config), cache)
-    found.save()
-    return found.records()
+    return listed(config, warn, manifest=manifest).records()
 
 
 def records(config, warn):

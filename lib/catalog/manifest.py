@@ -68,29 +68,21 @@ def unchanged(stamp):
 
 
 def stale(stamps):
-    """The indices of the stamps that do not hold (unchanged()), in order: every one stat'ed."""
-    stat, found = os.stat, []
+    """The indices of the stamps that do not hold (unchanged()), in order, as each is found: two stats a skill,
+    the loop of every listing, kept tight."""
+    stat = os.stat
     for i, (folder, folder_mtime, file_path, file_mtime) in enumerate(stamps):
         try:
             if (type(folder) is not str or stat(folder).st_mtime_ns != folder_mtime
                     or file_path is not None and stat(file_path).st_mtime_ns != file_mtime):
-                found.append(i)
+                yield i
         except OSError:  # a folder or SKILL.md gone
-            found.append(i)
-    return found
+            yield i
 
 
 def all_unchanged(stamps):
-    """unchanged() of every stamp: the loop of every listing, two stats a skill, kept tight."""
-    stat = os.stat
-    try:
-        for folder, folder_mtime, file_path, file_mtime in stamps:
-            if (type(folder) is not str or stat(folder).st_mtime_ns != folder_mtime
-                    or file_path is not None and stat(file_path).st_mtime_ns != file_mtime):
-                return False
-    except OSError:  # a folder or SKILL.md gone
-        return False
-    return True
+    """unchanged() of every stamp: stat'ed until one does not hold."""
+    return next(stale(stamps), None) is None
 
 
 # What a listing adds to an entry (status.Checker.evaluate), and what the line of a skill that requires
@@ -459,7 +451,7 @@ def updated(manifest, source_list):
                 paths.mtime(f["dir"]) == f["dirMtimeNs"] for f in manifest.folders()):
             return None
         stamps = manifest.stamps()
-        changed = stale(stamps)
+        changed = list(stale(stamps))
         if not changed:
             return manifest, []
         lines = manifest.whole().split(b"\n")
